@@ -1,0 +1,256 @@
+/* The graph IR shared by graph/, passes/ and runtime/: tensors, ops, the
+ * canonical dequantize/quantize attributes, and the per-op-kind table. */
+#ifndef DQG_GRAPH_INTERNAL_H
+#define DQG_GRAPH_INTERNAL_H
+
+#include <stdarg.h>
+
+#include "dqgraph.h"
+
+#define DQG_MAX_OP_INPUTS  4
+#define DQG_MAX_OP_OUTPUTS 3
+
+/* Largest element count of one tensor: keeps every byte size and index
+ * computation far from int64/size_t overflow. */
+#define DQG_MAX_ELEMENTS ((int64_t)1 << 40)
+
+typedef enum dqg_tensor_kind {
+    DQG_TENSOR_INPUT = 0,
+    DQG_TENSOR_CONSTANT,
+    DQG_TENSOR_INTERMEDIATE,
+} dqg_tensor_kind;
+
+typedef struct dqg_tensor {
+    char *name;
+    dqg_dtype dtype;
+    int rank;
+    int64_t dims[DQG_MAX_RANK];
+    int64_t nelems;
+    dqg_tensor_kind kind;
+    int32_t producer;      /* op index, or -1 for inputs and constants */
+    void *data;            /* constants only: dqg_dtype_storage_size bytes */
+    size_t nbytes;         /* storage size */
+    uint64_t data_hash[2]; /* constants: XXH3-128 of the bytes (low, high) */
+    int32_t use_count;     /* number of op inputs that read it */
+    bool is_output;
+} dqg_tensor;
+
+/* Which system's front door created a DEQUANTIZE op (kept for messages and
+ * explain output only; the arithmetic is the same). */
+typedef enum dqg_dq_dialect {
+    DQG_DIALECT_ONNX = 0,
+    DQG_DIALECT_ONEDNN_DYNAMIC,
+    DQG_DIALECT_QUARK,
+    DQG_DIALECT_DIRECTML,
+} dqg_dq_dialect;
+
+typedef enum dqg_granularity {
+    DQG_PER_TENSOR = 0, /* one scale */
+    DQG_PER_AXIS,       /* 1-D scale along `axis` */
+    DQG_BLOCKED,        /* scale of x's rank, blocks of block_size along `axis` */
+    DQG_ELEMENTWISE,    /* scale of x's shape */
+} dqg_granularity;
+
+/* The canonical dequantize: y = (x - zp) * scale, computed in float32 and
+ * rounded once to out_dtype. Inputs: 0 x, 1 scale, 2 zero point (or -1).
+ * Also used by QUANTIZE: y = saturate(rne(x / scale) + zp). */
+typedef struct dqg_quant_attrs {
+    dqg_dq_dialect dialect;
+    int opset;
+    dqg_granularity granularity;
+    int axis; /* normalized to [0, rank) for per-axis and blocked */
+    int64_t block_size;
+    dqg_dtype out_dtype;
+    bool saturate; /* QUANTIZE to float8 */
+} dqg_quant_attrs;
+
+typedef struct dqg_op {
+    dqg_op_kind kind;
+    bool removed; /* dropped by a pass (graph copies only) */
+    char *name;
+    int n_inputs;
+    dqg_tensor_id inputs[DQG_MAX_OP_INPUTS]; /* DQG_NONE for absent optional ones */
+    int n_outputs;
+    dqg_tensor_id outputs[DQG_MAX_OP_OUTPUTS];
+    union {
+        dqg_matmul_attrs matmul;
+        dqg_conv_attrs conv; /* normalized: strides/dilations/groups >= 1 */
+        struct {
+            dqg_data_format data_format;
+        } bias_add;
+        struct {
+            float lo, hi;
+        } clip;
+        struct {
+            int64_t perm[DQG_MAX_RANK];
+        } transpose;
+        struct {
+            dqg_dtype to;
+        } typecast;
+        dqg_quant_attrs quant;
+    } attrs;
+} dqg_op;
+
+struct dqg_graph {
+    dqg_tensor *tensors;
+    int32_t n_tensors, cap_tensors;
+    dqg_op *ops;
+    int32_t n_ops, cap_ops;
+    dqg_tensor_id *inputs;
+    int32_t n_inputs, cap_inputs;
+    dqg_tensor_id *outputs;
+    int32_t n_outputs, cap_outputs;
+    char **warnings;
+    int32_t n_warnings, cap_warnings;
+    dqg_status sticky_status; /* first builder error, DQG_OK if none */
+    char *sticky_message;
+    bool finalized;
+    uint32_t name_counter; /* for generated names */
+};
+
+/* ---- Errors -------------------------------------------------------------- */
+
+/* Sets the thread-local message (printf-style) and returns `status`. */
+dqg_status dqg_set_error(dqg_status status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+dqg_status dqg_set_error_v(dqg_status status, const char *fmt, va_list ap);
+void dqg_clear_error(void);
+
+/* Builder-side failure: sets the message, makes the graph sticky-failed (if
+ * it is not yet) and returns DQG_NONE. */
+dqg_tensor_id dqg_graph_fail(dqg_graph *g, dqg_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ---- Builder plumbing ---------------------------------------------------- */
+
+/* Checks that builder calls may proceed (graph non-NULL, not finalized, not
+ * sticky-failed). Returns false (and, for a sticky graph, restores the sticky
+ * message) when they may not. */
+bool dqg_graph_can_build(dqg_graph *g, const char *op_kind, const char *name);
+
+/* Checks that `id` names an existing tensor; on failure sets a sticky error
+ * "<kind> '<name>': input <index> (<what>): unknown tensor id <id>". */
+bool dqg_graph_check_input(dqg_graph *g, const char *op_kind, const char *op_name, int index,
+                           const char *what, dqg_tensor_id id, bool optional);
+
+/* Appends an op with its inputs and creates its output tensors (dtype,
+ * shape). out_names may be NULL; names are derived from the op name. Returns
+ * the op index or -1 (sticky error set). */
+int32_t dqg_graph_add_op(dqg_graph *g, dqg_op_kind kind, const char *name, int n_inputs,
+                         const dqg_tensor_id *inputs, int n_outputs, const dqg_dtype *out_dtypes,
+                         const int *out_ranks, const int64_t (*out_dims)[DQG_MAX_RANK]);
+
+/* The name shown in messages for an op: its given name, or "" */
+static inline const char *dqg_op_display_name(const char *name)
+{
+    return name ? name : "";
+}
+
+static inline const dqg_tensor *dqg_graph_tensor(const dqg_graph *g, dqg_tensor_id id)
+{
+    return (g && id >= 0 && id < g->n_tensors) ? &g->tensors[id] : NULL;
+}
+
+/* "[2,3,4]" into buf (at least 8 * 21 + 3 bytes is always enough). */
+char *dqg_format_dims(char *buf, size_t size, int rank, const int64_t *dims);
+#define DQG_DIMS_BUF 200
+
+/* Validates a shape (rank 0..8, dims >= 1, product <= DQG_MAX_ELEMENTS);
+ * on failure sets a sticky error naming `who`. Returns the element count or -1. */
+int64_t dqg_check_shape(dqg_graph *g, const char *who, int rank, const int64_t *dims);
+
+/* ---- Per-op-kind table ---------------------------------------------------- */
+
+/* Values of every tensor during a reference run, indexed by tensor id. */
+typedef struct dqg_ref_values {
+    void **data;
+} dqg_ref_values;
+
+typedef struct dqg_op_def {
+    dqg_op_kind kind;
+    const char *name; /* "MatMul" */
+    /* Re-verifies an op of a built graph (finalize); NULL = nothing beyond the
+     * builder's checks. */
+    dqg_status (*verify)(const dqg_graph *g, const dqg_op *op);
+    /* Reference compute: reads op->inputs from values, writes op->outputs.
+     * Run-time rule violations (e.g. a non-zero run-time int32 zero point)
+     * return an error status with a message. */
+    dqg_status (*reference)(const dqg_graph *g, const dqg_op *op, dqg_ref_values *values);
+    /* Appends the attributes as "k=v k=v" to buf; NULL = none. */
+    void (*format_attrs)(const dqg_op *op, char *buf, size_t size);
+} dqg_op_def;
+
+const dqg_op_def *dqg_op_def_of(dqg_op_kind kind);
+
+/* Each graph/ops/<op>.c defines one of these. */
+extern const dqg_op_def dqg_op_def_dequantize;
+extern const dqg_op_def dqg_op_def_quantize;
+extern const dqg_op_def dqg_op_def_dynamic_quantize;
+extern const dqg_op_def dqg_op_def_matmul;
+extern const dqg_op_def dqg_op_def_convolution;
+extern const dqg_op_def dqg_op_def_bias_add;
+extern const dqg_op_def dqg_op_def_add;
+extern const dqg_op_def dqg_op_def_mul;
+extern const dqg_op_def dqg_op_def_relu;
+extern const dqg_op_def dqg_op_def_clip;
+extern const dqg_op_def dqg_op_def_reshape;
+extern const dqg_op_def dqg_op_def_transpose;
+extern const dqg_op_def dqg_op_def_typecast;
+
+/* ---- Copies (graph/graph_copy.c) ------------------------------------------ */
+
+/* A deep copy of a finalized graph (for the passes to rewrite). */
+dqg_status dqg_graph_clone(const dqg_graph *g, dqg_graph **out);
+
+/* A new finalized graph holding only ops[0..n_ops) of g (none removed): every
+ * tensor they read that they do not produce becomes an input (constants stay
+ * constants), in order of first use; `outputs` become its outputs. Names and
+ * attributes are kept; input_map/output_map (may be NULL) receive the ids in
+ * g of the new graph's inputs and outputs, in order. */
+dqg_status dqg_graph_extract(const dqg_graph *g, const int32_t *ops, int n_ops,
+                             const dqg_tensor_id *outputs, int n_outputs, dqg_graph **out,
+                             dqg_tensor_id *input_map, int *n_input_map);
+
+/* Adds a constant to a graph copy during a pass (bypasses the finalized flag). */
+dqg_tensor_id dqg_graph_add_constant_internal(dqg_graph *g, const char *name, dqg_dtype dtype,
+                                              int rank, const int64_t *dims, const void *data);
+
+/* ---- Buffer binding (graph/buffer_binding.c) ------------------------------ */
+
+/* Checks caller buffers against a finalized graph's inputs and outputs (each
+ * bound exactly once, by name or id, non-NULL, exact byte size, inputs bound
+ * to inputs and outputs to outputs) and writes, for each buffer, the tensor
+ * id it binds. `who` prefixes messages ("reference run", "execute"). */
+dqg_status dqg_bind_buffers(const dqg_graph *g, const char *who, const dqg_buffer *inputs,
+                            size_t n_inputs, const dqg_buffer *outputs, size_t n_outputs,
+                            dqg_tensor_id *in_ids, dqg_tensor_id *out_ids);
+
+/* DOT of a rewritten graph copy with op i drawn inside cluster group[i]
+ * (labelled labels[group[i]]); removed ops are left out. */
+dqg_status dqg_graph_dump_partitioned(const dqg_graph *g, const int32_t *group, int n_groups,
+                                      const char *const *labels, FILE *out);
+
+#endif /* DQG_GRAPH_INTERNAL_H */
+
+/* ---- Validation helpers shared by the op files (graph/op_checks.c) -------- */
+
+/* Each one checks one rule and, when it is broken, sets a sticky error of the
+ * form "<Kind> '<name>': input <i> (<what>): <rule>" and returns false. */
+bool dqg_check_dtype_in(dqg_graph *g, const char *kind, const char *name, int index,
+                        const char *what, dqg_tensor_id id, const dqg_dtype *allowed,
+                        int n_allowed);
+bool dqg_check_float_dtype(dqg_graph *g, const char *kind, const char *name, int index,
+                           const char *what, dqg_tensor_id id); /* f32, f16, bf16 */
+bool dqg_check_same_dtype(dqg_graph *g, const char *kind, const char *name, dqg_tensor_id a,
+                          dqg_tensor_id b);
+
+/* "f32, f16 or bf16" */
+char *dqg_format_dtype_list(char *buf, size_t size, const dqg_dtype *list, int n);
+
+/* NumPy broadcasting of two shapes; returns the output rank or -1 (sticky
+ * error naming the first incompatible dimension). */
+int dqg_broadcast_shapes(dqg_graph *g, const char *kind, const char *name, const dqg_tensor *a,
+                         const dqg_tensor *b, int64_t *out_dims);
+
+/* Row-major strides of a shape (in elements). */
+void dqg_strides(int rank, const int64_t *dims, int64_t *strides);

@@ -1,0 +1,43 @@
+/* Maps each op kind to its definition (graph/ops/<op>.c) and its name. */
+#include "graph/graph_internal.h"
+
+static const dqg_op_def *const defs[DQG_OP_KIND_COUNT] = {
+    [DQG_OP_DEQUANTIZE] = &dqg_op_def_dequantize,
+    [DQG_OP_QUANTIZE] = &dqg_op_def_quantize,
+    [DQG_OP_DYNAMIC_QUANTIZE] = &dqg_op_def_dynamic_quantize,
+    [DQG_OP_MATMUL] = &dqg_op_def_matmul,
+    [DQG_OP_CONVOLUTION] = &dqg_op_def_convolution,
+    [DQG_OP_BIAS_ADD] = &dqg_op_def_bias_add,
+    [DQG_OP_ADD] = &dqg_op_def_add,
+    [DQG_OP_MUL] = &dqg_op_def_mul,
+    [DQG_OP_RELU] = &dqg_op_def_relu,
+    [DQG_OP_CLIP] = &dqg_op_def_clip,
+    [DQG_OP_RESHAPE] = &dqg_op_def_reshape,
+    [DQG_OP_TRANSPOSE] = &dqg_op_def_transpose,
+    [DQG_OP_TYPECAST] = &dqg_op_def_typecast,
+};
+
+const dqg_op_def *dqg_op_def_of(dqg_op_kind kind)
+{
+    return (kind >= 0 && kind < DQG_OP_KIND_COUNT) ? defs[kind] : NULL;
+}
+
+const char *dqg_op_kind_name(dqg_op_kind kind)
+{
+    static const char *const names[DQG_OP_KIND_COUNT] = {
+        [DQG_OP_DEQUANTIZE] = "Dequantize",
+        [DQG_OP_QUANTIZE] = "Quantize",
+        [DQG_OP_DYNAMIC_QUANTIZE] = "DynamicQuantize",
+        [DQG_OP_MATMUL] = "MatMul",
+        [DQG_OP_CONVOLUTION] = "Convolution",
+        [DQG_OP_BIAS_ADD] = "BiasAdd",
+        [DQG_OP_ADD] = "Add",
+        [DQG_OP_MUL] = "Mul",
+        [DQG_OP_RELU] = "ReLU",
+        [DQG_OP_CLIP] = "Clip",
+        [DQG_OP_RESHAPE] = "Reshape",
+        [DQG_OP_TRANSPOSE] = "Transpose",
+        [DQG_OP_TYPECAST] = "TypeCast",
+    };
+    return (kind >= 0 && kind < DQG_OP_KIND_COUNT) ? names[kind] : "Unknown";
+}

@@ -1,0 +1,480 @@
+/*
+ * dqgraph — a graph compiler and runtime for quantized inference.
+ *
+ * This header is the whole public API. Users build an operation graph (tensors
+ * are named by integer ids), finalize it, and run it, either on the reference
+ * interpreter (plain C, the numerical ground truth) or, once compiled, on
+ * oneDNN primitives and dqgraph's own kernels.
+ *
+ * Conventions
+ * - Every builder call returns a tensor id (>= 0) or DQG_NONE. The first error
+ *   makes the graph "sticky-failed": that error is kept, every later builder
+ *   call returns DQG_NONE without doing anything, and dqg_graph_finalize()
+ *   reports it. Users therefore check once, at finalize.
+ * - Every function that fails sets a thread-local message, read with
+ *   dqg_last_error(), naming the op kind, the op's name, the input and the
+ *   rule, e.g. "MatMul 'fc1': inner dimensions differ: input 0 has K=64,
+ *   input 1 has K=32".
+ * - Constant data is copied into the graph; the caller keeps ownership of
+ *   everything it passes.
+ * - 4-bit types (s4, u4, f4e2m1) are packed two per byte, the element with the
+ *   lower index in the low nibble; a tensor of n elements takes (n + 1) / 2
+ *   bytes.
+ */
+#ifndef DQGRAPH_H
+#define DQGRAPH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DQG_VERSION_MAJOR  0
+#define DQG_VERSION_MINOR  1
+#define DQG_VERSION_PATCH  0
+#define DQG_VERSION_STRING "0.1.0"
+
+/** Largest tensor rank accepted anywhere. */
+#define DQG_MAX_RANK 8
+
+/* ------------------------------------------------------------------------ */
+/* Status and errors                                                         */
+/* ------------------------------------------------------------------------ */
+
+typedef enum dqg_status {
+    DQG_OK = 0,
+    DQG_INVALID_ARGUMENT = 1, /**< the graph, an attribute or a buffer breaks a rule */
+    DQG_UNSUPPORTED = 2,      /**< valid, but not supported by dqgraph */
+    DQG_OUT_OF_MEMORY = 3,
+    DQG_BACKEND_ERROR = 4, /**< oneDNN refused or failed */
+    DQG_IO_ERROR = 5,
+    DQG_PARSE_ERROR = 6,
+} dqg_status;
+
+/** "ok", "invalid argument", "unsupported", ... */
+const char *dqg_status_name(dqg_status status);
+
+/** The message of the last failure on this thread ("" if none). */
+const char *dqg_last_error(void);
+
+/* ------------------------------------------------------------------------ */
+/* Data types                                                                */
+/* ------------------------------------------------------------------------ */
+
+typedef enum dqg_dtype {
+    DQG_DTYPE_UNDEF = 0,
+    DQG_F32,
+    DQG_F16,
+    DQG_BF16,
+    DQG_S4,
+    DQG_U4,
+    DQG_S8,
+    DQG_U8,
+    DQG_S16,
+    DQG_U16,
+    DQG_S32,
+    DQG_U32,
+    DQG_F8E4M3FN,
+    DQG_F8E4M3FNUZ,
+    DQG_F8E5M2,
+    DQG_F8E5M2FNUZ,
+    DQG_F4E2M1,
+    DQG_S64,
+    DQG_DTYPE_COUNT
+} dqg_dtype;
+
+/** "f32", "s4", "f8e4m3fn", ...; "undef" for anything else. */
+const char *dqg_dtype_name(dqg_dtype dtype);
+/** Parses a name returned by dqg_dtype_name; DQG_DTYPE_UNDEF if unknown. */
+dqg_dtype dqg_dtype_from_name(const char *name);
+/** Bits per element: 4, 8, 16, 32 or 64; 0 for an invalid type. */
+int dqg_dtype_bits(dqg_dtype dtype);
+/** Bytes taken by n elements, with 4-bit types packed two per byte. */
+size_t dqg_dtype_storage_size(dqg_dtype dtype, int64_t nelems);
+bool dqg_dtype_is_float(dqg_dtype dtype);   /**< f32, f16, bf16, f8*, f4e2m1 */
+bool dqg_dtype_is_integer(dqg_dtype dtype); /**< s4..u32, s64 */
+bool dqg_dtype_is_signed(dqg_dtype dtype);
+
+/**
+ * Element codecs. decode reads n elements of `dtype` starting at element
+ * `first` of `src` and writes them as float; encode writes n floats into
+ * elements first..first+n-1 of `dst`, rounding to nearest even and, for
+ * integers, saturating (float8 and float4: saturate selects the ONNX
+ * saturating conversion; otherwise out-of-range values become infinity or
+ * NaN as the format allows). For 32-bit integers, prefer exact conversions
+ * through int64 when exactness beyond 2^24 matters.
+ */
+void dqg_dtype_decode(dqg_dtype dtype, const void *src, int64_t first, int64_t n, float *dst);
+void dqg_dtype_encode(dqg_dtype dtype, const float *src, int64_t n, void *dst, int64_t first,
+                      bool saturate);
+
+/* ------------------------------------------------------------------------ */
+/* Graph building                                                            */
+/* ------------------------------------------------------------------------ */
+
+typedef int32_t dqg_tensor_id;
+/** "no tensor": an absent optional input, or a failed builder call. */
+#define DQG_NONE ((dqg_tensor_id)-1)
+
+typedef struct dqg_graph dqg_graph;
+
+typedef enum dqg_op_kind {
+    DQG_OP_DEQUANTIZE = 0,
+    DQG_OP_QUANTIZE,
+    DQG_OP_DYNAMIC_QUANTIZE,
+    DQG_OP_MATMUL,
+    DQG_OP_CONVOLUTION,
+    DQG_OP_BIAS_ADD,
+    DQG_OP_ADD,
+    DQG_OP_MUL,
+    DQG_OP_RELU,
+    DQG_OP_CLIP,
+    DQG_OP_RESHAPE,
+    DQG_OP_TRANSPOSE,
+    DQG_OP_TYPECAST,
+    DQG_OP_KIND_COUNT
+} dqg_op_kind;
+
+/** "Dequantize", "MatMul", ... */
+const char *dqg_op_kind_name(dqg_op_kind kind);
+
+/** Creates an empty graph. Returns DQG_OUT_OF_MEMORY or DQG_INVALID_ARGUMENT (NULL out). */
+dqg_status dqg_graph_create(dqg_graph **out);
+/** Frees the graph and everything it owns. NULL is allowed. */
+void dqg_graph_destroy(dqg_graph *graph);
+
+/**
+ * A graph input with a static shape (rank 0 to DQG_MAX_RANK, every dimension
+ * >= 1). Names must be unique among all tensors of the graph.
+ */
+dqg_tensor_id dqg_input(dqg_graph *graph, const char *name, dqg_dtype dtype, int rank,
+                        const int64_t *dims);
+
+/**
+ * A constant tensor; `data` holds exactly dqg_dtype_storage_size(dtype,
+ * elements) bytes and is copied. `name` may be NULL (a name is generated).
+ */
+dqg_tensor_id dqg_constant(dqg_graph *graph, const char *name, dqg_dtype dtype, int rank,
+                           const int64_t *dims, const void *data, size_t nbytes);
+
+/** Marks `tensor` as a graph output. `name` (may be NULL) renames it. */
+dqg_status dqg_output(dqg_graph *graph, dqg_tensor_id tensor, const char *name);
+
+typedef struct dqg_matmul_attrs {
+    bool transpose_a; /**< swap the last two dimensions of input 0 */
+    bool transpose_b; /**< swap the last two dimensions of input 1 */
+} dqg_matmul_attrs;
+
+/**
+ * ONNX MatMul (NumPy matmul broadcasting; 1-D inputs are promoted and the
+ * added dimension removed again) with oneDNN Graph's transpose_a/transpose_b.
+ * Inputs f32, f16 or bf16 of one type; the output has that type. `attrs` may
+ * be NULL.
+ */
+dqg_tensor_id dqg_matmul(dqg_graph *graph, const char *name, dqg_tensor_id a, dqg_tensor_id b,
+                         const dqg_matmul_attrs *attrs);
+
+typedef enum dqg_data_format {
+    DQG_FORMAT_NCX = 0, /**< batch, channels, spatial... (NCHW) */
+    DQG_FORMAT_NXC = 1, /**< batch, spatial..., channels (NHWC) */
+} dqg_data_format;
+
+typedef struct dqg_conv_attrs {
+    int spatial_rank;            /**< 1, 2 or 3 */
+    int64_t strides[3];          /**< >= 1; 0 means 1 */
+    int64_t pads_begin[3];       /**< >= 0 */
+    int64_t pads_end[3];         /**< >= 0 */
+    int64_t dilations[3];        /**< >= 1; 0 means 1 */
+    int64_t groups;              /**< >= 1; 0 means 1 */
+    dqg_data_format data_format; /**< layout of src and dst */
+} dqg_conv_attrs;
+
+/**
+ * Convolution (cross-correlation, as ONNX Conv and oneDNN). src is
+ * [N, C, X...] (NCX) or [N, X..., C] (NXC); weights are always OIX
+ * [O, C/groups, K...]; bias (DQG_NONE if absent) is [O]. Float types as for
+ * MatMul. Output [N, O, Y...] or [N, Y..., O], with
+ * Y = (X + pb + pe - ((K - 1) * d + 1)) / s + 1.
+ */
+dqg_tensor_id dqg_convolution(dqg_graph *graph, const char *name, dqg_tensor_id src,
+                              dqg_tensor_id weights, dqg_tensor_id bias,
+                              const dqg_conv_attrs *attrs);
+
+/** x + bias along the channel axis (axis 1 for NCX, the last for NXC); bias is 1-D. */
+dqg_tensor_id dqg_bias_add(dqg_graph *graph, const char *name, dqg_tensor_id x, dqg_tensor_id bias,
+                           dqg_data_format data_format);
+/** Element-wise a + b and a * b with NumPy broadcasting; one float type. */
+dqg_tensor_id dqg_add(dqg_graph *graph, const char *name, dqg_tensor_id a, dqg_tensor_id b);
+dqg_tensor_id dqg_mul(dqg_graph *graph, const char *name, dqg_tensor_id a, dqg_tensor_id b);
+dqg_tensor_id dqg_relu(dqg_graph *graph, const char *name, dqg_tensor_id x);
+/** min(max(x, lo), hi); lo <= hi, neither NaN. */
+dqg_tensor_id dqg_clip(dqg_graph *graph, const char *name, dqg_tensor_id x, float lo, float hi);
+/**
+ * ONNX Reshape (allowzero = 0): a 0 copies the input's dimension, one -1 is
+ * inferred. Any data type.
+ */
+dqg_tensor_id dqg_reshape(dqg_graph *graph, const char *name, dqg_tensor_id x, int rank,
+                          const int64_t *shape);
+/** perm is a permutation of 0..rank-1; NULL reverses the dimensions. Any data type. */
+dqg_tensor_id dqg_transpose(dqg_graph *graph, const char *name, dqg_tensor_id x,
+                            const int64_t *perm);
+/**
+ * Conversion to a float type (f32, f16, bf16) from any float or integer type,
+ * rounding to nearest even.
+ */
+dqg_tensor_id dqg_typecast(dqg_graph *graph, const char *name, dqg_tensor_id x, dqg_dtype to);
+
+/* ---- Dequantize and quantize: one front door per dialect ---------------- */
+
+/** Attributes of ONNX DequantizeLinear. Zero-initialize, then set what the model sets. */
+typedef struct dqg_dequantize_linear_attrs {
+    int opset;              /**< 10, 13, 19, 21 or 23 (others map to the latest <= it) */
+    bool has_axis;          /**< false: the default axis 1 */
+    int64_t axis;           /**< opset 13+; negative counts from the back */
+    int64_t block_size;     /**< opset 21+; 0 = not blocked */
+    dqg_dtype output_dtype; /**< opset 23; DQG_DTYPE_UNDEF = the scale's type */
+} dqg_dequantize_linear_attrs;
+
+/** ONNX DequantizeLinear; zero_point may be DQG_NONE. */
+dqg_tensor_id dqg_dequantize_linear(dqg_graph *graph, const char *name, dqg_tensor_id x,
+                                    dqg_tensor_id scale, dqg_tensor_id zero_point,
+                                    const dqg_dequantize_linear_attrs *attrs);
+
+/**
+ * oneDNN Graph DynamicDequantize: src s8/u8, scales f32 1-D, optional zps
+ * s8/u8/s32 1-D (DQG_NONE: symmetric). qtype is "per_tensor" (also for NULL)
+ * or "per_channel"; axis in [-r, r-1]. Scales and zero points are normally
+ * produced at run time (graph inputs or outputs of other ops).
+ */
+dqg_tensor_id dqg_dynamic_dequantize(dqg_graph *graph, const char *name, dqg_tensor_id src,
+                                     dqg_tensor_id scales, dqg_tensor_id zps, const char *qtype,
+                                     int64_t axis);
+
+/**
+ * AMD Quark ExtendedDequantizeLinear (domain com.amd.quark): x s8, u8, s16,
+ * u16, s32, u32, f16 or bf16; scale f32 (scalar or 1-D); zero point of x's
+ * type or f32; output f32. `axis` is used when the scale is 1-D.
+ */
+dqg_tensor_id dqg_extended_dequantize_linear(dqg_graph *graph, const char *name, dqg_tensor_id x,
+                                             dqg_tensor_id scale, dqg_tensor_id zero_point,
+                                             int64_t axis);
+
+/**
+ * DirectML DML_ELEMENT_WISE_DEQUANTIZE_LINEAR: scale and the optional zero
+ * point have x's rank (1 to 8) and sizes; x s8/u8/s16/u16/s32/u32, zero point
+ * of x's type; scale f32 or f16; the output has the scale's type. A zero
+ * scale (undefined in DirectML) gives (x - zp) * 0.
+ */
+dqg_tensor_id dqg_dml_dequantize(dqg_graph *graph, const char *name, dqg_tensor_id x,
+                                 dqg_tensor_id scale, dqg_tensor_id zero_point);
+
+/** Attributes of ONNX QuantizeLinear. */
+typedef struct dqg_quantize_linear_attrs {
+    int opset; /**< 10, 13, 19 or 21 */
+    bool has_axis;
+    int64_t axis;
+    int64_t block_size;     /**< opset 21+ */
+    dqg_dtype output_dtype; /**< opset 21: used when there is no zero point; default u8 */
+    bool no_saturate;       /**< opset 19+, float8 outputs only: saturate = 0 */
+} dqg_quantize_linear_attrs;
+
+/**
+ * ONNX QuantizeLinear: y = saturate(round_half_even(x / scale) + zp). The
+ * output type is the zero point's type (u8 when absent, unless output_dtype).
+ */
+dqg_tensor_id dqg_quantize_linear(dqg_graph *graph, const char *name, dqg_tensor_id x,
+                                  dqg_tensor_id scale, dqg_tensor_id zero_point,
+                                  const dqg_quantize_linear_attrs *attrs);
+
+/**
+ * ONNX DynamicQuantizeLinear: x f32 -> y u8, y_scale f32 scalar, y_zero_point
+ * u8 scalar. Returns y; the scale and zero point ids are written to the
+ * pointers (which may be NULL).
+ */
+dqg_tensor_id dqg_dynamic_quantize_linear(dqg_graph *graph, const char *name, dqg_tensor_id x,
+                                          dqg_tensor_id *y_scale, dqg_tensor_id *y_zero_point);
+
+/* ---- Finalize and introspection ----------------------------------------- */
+
+/**
+ * Verifies the whole graph (every output produced, every shape and type
+ * inferred, graph-level rules such as constant zero points of int32 inputs)
+ * and freezes it. Returns the sticky error if a builder call failed. An input
+ * that nothing reads is a warning, not an error.
+ */
+dqg_status dqg_graph_finalize(dqg_graph *graph);
+bool dqg_graph_is_finalized(const dqg_graph *graph);
+
+size_t dqg_graph_warning_count(const dqg_graph *graph);
+const char *dqg_graph_warning(const dqg_graph *graph, size_t index);
+
+size_t dqg_graph_op_count(const dqg_graph *graph);
+dqg_op_kind dqg_graph_op_kind(const dqg_graph *graph, size_t op);
+const char *dqg_graph_op_name(const dqg_graph *graph, size_t op);
+size_t dqg_graph_op_input_count(const dqg_graph *graph, size_t op);
+/** DQG_NONE for an absent optional input. */
+dqg_tensor_id dqg_graph_op_input(const dqg_graph *graph, size_t op, size_t index);
+size_t dqg_graph_op_output_count(const dqg_graph *graph, size_t op);
+dqg_tensor_id dqg_graph_op_output(const dqg_graph *graph, size_t op, size_t index);
+
+size_t dqg_graph_tensor_count(const dqg_graph *graph);
+size_t dqg_graph_input_count(const dqg_graph *graph);
+dqg_tensor_id dqg_graph_input_id(const dqg_graph *graph, size_t index);
+size_t dqg_graph_output_count(const dqg_graph *graph);
+dqg_tensor_id dqg_graph_output_id(const dqg_graph *graph, size_t index);
+/** DQG_NONE if no tensor has that name. */
+dqg_tensor_id dqg_graph_find_tensor(const dqg_graph *graph, const char *name);
+
+const char *dqg_tensor_name(const dqg_graph *graph, dqg_tensor_id tensor);
+dqg_dtype dqg_tensor_dtype(const dqg_graph *graph, dqg_tensor_id tensor);
+/** -1 for an unknown id. */
+int dqg_tensor_rank(const dqg_graph *graph, dqg_tensor_id tensor);
+/** Copies the dimensions into dims[DQG_MAX_RANK]; returns the rank or -1. */
+int dqg_tensor_dims(const dqg_graph *graph, dqg_tensor_id tensor, int64_t *dims);
+int64_t dqg_tensor_element_count(const dqg_graph *graph, dqg_tensor_id tensor);
+/** Byte size of the tensor's storage (4-bit types packed). */
+size_t dqg_tensor_byte_size(const dqg_graph *graph, dqg_tensor_id tensor);
+bool dqg_tensor_is_constant(const dqg_graph *graph, dqg_tensor_id tensor);
+
+typedef enum dqg_dump_format {
+    DQG_DUMP_TEXT = 0, /**< one line per input, constant, op and output */
+    DQG_DUMP_DOT = 1,  /**< Graphviz: ops as boxes, tensors as labelled edges */
+} dqg_dump_format;
+
+/** Writes the graph in the given format. */
+dqg_status dqg_graph_dump(const dqg_graph *graph, dqg_dump_format format, FILE *out);
+
+/* ------------------------------------------------------------------------ */
+/* Running                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * A caller-owned buffer bound to a graph input or output: by `name` when it
+ * is not NULL, else by `id`. `size` is the buffer's size in bytes and must
+ * equal the tensor's byte size.
+ */
+typedef struct dqg_buffer {
+    dqg_tensor_id id;
+    const char *name;
+    void *data;
+    size_t size;
+} dqg_buffer;
+
+/**
+ * Runs a finalized graph on the reference interpreter: plain C loops,
+ * float32 arithmetic rounded as the specifications say, accumulation of
+ * MatMul and Convolution in double. Every input and every output must be
+ * bound exactly once. Outputs are written only on success.
+ */
+dqg_status dqg_reference_run(const dqg_graph *graph, const dqg_buffer *inputs, size_t n_inputs,
+                             dqg_buffer *outputs, size_t n_outputs);
+
+/* ------------------------------------------------------------------------ */
+/* Compiling and executing                                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef struct dqg_compiled dqg_compiled;
+
+typedef enum dqg_backend {
+    DQG_BACKEND_ONEDNN = 0,    /**< oneDNN primitives and dqgraph's own kernels */
+    DQG_BACKEND_REFERENCE = 1, /**< every partition runs the reference interpreter's code */
+} dqg_backend;
+
+typedef enum dqg_fpmath_mode {
+    DQG_FPMATH_STRICT = 0, /**< float math in f32 (default) */
+    DQG_FPMATH_BF16 = 1,   /**< f32 MatMul/Convolution may compute in bf16 (opt-in) */
+} dqg_fpmath_mode;
+
+typedef struct dqg_compile_options {
+    bool disable_fusion; /**< keep every dequantize as its own partition */
+    dqg_backend backend;
+    int threads; /**< 0 = all cores */
+    dqg_fpmath_mode fpmath;
+} dqg_compile_options;
+
+/** Default options: fusion on, oneDNN backend, all cores, strict fpmath. */
+dqg_compile_options dqg_compile_options_default(void);
+
+/**
+ * Runs the pass pipeline on a copy of the finalized graph (the graph itself
+ * is not changed and may be destroyed afterwards), compiles every partition
+ * (through the process-wide cache) and builds the execution plan. `options`
+ * may be NULL for the defaults.
+ */
+dqg_status dqg_compile(const dqg_graph *graph, const dqg_compile_options *options,
+                       dqg_compiled **out);
+void dqg_compiled_destroy(dqg_compiled *compiled);
+
+/**
+ * Executes the plan. Buffers bind graph inputs and outputs exactly as for
+ * dqg_reference_run; sizes are checked and an input may not overlap an
+ * output. One dqg_compiled may be executed from several threads at once:
+ * each call takes its own scratch space from a pool kept by the compiled
+ * object (allocated on a thread's first concurrent use, reused afterwards),
+ * so callers only need distinct output buffers.
+ */
+dqg_status dqg_execute(dqg_compiled *compiled, const dqg_buffer *inputs, size_t n_inputs,
+                       dqg_buffer *outputs, size_t n_outputs);
+
+size_t dqg_compiled_partition_count(const dqg_compiled *compiled);
+/** One-line description of partition i: ops, kernel, data types. */
+const char *dqg_compiled_partition_info(const dqg_compiled *compiled, size_t index);
+/** Number of partitions that fused a dequantize into a MatMul or Convolution. */
+size_t dqg_compiled_fused_count(const dqg_compiled *compiled);
+/** Bytes of intermediate buffers one execution needs (after buffer reuse). */
+size_t dqg_compiled_peak_memory(const dqg_compiled *compiled);
+/** Cache hits among this compile's partitions. */
+size_t dqg_compiled_cache_hits(const dqg_compiled *compiled);
+
+/**
+ * Writes the graph as the passes left it: DQG_DUMP_DOT draws each partition
+ * as a cluster labelled with its kernel (so one picture shows the fusion);
+ * DQG_DUMP_TEXT lists the partitions, then the explain log.
+ */
+dqg_status dqg_compiled_dump(const dqg_compiled *compiled, dqg_dump_format format, FILE *out);
+
+/** The explain log: every fusion made and refused, with reasons. */
+size_t dqg_compiled_explain_count(const dqg_compiled *compiled);
+const char *dqg_compiled_explain(const dqg_compiled *compiled, size_t index);
+
+/* ------------------------------------------------------------------------ */
+/* Compiled-partition cache                                                  */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Compiled partitions are kept in one process-wide cache keyed by XXH3-128
+ * of a canonical description of the partition (op kinds, attributes, data
+ * types, shapes, constant scale and zero-point values, a hash of every
+ * constant weight tensor, backend, ISA, fpmath mode, dqgraph version); a hit
+ * is confirmed by comparing the full description, so a hash collision never
+ * returns the wrong kernel. LRU eviction; entries in use are never freed.
+ * The capacity is read from DQG_CACHE_CAPACITY at first use (default 1024;
+ * 0 disables the cache). Thread-safe.
+ */
+typedef struct dqg_cache_stats {
+    uint64_t hits;      /**< lookups that found (or waited for) an entry */
+    uint64_t misses;    /**< lookups that compiled */
+    uint64_t evictions; /**< entries dropped to respect the capacity */
+    size_t entries;     /**< entries held now */
+    size_t capacity;    /**< current capacity */
+    size_t bytes;       /**< memory held by the entries' kernels and constants */
+    double compile_ms;  /**< total time spent compiling on misses */
+} dqg_cache_stats;
+
+void dqg_cache_get_stats(dqg_cache_stats *stats);
+/** Sets the capacity; shrinking evicts least-recently-used entries, 0 disables and clears. */
+void dqg_cache_set_capacity(size_t capacity);
+size_t dqg_cache_capacity(void);
+/** Drops every entry not in use (entries in use are freed when released) and zeroes the counters.
+ */
+void dqg_cache_clear(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DQGRAPH_H */

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the Debian packages dqgraph needs, and only those that are missing.
+# Sourced by test.sh, demo.sh and bench.sh.
+set -euo pipefail
+
+DQG_PACKAGES=(
+  cmake gcc g++ make pkg-config
+  libdnnl-dev      # oneDNN 2.6: int8/f32 primitives and reorders
+  libxxhash-dev    # XXH3-128 keys of the compiled-partition cache
+  libcriterion-dev # the unit-test framework
+)
+
+dqg_install_missing() {
+  local missing=()
+  for p in "${DQG_PACKAGES[@]}" "$@"; do
+    if ! dpkg -s "$p" >/dev/null 2>&1; then
+      missing+=("$p")
+    fi
+  done
+  if ((${#missing[@]})); then
+    echo "setup: installing ${missing[*]}"
+    local sudo=""
+    if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  fi
+}

@@ -1,0 +1,39 @@
+/* Assertions shared by the Criterion tests. */
+#ifndef DQG_TEST_COMMON_H
+#define DQG_TEST_COMMON_H
+
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "dqgraph.h"
+
+/* Asserts that `st` is `expected` and that dqg_last_error() contains every
+ * one of the NULL-terminated key phrases. */
+#define expect_error(st, expected, ...)                                                            \
+    do {                                                                                           \
+        dqg_status st_ = (st);                                                                     \
+        cr_assert_eq(st_, (expected), "status %s, expected %s; message: %s", dqg_status_name(st_), \
+                     dqg_status_name(expected), dqg_last_error());                                 \
+        const char *keys_[] = {__VA_ARGS__, NULL};                                                 \
+        for (int k_ = 0; keys_[k_]; k_++)                                                          \
+            cr_assert(strstr(dqg_last_error(), keys_[k_]) != NULL, "message \"%s\" lacks \"%s\"",  \
+                      dqg_last_error(), keys_[k_]);                                                \
+    } while (0)
+
+/* Finalizes g and asserts success. */
+#define finalize_ok(g)                                                                             \
+    do {                                                                                           \
+        dqg_status fst_ = dqg_graph_finalize(g);                                                   \
+        cr_assert_eq(fst_, DQG_OK, "finalize: %s: %s", dqg_status_name(fst_), dqg_last_error());   \
+    } while (0)
+
+/* Runs the reference interpreter with one input and one output buffer bound by id. */
+static inline dqg_status run_ref_1(dqg_graph *g, dqg_tensor_id in, void *in_data, size_t in_size,
+                                   dqg_tensor_id out, void *out_data, size_t out_size)
+{
+    dqg_buffer i = {.id = in, .data = in_data, .size = in_size};
+    dqg_buffer o = {.id = out, .data = out_data, .size = out_size};
+    return dqg_reference_run(g, &i, in == DQG_NONE ? 0 : 1, &o, 1);
+}
+
+#endif
