@@ -83,6 +83,7 @@ typedef struct dqg_op {
         } clip;
         struct {
             int64_t perm[DQG_MAX_RANK];
+            int64_t rank;
         } transpose;
         struct {
             dqg_dtype to;
@@ -229,6 +230,54 @@ dqg_status dqg_bind_buffers(const dqg_graph *g, const char *who, const dqg_buffe
  * (labelled labels[group[i]]); removed ops are left out. */
 dqg_status dqg_graph_dump_partitioned(const dqg_graph *g, const int32_t *group, int n_groups,
                                       const char *const *labels, FILE *out);
+
+/* ---- Broadcasting binary ops (graph/broadcast.c), for Add and Mul -------- */
+
+dqg_tensor_id dqg_binary_build(dqg_graph *g, dqg_op_kind kind, const char *name, dqg_tensor_id a,
+                               dqg_tensor_id b);
+/* y = fn(a, b) in float32, rounded once to the output type. */
+dqg_status dqg_binary_reference(const dqg_graph *g, const dqg_op *op, dqg_ref_values *v,
+                                float (*fn)(float, float));
+
+/* ---- Quantization parameters (graph/quant_params.c) ----------------------- */
+
+/* What a front door asks of the shared granularity rules. */
+typedef struct dqg_quant_request {
+    const char *label; /* "DequantizeLinear-21", "DynamicDequantize", ... */
+    const char *name;
+    dqg_tensor_id x, scale, zp;
+    bool has_axis;
+    int64_t axis;
+    int64_t block_size;
+    bool allow_blocked; /* opset 21+ */
+    bool scalar_only;   /* opset 10 */
+    bool elementwise;   /* DirectML: scale of x's shape */
+} dqg_quant_request;
+
+/* Decides granularity, axis and block size from the scale's shape and the
+ * attributes, checking every shape rule (and the zero point's shape). On
+ * failure sets a sticky error and returns false. */
+bool dqg_resolve_granularity(dqg_graph *g, const dqg_quant_request *r, dqg_quant_attrs *q);
+
+/* Maps an element index of x to the index of its scale (and zero point). */
+typedef struct dqg_quant_index {
+    dqg_granularity granularity;
+    int rank, axis;
+    int64_t dims[DQG_MAX_RANK];
+    int64_t inner, axis_dim, block;
+    int64_t scale_strides[DQG_MAX_RANK];
+} dqg_quant_index;
+
+void dqg_quant_index_init(dqg_quant_index *ix, const dqg_tensor *x, const dqg_tensor *scale,
+                          const dqg_quant_attrs *q);
+int64_t dqg_quant_scale_index(const dqg_quant_index *ix, int64_t i);
+
+/* Emits the canonical DEQUANTIZE op (graph/ops/dequantize.c). */
+dqg_tensor_id dqg_emit_dequantize(dqg_graph *g, const char *name, dqg_tensor_id x,
+                                  dqg_tensor_id scale, dqg_tensor_id zp, const dqg_quant_attrs *q);
+/* Emits the canonical QUANTIZE op (graph/ops/quantize.c). */
+dqg_tensor_id dqg_emit_quantize(dqg_graph *g, const char *name, dqg_tensor_id x,
+                                dqg_tensor_id scale, dqg_tensor_id zp, const dqg_quant_attrs *q);
 
 #endif /* DQG_GRAPH_INTERNAL_H */
 

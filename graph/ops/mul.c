@@ -1,0 +1,23 @@
+/* Mul: a * b with NumPy broadcasting on one float type. */
+#include "graph/graph_internal.h"
+
+dqg_tensor_id dqg_mul(dqg_graph *g, const char *name, dqg_tensor_id a, dqg_tensor_id b)
+{
+    return dqg_binary_build(g, DQG_OP_MUL, name, a, b);
+}
+
+static float mul_f(float a, float b)
+{
+    return a * b;
+}
+
+static dqg_status mul_reference(const dqg_graph *g, const dqg_op *op, dqg_ref_values *v)
+{
+    return dqg_binary_reference(g, op, v, mul_f);
+}
+
+const dqg_op_def dqg_op_def_mul = {
+    .kind = DQG_OP_MUL,
+    .name = "Mul",
+    .reference = mul_reference,
+};

@@ -1,0 +1,58 @@
+/* TypeCast: conversion to f32, f16 or bf16 from any float or integer type,
+ * rounding once to nearest even (as oneDNN Graph's TypeCast, extended to
+ * every dqgraph type on the input side). */
+#include "graph/dtype.h"
+#include "graph/graph_internal.h"
+
+#define KIND "TypeCast"
+
+dqg_tensor_id dqg_typecast(dqg_graph *g, const char *name, dqg_tensor_id x, dqg_dtype to)
+{
+    if (!dqg_graph_can_build(g, KIND, name) ||
+        !dqg_graph_check_input(g, KIND, name, 0, "x", x, false))
+        return DQG_NONE;
+    if (to != DQG_F32 && to != DQG_F16 && to != DQG_BF16)
+        return dqg_graph_fail(g, DQG_INVALID_ARGUMENT,
+                              KIND " '%s': target type %s is not supported; expected f32, f16 or "
+                                   "bf16 (use QuantizeLinear for integer targets)",
+                              dqg_op_display_name(name), dqg_dtype_name(to));
+    const dqg_tensor *t = &g->tensors[x];
+    int rank = t->rank;
+    int64_t dims[1][DQG_MAX_RANK];
+    for (int i = 0; i < rank; i++)
+        dims[0][i] = t->dims[i];
+    int32_t op = dqg_graph_add_op(g, DQG_OP_TYPECAST, name, 1, &x, 1, &to, &rank, dims);
+    if (op < 0)
+        return DQG_NONE;
+    g->ops[op].attrs.typecast.to = to;
+    return g->ops[op].outputs[0];
+}
+
+static dqg_status typecast_reference(const dqg_graph *g, const dqg_op *op, dqg_ref_values *v)
+{
+    const dqg_tensor *x = &g->tensors[op->inputs[0]], *y = &g->tensors[op->outputs[0]];
+    const void *X = v->data[op->inputs[0]];
+    void *Y = v->data[op->outputs[0]];
+    for (int64_t i = 0; i < x->nelems; i++) {
+        /* double holds every input value exactly; to f32 it rounds once. f16
+         * and bf16 from a wide integer would round twice through f32, so
+         * those go through dqg_store_int, which rounds once. */
+        if (dqg_dtype_is_integer(x->dtype) && y->dtype != DQG_F32)
+            dqg_store_int(y->dtype, Y, i, dqg_load_int(x->dtype, X, i));
+        else
+            dqg_store_float(y->dtype, Y, i, (float)dqg_load_double(x->dtype, X, i));
+    }
+    return DQG_OK;
+}
+
+static void typecast_format(const dqg_op *op, char *buf, size_t size)
+{
+    snprintf(buf, size, "to=%s", dqg_dtype_name(op->attrs.typecast.to));
+}
+
+const dqg_op_def dqg_op_def_typecast = {
+    .kind = DQG_OP_TYPECAST,
+    .name = KIND,
+    .reference = typecast_reference,
+    .format_attrs = typecast_format,
+};
