@@ -1,0 +1,52 @@
+/* Kernels (internal): what a compiled partition runs. A kernel is built
+ * from a stand-alone graph holding just the partition's ops (its inputs are
+ * the partition's non-constant inputs, its constants are baked in), and owns
+ * everything it needs, so the cache may share it between graphs. */
+#ifndef DQG_RUNTIME_KERNEL_H
+#define DQG_RUNTIME_KERNEL_H
+
+#include "graph/graph_internal.h"
+#include "passes/passes.h"
+
+typedef struct dqg_kernel dqg_kernel;
+
+struct dqg_kernel {
+    char impl[160]; /* e.g. "onednn:matmul:u8s8f32:brg_avx512" */
+    /* args: the mini graph's inputs in order, then its outputs in order. */
+    dqg_status (*execute)(dqg_kernel *k, void *const *args, void *scratch);
+    void (*destroy)(dqg_kernel *k);
+    size_t scratch_size; /* bytes of scratch the caller provides per execution */
+    size_t bytes;        /* memory held (pre-packed constants and the like) */
+};
+
+/* What a kernel builder receives. `roles` is the partition with ops[] indexes
+ * renumbered for `mini` (ops[k] == k). */
+typedef struct dqg_kernel_request {
+    const dqg_graph *mini;
+    const dqg_partition *roles;
+    const dqg_compile_options *options;
+} dqg_kernel_request;
+
+/* Builds the kernel for a request, choosing by partition kind, op kind and
+ * backend. */
+dqg_status dqg_kernel_build(const dqg_kernel_request *req, dqg_kernel **out);
+
+/* Kernel families (one file each). Each returns DQG_UNSUPPORTED (with a
+ * message) when it cannot handle the request, so the caller may fall back. */
+dqg_status dqg_kernel_reference_build(const dqg_kernel_request *req, dqg_kernel **out);
+dqg_status dqg_kernel_dequantize_build(const dqg_kernel_request *req, dqg_kernel **out);
+dqg_status dqg_kernel_matmul_build(const dqg_kernel_request *req, dqg_kernel **out);
+dqg_status dqg_kernel_conv_build(const dqg_kernel_request *req, dqg_kernel **out);
+dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **out);
+dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **out);
+dqg_status dqg_kernel_eltwise_build(const dqg_kernel_request *req, dqg_kernel **out);
+
+/* The CPU engine shared by every oneDNN kernel (created once). Returned as
+ * void * to keep oneDNN types out of this header. To run a primitive, use
+ * runtime/onednn_exec.h (per-primitive pool of stream/memory slots, safe for
+ * concurrent executions, no allocation after warm-up). */
+void *dqg_onednn_engine(void);
+/* Threads oneDNN and the own kernels use (set from compile options). */
+int dqg_runtime_threads(void);
+
+#endif

@@ -1,0 +1,55 @@
+/* Chooses the kernel for a partition: by backend, partition kind and op kind,
+ * falling back to the reference kernel for a single op that no faster kernel
+ * supports (the reason is kept in the kernel's impl string). */
+#include <string.h>
+
+#include "runtime/kernel.h"
+
+dqg_status dqg_kernel_build(const dqg_kernel_request *req, dqg_kernel **out)
+{
+    const dqg_partition *p = req->roles;
+    if (req->options->backend == DQG_BACKEND_REFERENCE)
+        return dqg_kernel_reference_build(req, out);
+    dqg_status st;
+    switch (p->kind) {
+    case DQG_PART_QMATMUL:
+        return dqg_kernel_qmatmul_build(req, out);
+    case DQG_PART_QCONV:
+        return dqg_kernel_qconv_build(req, out);
+    case DQG_PART_SINGLE:
+        break;
+    }
+    switch (req->mini->ops[p->main].kind) {
+    case DQG_OP_DEQUANTIZE:
+        st = dqg_kernel_dequantize_build(req, out);
+        break;
+    case DQG_OP_MATMUL:
+        st = dqg_kernel_matmul_build(req, out);
+        break;
+    case DQG_OP_CONVOLUTION:
+        st = dqg_kernel_conv_build(req, out);
+        break;
+    case DQG_OP_RELU:
+    case DQG_OP_CLIP:
+    case DQG_OP_ADD:
+    case DQG_OP_MUL:
+    case DQG_OP_BIAS_ADD:
+    case DQG_OP_RESHAPE:
+    case DQG_OP_TRANSPOSE:
+    case DQG_OP_TYPECAST:
+        st = dqg_kernel_eltwise_build(req, out);
+        break;
+    default:
+        st = DQG_UNSUPPORTED;
+        dqg_set_error(st, "no dedicated kernel");
+        break;
+    }
+    if (st != DQG_UNSUPPORTED)
+        return st;
+    char reason[120];
+    snprintf(reason, sizeof reason, "%s", dqg_last_error());
+    st = dqg_kernel_reference_build(req, out);
+    if (st == DQG_OK)
+        snprintf((*out)->impl, sizeof(*out)->impl, "reference (%s)", reason);
+    return st;
+}

@@ -1,0 +1,211 @@
+/* Kernels for single element-wise and layout ops on oneDNN: ReLU and Clip as
+ * eltwise primitives, Add/Mul/BiasAdd as binary primitives (broadcasting
+ * the second operand), Transpose and TypeCast as reorders, Reshape as a
+ * copy. Combinations oneDNN lacks return DQG_UNSUPPORTED, and the caller
+ * falls back to the reference kernel. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/kernel.h"
+#include "runtime/onednn_exec.h"
+
+typedef struct eltwise_kernel {
+    dqg_kernel base;
+    dqg_dnnl_prim prim;
+    bool swap;     /* binary: operands swapped so the broadcast one is second */
+    size_t nbytes; /* Reshape: bytes to copy */
+    bool is_copy;
+} eltwise_kernel;
+
+static dqg_status eltwise_execute(dqg_kernel *k, void *const *args, void *scratch)
+{
+    eltwise_kernel *e = (eltwise_kernel *)k;
+    if (e->is_copy) {
+        if (args[0] != args[1])
+            memcpy(args[1], args[0], e->nbytes);
+        return DQG_OK;
+    }
+    void *h[3];
+    if (e->prim.n_args == 3) {
+        h[0] = args[e->swap ? 1 : 0];
+        h[1] = args[e->swap ? 0 : 1];
+        h[2] = args[2];
+    } else {
+        h[0] = args[0];
+        h[1] = args[1];
+    }
+    return dqg_dnnl_prim_execute(&e->prim, h, e->base.impl);
+}
+
+static void eltwise_destroy(dqg_kernel *k)
+{
+    eltwise_kernel *e = (eltwise_kernel *)k;
+    dqg_dnnl_prim_destroy(&e->prim);
+    free(e);
+}
+
+/* Creates the primitive from an op descriptor and finishes the kernel. */
+static dqg_status finish(eltwise_kernel *e, const void *op_desc, int n_args, const int *kinds,
+                         const dnnl_memory_desc_t *mds, dqg_kernel **out)
+{
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_status_t s = dnnl_primitive_desc_create(&pd, op_desc, NULL, dqg_onednn_engine(), NULL);
+    if (s != dnnl_success)
+        return dqg_dnnl_error(s, e->base.impl, "primitive descriptor creation");
+    const char *impl = NULL;
+    dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
+    dqg_status st = dqg_dnnl_prim_init(&e->prim, pd, n_args, kinds, mds, e->base.impl);
+    if (impl) {
+        size_t len = strlen(e->base.impl);
+        snprintf(e->base.impl + len, sizeof e->base.impl - len, ":%s", impl);
+    }
+    dnnl_primitive_desc_destroy(pd);
+    if (st != DQG_OK)
+        return st;
+    *out = &e->base;
+    return DQG_OK;
+}
+
+static dqg_status reorder_kernel(eltwise_kernel *e, const dnnl_memory_desc_t *src,
+                                 const dnnl_memory_desc_t *dst, dqg_kernel **out)
+{
+    dnnl_engine_t eng = dqg_onednn_engine();
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_status_t s = dnnl_reorder_primitive_desc_create(&pd, src, eng, dst, eng, NULL);
+    if (s != dnnl_success)
+        return dqg_dnnl_error(s, e->base.impl, "reorder creation");
+    dnnl_memory_desc_t mds[2] = {*src, *dst};
+    int kinds[2] = {DNNL_ARG_FROM, DNNL_ARG_TO};
+    dqg_status st = dqg_dnnl_prim_init(&e->prim, pd, 2, kinds, mds, e->base.impl);
+    dnnl_primitive_desc_destroy(pd);
+    if (st != DQG_OK)
+        return st;
+    *out = &e->base;
+    return DQG_OK;
+}
+
+/* Binary op on dense tensors; the output shape is the broadcast shape. */
+static dqg_status binary_kernel(eltwise_kernel *e, dnnl_alg_kind_t alg, const dqg_tensor *a,
+                                const dqg_tensor *b, const dqg_tensor *y, dqg_kernel **out)
+{
+    int rank = y->rank ? y->rank : 1;
+    int64_t da[DQG_MAX_RANK], db[DQG_MAX_RANK], dy[DQG_MAX_RANK];
+    /* Right-align both operands to the output's rank. */
+    for (int i = 0; i < rank; i++) {
+        int ia = i - (rank - a->rank), ib = i - (rank - b->rank);
+        da[i] = ia >= 0 ? a->dims[ia] : 1;
+        db[i] = ib >= 0 ? b->dims[ib] : 1;
+        dy[i] = y->rank ? y->dims[i] : 1;
+    }
+    bool a_full = memcmp(da, dy, (size_t)rank * sizeof *da) == 0;
+    bool b_full = memcmp(db, dy, (size_t)rank * sizeof *db) == 0;
+    if (!a_full && !b_full)
+        return dqg_set_error(DQG_UNSUPPORTED, "both operands broadcast");
+    e->swap = !a_full; /* oneDNN broadcasts only its second source */
+    dnnl_memory_desc_t mds[3];
+    dqg_status st;
+    if ((st = dqg_dnnl_md_dense(&mds[0], rank, e->swap ? db : da, a->dtype)) != DQG_OK ||
+        (st = dqg_dnnl_md_dense(&mds[1], rank, e->swap ? da : db, b->dtype)) != DQG_OK ||
+        (st = dqg_dnnl_md_dense(&mds[2], rank, dy, y->dtype)) != DQG_OK)
+        return st;
+    dnnl_binary_desc_t d;
+    dnnl_status_t s = dnnl_binary_desc_init(&d, alg, &mds[0], &mds[1], &mds[2]);
+    if (s != dnnl_success)
+        return dqg_dnnl_error(s, e->base.impl, "binary descriptor");
+    int kinds[3] = {DNNL_ARG_SRC_0, DNNL_ARG_SRC_1, DNNL_ARG_DST};
+    return finish(e, &d, 3, kinds, mds, out);
+}
+
+dqg_status dqg_kernel_eltwise_build(const dqg_kernel_request *req, dqg_kernel **out)
+{
+    const dqg_graph *g = req->mini;
+    const dqg_op *op = &g->ops[req->roles->main];
+    const dqg_tensor *x = &g->tensors[op->inputs[0]];
+    const dqg_tensor *y = &g->tensors[op->outputs[0]];
+    eltwise_kernel *e = calloc(1, sizeof *e);
+    if (!e)
+        return dqg_set_error(DQG_OUT_OF_MEMORY, "kernel: out of memory");
+    e->base.execute = eltwise_execute;
+    e->base.destroy = eltwise_destroy;
+    snprintf(e->base.impl, sizeof e->base.impl, "onednn:%s", dqg_op_kind_name(op->kind));
+    dqg_status st = DQG_UNSUPPORTED;
+    dnnl_memory_desc_t mds[2];
+    int kinds[2] = {DNNL_ARG_SRC, DNNL_ARG_DST};
+    switch (op->kind) {
+    case DQG_OP_RESHAPE:
+        e->is_copy = true;
+        e->nbytes = y->nbytes;
+        snprintf(e->base.impl, sizeof e->base.impl, "copy:Reshape");
+        *out = &e->base;
+        return DQG_OK;
+    case DQG_OP_RELU:
+    case DQG_OP_CLIP: {
+        if ((st = dqg_dnnl_md_dense(&mds[0], x->rank, x->dims, x->dtype)) != DQG_OK)
+            break;
+        mds[1] = mds[0];
+        bool relu = op->kind == DQG_OP_RELU;
+        dnnl_eltwise_desc_t d;
+        dnnl_status_t s = dnnl_eltwise_forward_desc_init(
+            &d, dnnl_forward_inference, relu ? dnnl_eltwise_relu : dnnl_eltwise_clip_v2, &mds[0],
+            relu ? 0.0f : op->attrs.clip.lo, relu ? 0.0f : op->attrs.clip.hi);
+        st = s == dnnl_success ? finish(e, &d, 2, kinds, mds, out)
+                               : dqg_dnnl_error(s, e->base.impl, "eltwise descriptor");
+        break;
+    }
+    case DQG_OP_ADD:
+    case DQG_OP_MUL:
+        st = binary_kernel(e, op->kind == DQG_OP_ADD ? dnnl_binary_add : dnnl_binary_mul, x,
+                           &g->tensors[op->inputs[1]], y, out);
+        break;
+    case DQG_OP_BIAS_ADD: {
+        /* The bias as a tensor of x's rank that is 1 except on the channel axis. */
+        dqg_tensor b = g->tensors[op->inputs[1]];
+        int caxis = op->attrs.bias_add.data_format == DQG_FORMAT_NCX ? 1 : x->rank - 1;
+        int64_t c = b.dims[0];
+        b.rank = x->rank;
+        for (int i = 0; i < x->rank; i++)
+            b.dims[i] = i == caxis ? c : 1;
+        st = binary_kernel(e, dnnl_binary_add, x, &b, y, out);
+        break;
+    }
+    case DQG_OP_TRANSPOSE: {
+        /* Destination written through permuted strides: out[j] = in[perm[j]]. */
+        if (dqg_dnnl_dtype(x->dtype) == dnnl_data_type_undef) {
+            st = dqg_set_error(DQG_UNSUPPORTED, "oneDNN has no %s type", dqg_dtype_name(x->dtype));
+            break;
+        }
+        int64_t ystr[DQG_MAX_RANK], xstr_dims[DQG_MAX_RANK];
+        dqg_strides(y->rank, y->dims, ystr);
+        dnnl_dims_t dims, strides;
+        for (int i = 0; i < x->rank; i++)
+            xstr_dims[i] = x->dims[i];
+        for (int j = 0; j < y->rank; j++) {
+            int64_t src_axis = op->attrs.transpose.perm[j];
+            dims[src_axis] = xstr_dims[src_axis];
+            strides[src_axis] = ystr[j];
+        }
+        if ((st = dqg_dnnl_md_dense(&mds[0], x->rank, x->dims, x->dtype)) != DQG_OK)
+            break;
+        dnnl_status_t s = dnnl_memory_desc_init_by_strides(&mds[1], x->rank ? x->rank : 1, dims,
+                                                           dqg_dnnl_dtype(x->dtype), strides);
+        if (x->rank == 0 || s != dnnl_success) {
+            st = dqg_set_error(DQG_UNSUPPORTED, "transpose layout");
+            break;
+        }
+        st = reorder_kernel(e, &mds[0], &mds[1], out);
+        break;
+    }
+    case DQG_OP_TYPECAST:
+        if ((st = dqg_dnnl_md_dense(&mds[0], x->rank, x->dims, x->dtype)) != DQG_OK ||
+            (st = dqg_dnnl_md_dense(&mds[1], y->rank, y->dims, y->dtype)) != DQG_OK)
+            break;
+        st = reorder_kernel(e, &mds[0], &mds[1], out);
+        break;
+    default:
+        st = dqg_set_error(DQG_UNSUPPORTED, "no oneDNN kernel for %s", dqg_op_kind_name(op->kind));
+        break;
+    }
+    if (st != DQG_OK)
+        eltwise_destroy(&e->base);
+    return st;
+}

@@ -1,0 +1,3 @@
+/* placeholder until the kernel lands */
+#include "runtime/kernel.h"
+dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **out) { return dqg_set_error(DQG_UNSUPPORTED, "not available"); }

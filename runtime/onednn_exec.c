@@ -1,0 +1,146 @@
+/* Executing oneDNN primitives with a per-primitive pool of stream and
+ * memory-object slots (see onednn_exec.h for why). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/graph_internal.h"
+#include "runtime/kernel.h"
+#include "runtime/onednn_exec.h"
+
+struct dqg_dnnl_slot {
+    dnnl_stream_t stream;
+    dnnl_memory_t mem[DQG_DNNL_MAX_ARGS];
+    dqg_dnnl_slot *next;
+};
+
+dqg_status dqg_dnnl_error(dnnl_status_t s, const char *what, const char *call)
+{
+    dqg_status st = s == dnnl_out_of_memory   ? DQG_OUT_OF_MEMORY
+                    : s == dnnl_unimplemented ? DQG_UNSUPPORTED
+                                              : DQG_BACKEND_ERROR;
+    return dqg_set_error(st, "%s: oneDNN %s failed (status %d%s)", what, call, (int)s,
+                         s == dnnl_unimplemented ? ": no implementation for this combination" : "");
+}
+
+dnnl_data_type_t dqg_dnnl_dtype(dqg_dtype dtype)
+{
+    switch (dtype) {
+    case DQG_F32:
+        return dnnl_f32;
+    case DQG_F16:
+        return dnnl_f16;
+    case DQG_BF16:
+        return dnnl_bf16;
+    case DQG_S8:
+        return dnnl_s8;
+    case DQG_U8:
+        return dnnl_u8;
+    case DQG_S32:
+        return dnnl_s32;
+    default:
+        return dnnl_data_type_undef;
+    }
+}
+
+dqg_status dqg_dnnl_md_dense(dnnl_memory_desc_t *md, int rank, const int64_t *dims, dqg_dtype dtype)
+{
+    dnnl_dims_t d, strides;
+    /* oneDNN has no rank-0 tensors: a scalar is a 1-element 1-D tensor. */
+    int r = rank ? rank : 1;
+    for (int i = 0; i < r; i++)
+        d[i] = rank ? dims[i] : 1;
+    int64_t s = 1;
+    for (int i = r - 1; i >= 0; i--) {
+        strides[i] = s;
+        s *= d[i];
+    }
+    dnnl_data_type_t dt = dqg_dnnl_dtype(dtype);
+    if (dt == dnnl_data_type_undef)
+        return dqg_set_error(DQG_UNSUPPORTED, "oneDNN has no %s type", dqg_dtype_name(dtype));
+    dnnl_status_t st = dnnl_memory_desc_init_by_strides(md, r, d, dt, strides);
+    return st == dnnl_success ? DQG_OK : dqg_dnnl_error(st, "memory descriptor", "init");
+}
+
+dqg_status dqg_dnnl_prim_init(dqg_dnnl_prim *p, const_dnnl_primitive_desc_t pd, int n_args,
+                              const int *arg_kinds, const dnnl_memory_desc_t *mds, const char *what)
+{
+    memset(p, 0, sizeof *p);
+    if (n_args > DQG_DNNL_MAX_ARGS)
+        return dqg_set_error(DQG_UNSUPPORTED, "%s: too many primitive arguments", what);
+    dnnl_status_t s = dnnl_primitive_create(&p->prim, pd);
+    if (s != dnnl_success)
+        return dqg_dnnl_error(s, what, "primitive creation");
+    p->n_args = n_args;
+    memcpy(p->arg_kinds, arg_kinds, (size_t)n_args * sizeof *arg_kinds);
+    memcpy(p->mds, mds, (size_t)n_args * sizeof *mds);
+    pthread_mutex_init(&p->lock, NULL);
+    return DQG_OK;
+}
+
+static void free_slot(dqg_dnnl_slot *slot, int n_args)
+{
+    for (int i = 0; i < n_args; i++)
+        if (slot->mem[i])
+            dnnl_memory_destroy(slot->mem[i]);
+    if (slot->stream)
+        dnnl_stream_destroy(slot->stream);
+    free(slot);
+}
+
+static dqg_dnnl_slot *new_slot(dqg_dnnl_prim *p)
+{
+    dqg_dnnl_slot *slot = calloc(1, sizeof *slot);
+    if (!slot)
+        return NULL;
+    dnnl_engine_t eng = dqg_onednn_engine();
+    if (!eng || dnnl_stream_create(&slot->stream, eng, dnnl_stream_default_flags) != dnnl_success) {
+        free_slot(slot, p->n_args);
+        return NULL;
+    }
+    for (int i = 0; i < p->n_args; i++)
+        if (dnnl_memory_create(&slot->mem[i], &p->mds[i], eng, DNNL_MEMORY_NONE) != dnnl_success) {
+            free_slot(slot, p->n_args);
+            return NULL;
+        }
+    return slot;
+}
+
+dqg_status dqg_dnnl_prim_execute(dqg_dnnl_prim *p, void *const *handles, const char *what)
+{
+    pthread_mutex_lock(&p->lock);
+    dqg_dnnl_slot *slot = p->free_slots;
+    if (slot)
+        p->free_slots = slot->next;
+    pthread_mutex_unlock(&p->lock);
+    if (!slot && !(slot = new_slot(p)))
+        return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory for a oneDNN stream", what);
+    dnnl_exec_arg_t args[DQG_DNNL_MAX_ARGS];
+    dnnl_status_t s = dnnl_success;
+    for (int i = 0; i < p->n_args && s == dnnl_success; i++) {
+        s = dnnl_memory_set_data_handle_v2(slot->mem[i], handles[i], slot->stream);
+        args[i] = (dnnl_exec_arg_t){p->arg_kinds[i], slot->mem[i]};
+    }
+    if (s == dnnl_success)
+        s = dnnl_primitive_execute(p->prim, slot->stream, p->n_args, args);
+    if (s == dnnl_success)
+        s = dnnl_stream_wait(slot->stream);
+    pthread_mutex_lock(&p->lock);
+    slot->next = p->free_slots;
+    p->free_slots = slot;
+    pthread_mutex_unlock(&p->lock);
+    return s == dnnl_success ? DQG_OK : dqg_dnnl_error(s, what, "execution");
+}
+
+void dqg_dnnl_prim_destroy(dqg_dnnl_prim *p)
+{
+    if (!p->prim)
+        return;
+    while (p->free_slots) {
+        dqg_dnnl_slot *n = p->free_slots->next;
+        free_slot(p->free_slots, p->n_args);
+        p->free_slots = n;
+    }
+    dnnl_primitive_destroy(p->prim);
+    pthread_mutex_destroy(&p->lock);
+    p->prim = NULL;
+}

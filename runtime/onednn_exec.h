@@ -1,0 +1,51 @@
+/* Running a oneDNN primitive from several threads at once (internal).
+ * oneDNN streams and memory objects carry per-execution state, so each
+ * concurrent execution takes a slot (a stream and one memory object per
+ * argument) from a small pool kept with the primitive; slots are created on
+ * first concurrent use and reused afterwards, so steady-state executions
+ * allocate nothing. */
+#ifndef DQG_RUNTIME_ONEDNN_EXEC_H
+#define DQG_RUNTIME_ONEDNN_EXEC_H
+
+#include <oneapi/dnnl/dnnl.h>
+#include <pthread.h>
+
+#include "dqgraph.h"
+
+#define DQG_DNNL_MAX_ARGS 12
+
+typedef struct dqg_dnnl_slot dqg_dnnl_slot;
+
+typedef struct dqg_dnnl_prim {
+    dnnl_primitive_t prim;
+    int n_args;
+    int arg_kinds[DQG_DNNL_MAX_ARGS]; /* DNNL_ARG_SRC, DNNL_ARG_DST, ... */
+    dnnl_memory_desc_t mds[DQG_DNNL_MAX_ARGS];
+    pthread_mutex_t lock;
+    dqg_dnnl_slot *free_slots;
+    size_t scratchpad_bytes; /* user-managed scratchpad, if the attr asked for it */
+} dqg_dnnl_prim;
+
+/* Creates the primitive from `pd` (which stays owned by the caller) and
+ * records the arguments it will be executed with. `what` names the kernel in
+ * error messages. */
+dqg_status dqg_dnnl_prim_init(dqg_dnnl_prim *p, const_dnnl_primitive_desc_t pd, int n_args,
+                              const int *arg_kinds, const dnnl_memory_desc_t *mds,
+                              const char *what);
+
+/* Executes with one data pointer per recorded argument, then waits. */
+dqg_status dqg_dnnl_prim_execute(dqg_dnnl_prim *p, void *const *handles, const char *what);
+
+void dqg_dnnl_prim_destroy(dqg_dnnl_prim *p);
+
+/* Maps a dqgraph type to oneDNN's; dnnl_data_type_undef when it has none. */
+dnnl_data_type_t dqg_dnnl_dtype(dqg_dtype dtype);
+
+/* A dense row-major memory descriptor. */
+dqg_status dqg_dnnl_md_dense(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
+                             dqg_dtype dtype);
+
+/* dqgraph's status for a failed oneDNN call, with a message naming `what`. */
+dqg_status dqg_dnnl_error(dnnl_status_t s, const char *what, const char *call);
+
+#endif
