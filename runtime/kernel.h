@@ -31,6 +31,10 @@ typedef struct dqg_kernel_request {
  * backend. */
 dqg_status dqg_kernel_build(const dqg_kernel_request *req, dqg_kernel **out);
 
+/* Where tensor t of a mini graph comes from at execution: its index in the
+ * kernel's args (inputs, then outputs), or -1 for a constant. */
+int dqg_kernel_arg_index(const dqg_graph *mini, dqg_tensor_id t);
+
 /* Kernel families (one file each). Each returns DQG_UNSUPPORTED (with a
  * message) when it cannot handle the request, so the caller may fall back. */
 dqg_status dqg_kernel_reference_build(const dqg_kernel_request *req, dqg_kernel **out);

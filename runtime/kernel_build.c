@@ -53,3 +53,14 @@ dqg_status dqg_kernel_build(const dqg_kernel_request *req, dqg_kernel **out)
         snprintf((*out)->impl, sizeof(*out)->impl, "reference (%s)", reason);
     return st;
 }
+
+int dqg_kernel_arg_index(const dqg_graph *mini, dqg_tensor_id t)
+{
+    for (int32_t i = 0; i < mini->n_inputs; i++)
+        if (mini->inputs[i] == t)
+            return i;
+    for (int32_t i = 0; i < mini->n_outputs; i++)
+        if (mini->outputs[i] == t)
+            return mini->n_inputs + i;
+    return -1;
+}

@@ -1,3 +1,235 @@
-/* placeholder until the kernel lands */
+/* Convolution on oneDNN's convolution primitive (f32/bf16/f16), NCX or NXC
+ * activations, groups through 5-D/6-D grouped weights, constant weights and
+ * bias pre-packed once. oneDNN counts dilation from 0 (dqgraph from 1). */
+#include <stdlib.h>
+#include <string.h>
+
 #include "runtime/kernel.h"
-dqg_status dqg_kernel_conv_build(const dqg_kernel_request *req, dqg_kernel **out) { return dqg_set_error(DQG_UNSUPPORTED, "not available"); }
+#include "runtime/onednn_conv.h"
+#include "runtime/onednn_pack.h"
+
+typedef struct conv_kernel {
+    dqg_kernel base;
+    dqg_dnnl_prim prim;
+    int x_arg, w_arg, b_arg, y_arg;
+    bool has_bias;
+    void *x_const, *w_packed, *b_const;
+    /* Run-time weights in plain OIX are reordered per execution into the
+     * layout the primitive chose, in the caller's scratch. */
+    bool reorder_w;
+    dqg_dnnl_prim w_reorder;
+} conv_kernel;
+
+static dqg_status conv_execute(dqg_kernel *k, void *const *args, void *scratch)
+{
+    conv_kernel *c = (conv_kernel *)k;
+    void *h[4];
+    int n = 0;
+    h[n++] = c->x_arg >= 0 ? args[c->x_arg] : c->x_const;
+    if (c->reorder_w) {
+        void *rh[2] = {args[c->w_arg], scratch};
+        dqg_status st = dqg_dnnl_prim_execute(&c->w_reorder, rh, c->base.impl);
+        if (st != DQG_OK)
+            return st;
+        h[n++] = scratch;
+    } else {
+        h[n++] = c->w_arg >= 0 ? args[c->w_arg] : c->w_packed;
+    }
+    if (c->has_bias)
+        h[n++] = c->b_arg >= 0 ? args[c->b_arg] : c->b_const;
+    h[n++] = args[c->y_arg];
+    return dqg_dnnl_prim_execute(&c->prim, h, c->base.impl);
+}
+
+static void conv_destroy(dqg_kernel *k)
+{
+    conv_kernel *c = (conv_kernel *)k;
+    dqg_dnnl_prim_destroy(&c->prim);
+    dqg_dnnl_prim_destroy(&c->w_reorder);
+    free(c->x_const);
+    free(c->w_packed);
+    free(c->b_const);
+    free(c);
+}
+
+/* oneDNN describes activations logically as N, C, spatial... whatever the
+ * memory layout; NXC is expressed through strides. */
+dqg_status dqg_conv_activation_md(const dqg_tensor *t, dqg_data_format f, dnnl_data_type_t dt,
+                                  dnnl_memory_desc_t *md)
+{
+    int r = t->rank;
+    dnnl_dims_t dims, strides;
+    int64_t st[DQG_MAX_RANK];
+    dqg_strides(r, t->dims, st);
+    if (f == DQG_FORMAT_NCX) {
+        for (int i = 0; i < r; i++) {
+            dims[i] = t->dims[i];
+            strides[i] = st[i];
+        }
+    } else {
+        dims[0] = t->dims[0];
+        strides[0] = st[0];
+        dims[1] = t->dims[r - 1];
+        strides[1] = st[r - 1];
+        for (int i = 2; i < r; i++) {
+            dims[i] = t->dims[i - 1];
+            strides[i] = st[i - 1];
+        }
+    }
+    dnnl_status_t s = dnnl_memory_desc_init_by_strides(md, r, dims, dt, strides);
+    return s == dnnl_success ? DQG_OK : dqg_dnnl_error(s, "convolution", "activation descriptor");
+}
+
+/* Weights OIX as oneDNN's (G, O/G, I, X...) when grouped. */
+dqg_status dqg_conv_weights_md(const dqg_tensor *w, int64_t groups, dnnl_data_type_t dt, bool any,
+                               dnnl_memory_desc_t *md)
+{
+    dnnl_dims_t dims;
+    int r = 0;
+    if (groups > 1) {
+        dims[r++] = groups;
+        dims[r++] = w->dims[0] / groups;
+    } else {
+        dims[r++] = w->dims[0];
+    }
+    for (int i = 1; i < w->rank; i++)
+        dims[r++] = w->dims[i];
+    dnnl_status_t s;
+    if (any) {
+        s = dnnl_memory_desc_init_by_tag(md, r, dims, dt, dnnl_format_tag_any);
+    } else {
+        dnnl_dims_t strides;
+        int64_t acc = 1;
+        for (int i = r - 1; i >= 0; i--) {
+            strides[i] = acc;
+            acc *= dims[i];
+        }
+        s = dnnl_memory_desc_init_by_strides(md, r, dims, dt, strides);
+    }
+    return s == dnnl_success ? DQG_OK : dqg_dnnl_error(s, "convolution", "weights descriptor");
+}
+
+void dqg_conv_params(const dqg_conv_attrs *a, dnnl_dims_t strides, dnnl_dims_t dil, dnnl_dims_t pl,
+                     dnnl_dims_t pr)
+{
+    for (int i = 0; i < a->spatial_rank; i++) {
+        strides[i] = a->strides[i];
+        dil[i] = a->dilations[i] - 1;
+        pl[i] = a->pads_begin[i];
+        pr[i] = a->pads_end[i];
+    }
+}
+
+dqg_status dqg_kernel_conv_build(const dqg_kernel_request *req, dqg_kernel **out)
+{
+    const dqg_graph *g = req->mini;
+    const dqg_op *op = &g->ops[req->roles->main];
+    const dqg_conv_attrs *a = &op->attrs.conv;
+    const dqg_tensor *x = &g->tensors[op->inputs[0]], *w = &g->tensors[op->inputs[1]];
+    const dqg_tensor *b = op->inputs[2] != DQG_NONE ? &g->tensors[op->inputs[2]] : NULL;
+    const dqg_tensor *y = &g->tensors[op->outputs[0]];
+    conv_kernel *c = calloc(1, sizeof *c);
+    if (!c)
+        return dqg_set_error(DQG_OUT_OF_MEMORY, "conv kernel: out of memory");
+    c->base.execute = conv_execute;
+    c->base.destroy = conv_destroy;
+    snprintf(c->base.impl, sizeof c->base.impl, "onednn:conv:%s", dqg_dtype_name(y->dtype));
+    c->x_arg = dqg_kernel_arg_index(g, op->inputs[0]);
+    c->w_arg = dqg_kernel_arg_index(g, op->inputs[1]);
+    c->b_arg = b ? dqg_kernel_arg_index(g, op->inputs[2]) : -1;
+    c->y_arg = dqg_kernel_arg_index(g, op->outputs[0]);
+    c->has_bias = b != NULL;
+    dnnl_data_type_t dt = dqg_dnnl_dtype(x->dtype);
+    dnnl_memory_desc_t md_x, md_w, md_w_any, md_b, md_y;
+    dqg_status st;
+    bool pack = c->w_arg < 0;
+    /* Let the primitive choose its weight layout either way: constant
+     * weights are packed now, run-time ones reordered per execution. */
+    if ((st = dqg_conv_activation_md(x, a->data_format, dt, &md_x)) != DQG_OK ||
+        (st = dqg_conv_activation_md(y, a->data_format, dt, &md_y)) != DQG_OK ||
+        (st = dqg_conv_weights_md(w, a->groups, dt, false, &md_w)) != DQG_OK ||
+        (st = dqg_conv_weights_md(w, a->groups, dt, true, &md_w_any)) != DQG_OK)
+        goto fail;
+    if (b && (st = dqg_dnnl_md_dense(&md_b, 1, b->dims, b->dtype)) != DQG_OK)
+        goto fail;
+    dnnl_dims_t strides, dil, pl, pr;
+    dqg_conv_params(a, strides, dil, pl, pr);
+    dnnl_convolution_desc_t d;
+    dnnl_status_t s = dnnl_dilated_convolution_forward_desc_init(
+        &d, dnnl_forward_inference, dnnl_convolution_direct, &md_x, &md_w_any, b ? &md_b : NULL,
+        &md_y, strides, dil, pl, pr);
+    if (s != dnnl_success) {
+        st = dqg_dnnl_error(s, c->base.impl, "convolution descriptor");
+        goto fail;
+    }
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_primitive_attr_create(&attr);
+    if (req->options->fpmath == DQG_FPMATH_BF16)
+        dnnl_primitive_attr_set_fpmath_mode(attr, dnnl_fpmath_mode_bf16);
+    dnnl_primitive_desc_t pd = NULL;
+    s = dnnl_primitive_desc_create(&pd, &d, attr, dqg_onednn_engine(), NULL);
+    dnnl_primitive_attr_destroy(attr);
+    if (s != dnnl_success) {
+        st = dqg_dnnl_error(s, c->base.impl, "primitive descriptor");
+        goto fail;
+    }
+    const char *impl = NULL;
+    dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
+    if (impl) {
+        size_t len = strlen(c->base.impl);
+        snprintf(c->base.impl + len, sizeof c->base.impl - len, ":%s", impl);
+    }
+    dnnl_memory_desc_t md_w_real = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    if (pack) {
+        size_t bytes = 0;
+        st = dqg_dnnl_pack(&md_w, w->data, &md_w_real, &c->w_packed, &bytes, c->base.impl);
+        c->base.bytes += bytes;
+    } else if (!dnnl_memory_desc_equal(&md_w, &md_w_real)) {
+        dnnl_primitive_desc_t rpd = NULL;
+        dnnl_engine_t eng = dqg_onednn_engine();
+        s = dnnl_reorder_primitive_desc_create(&rpd, &md_w, eng, &md_w_real, eng, NULL);
+        if (s != dnnl_success) {
+            st = dqg_dnnl_error(s, c->base.impl, "weight reorder");
+        } else {
+            int rk[2] = {DNNL_ARG_FROM, DNNL_ARG_TO};
+            dnnl_memory_desc_t rm[2] = {md_w, md_w_real};
+            st = dqg_dnnl_prim_init(&c->w_reorder, rpd, 2, rk, rm, c->base.impl);
+            dnnl_primitive_desc_destroy(rpd);
+            c->reorder_w = st == DQG_OK;
+            c->base.scratch_size = (dnnl_memory_desc_get_size(&md_w_real) + 63) & ~(size_t)63;
+        }
+    } else {
+        md_w_real = md_w;
+    }
+    if (st == DQG_OK && c->x_arg < 0 && !(c->x_const = malloc(x->nbytes)))
+        st = dqg_set_error(DQG_OUT_OF_MEMORY, "conv kernel: out of memory");
+    if (st == DQG_OK && c->x_arg < 0)
+        memcpy(c->x_const, x->data, x->nbytes);
+    if (st == DQG_OK && b && c->b_arg < 0 && !(c->b_const = malloc(b->nbytes)))
+        st = dqg_set_error(DQG_OUT_OF_MEMORY, "conv kernel: out of memory");
+    if (st == DQG_OK && b && c->b_arg < 0)
+        memcpy(c->b_const, b->data, b->nbytes);
+    if (st == DQG_OK) {
+        int kinds[4], n = 0;
+        dnnl_memory_desc_t mds[4];
+        kinds[n] = DNNL_ARG_SRC;
+        mds[n++] = md_x;
+        kinds[n] = DNNL_ARG_WEIGHTS;
+        mds[n++] = md_w_real;
+        if (b) {
+            kinds[n] = DNNL_ARG_BIAS;
+            mds[n++] = md_b;
+        }
+        kinds[n] = DNNL_ARG_DST;
+        mds[n++] = md_y;
+        st = dqg_dnnl_prim_init(&c->prim, pd, n, kinds, mds, c->base.impl);
+    }
+    dnnl_primitive_desc_destroy(pd);
+    if (st != DQG_OK)
+        goto fail;
+    *out = &c->base;
+    return DQG_OK;
+fail:
+    conv_destroy(&c->base);
+    return st;
+}

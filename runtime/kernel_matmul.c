@@ -1,3 +1,168 @@
-/* placeholder until the kernel lands */
+/* MatMul on oneDNN's matmul primitive in f32/bf16/f16 (bf16 math for f32
+ * only under the opt-in fpmath mode). Batch broadcasting and the
+ * transposes are expressed as shapes and strides; constant weights are
+ * pre-packed once into the layout the primitive prefers. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "runtime/kernel.h"
-dqg_status dqg_kernel_matmul_build(const dqg_kernel_request *req, dqg_kernel **out) { return dqg_set_error(DQG_UNSUPPORTED, "not available"); }
+#include "runtime/onednn_pack.h"
+
+typedef struct matmul_kernel {
+    dqg_kernel base;
+    dqg_dnnl_prim prim;
+    int a_arg, b_arg, y_arg; /* arg indexes; -1 = constant */
+    void *a_const, *b_packed;
+} matmul_kernel;
+
+static dqg_status matmul_execute(dqg_kernel *k, void *const *args, void *scratch)
+{
+    matmul_kernel *m = (matmul_kernel *)k;
+    void *h[3] = {m->a_arg >= 0 ? args[m->a_arg] : m->a_const,
+                  m->b_arg >= 0 ? args[m->b_arg] : m->b_packed, args[m->y_arg]};
+    return dqg_dnnl_prim_execute(&m->prim, h, m->base.impl);
+}
+
+static void matmul_destroy(dqg_kernel *k)
+{
+    matmul_kernel *m = (matmul_kernel *)k;
+    dqg_dnnl_prim_destroy(&m->prim);
+    free(m->a_const);
+    free(m->b_packed);
+    free(m);
+}
+
+/* Builds the descriptor of a MatMul operand as a matrix of rank R: batch
+ * dims right-aligned (1 where absent), the last two (rows, cols) swapped
+ * through strides when transposed. */
+static dqg_status operand_md(const dqg_tensor *t, bool is_a, bool transpose, int R,
+                             dnnl_memory_desc_t *md)
+{
+    dnnl_dims_t dims, strides;
+    int64_t rows, cols;
+    if (t->rank == 1) {
+        rows = is_a ? 1 : t->dims[0];
+        cols = is_a ? t->dims[0] : 1;
+        transpose = false;
+    } else {
+        rows = t->dims[t->rank - (transpose ? 1 : 2)];
+        cols = t->dims[t->rank - (transpose ? 2 : 1)];
+    }
+    int tb = t->rank > 2 ? t->rank - 2 : 0;
+    for (int i = 0; i < R - 2; i++) {
+        int ti = i - (R - 2 - tb);
+        dims[i] = ti >= 0 ? t->dims[ti] : 1;
+    }
+    dims[R - 2] = rows;
+    dims[R - 1] = cols;
+    /* Storage: the stored (untransposed) matrix is dense row-major. */
+    int64_t stored_cols = transpose ? rows : cols;
+    strides[R - 2] = transpose ? 1 : stored_cols;
+    strides[R - 1] = transpose ? stored_cols : 1;
+    int64_t s = rows * cols;
+    for (int i = R - 3; i >= 0; i--) {
+        strides[i] = s;
+        s *= dims[i];
+    }
+    dnnl_status_t st =
+        dnnl_memory_desc_init_by_strides(md, R, dims, dqg_dnnl_dtype(t->dtype), strides);
+    return st == dnnl_success ? DQG_OK : dqg_dnnl_error(st, "matmul operand", "descriptor");
+}
+
+dqg_status dqg_kernel_matmul_build(const dqg_kernel_request *req, dqg_kernel **out)
+{
+    const dqg_graph *g = req->mini;
+    const dqg_op *op = &g->ops[req->roles->main];
+    const dqg_tensor *a = &g->tensors[op->inputs[0]], *b = &g->tensors[op->inputs[1]];
+    const dqg_tensor *y = &g->tensors[op->outputs[0]];
+    matmul_kernel *m = calloc(1, sizeof *m);
+    if (!m)
+        return dqg_set_error(DQG_OUT_OF_MEMORY, "matmul kernel: out of memory");
+    m->base.execute = matmul_execute;
+    m->base.destroy = matmul_destroy;
+    snprintf(m->base.impl, sizeof m->base.impl, "onednn:matmul:%s", dqg_dtype_name(y->dtype));
+    m->a_arg = dqg_kernel_arg_index(g, op->inputs[0]);
+    m->b_arg = dqg_kernel_arg_index(g, op->inputs[1]);
+    m->y_arg = dqg_kernel_arg_index(g, op->outputs[0]);
+    int ra = a->rank > 2 ? a->rank : 2, rb = b->rank > 2 ? b->rank : 2;
+    int R = ra > rb ? ra : rb;
+    dnnl_memory_desc_t md_a, md_b, md_b_any, md_y;
+    dqg_status st;
+    if ((st = operand_md(a, true, op->attrs.matmul.transpose_a, R, &md_a)) != DQG_OK ||
+        (st = operand_md(b, false, op->attrs.matmul.transpose_b, R, &md_b)) != DQG_OK)
+        goto fail;
+    {
+        /* The output as [batch..., M, N], dense. */
+        dnnl_dims_t yd;
+        for (int i = 0; i < R - 2; i++)
+            yd[i] = md_a.dims[i] > md_b.dims[i] ? md_a.dims[i] : md_b.dims[i];
+        yd[R - 2] = md_a.dims[R - 2];
+        yd[R - 1] = md_b.dims[R - 1];
+        int64_t yd64[DNNL_MAX_NDIMS];
+        for (int i = 0; i < R; i++)
+            yd64[i] = yd[i];
+        if ((st = dqg_dnnl_md_dense(&md_y, R, yd64, y->dtype)) != DQG_OK)
+            goto fail;
+    }
+    bool pack = m->b_arg < 0;
+    md_b_any = md_b;
+    if (pack) {
+        dnnl_status_t s = dnnl_memory_desc_init_by_tag(
+            &md_b_any, R, md_b.dims, dqg_dnnl_dtype(b->dtype), dnnl_format_tag_any);
+        if (s != dnnl_success) {
+            st = dqg_dnnl_error(s, m->base.impl, "weights descriptor");
+            goto fail;
+        }
+    }
+    dnnl_matmul_desc_t d;
+    dnnl_status_t s = dnnl_matmul_desc_init(&d, &md_a, &md_b_any, NULL, &md_y);
+    if (s != dnnl_success) {
+        st = dqg_dnnl_error(s, m->base.impl, "matmul descriptor");
+        goto fail;
+    }
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_primitive_attr_create(&attr);
+    if (req->options->fpmath == DQG_FPMATH_BF16)
+        dnnl_primitive_attr_set_fpmath_mode(attr, dnnl_fpmath_mode_bf16);
+    dnnl_primitive_desc_t pd = NULL;
+    s = dnnl_primitive_desc_create(&pd, &d, attr, dqg_onednn_engine(), NULL);
+    dnnl_primitive_attr_destroy(attr);
+    if (s != dnnl_success) {
+        st = dqg_dnnl_error(s, m->base.impl, "primitive descriptor");
+        goto fail;
+    }
+    const char *impl = NULL;
+    dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
+    if (impl) {
+        size_t len = strlen(m->base.impl);
+        snprintf(m->base.impl + len, sizeof m->base.impl - len, ":%s", impl);
+    }
+    dnnl_memory_desc_t md_b_real = md_b;
+    if (pack) {
+        md_b_real = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+        size_t bytes = 0;
+        st = dqg_dnnl_pack(&md_b, b->data, &md_b_real, &m->b_packed, &bytes, m->base.impl);
+        m->base.bytes += bytes;
+    }
+    if (st == DQG_OK && m->a_arg < 0) {
+        m->a_const = malloc(a->nbytes);
+        if (!m->a_const)
+            st = dqg_set_error(DQG_OUT_OF_MEMORY, "matmul kernel: out of memory");
+        else
+            memcpy(m->a_const, a->data, a->nbytes);
+        m->base.bytes += a->nbytes;
+    }
+    if (st == DQG_OK) {
+        int kinds[3] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
+        dnnl_memory_desc_t mds[3] = {md_a, md_b_real, md_y};
+        st = dqg_dnnl_prim_init(&m->prim, pd, 3, kinds, mds, m->base.impl);
+    }
+    dnnl_primitive_desc_destroy(pd);
+    if (st != DQG_OK)
+        goto fail;
+    *out = &m->base;
+    return DQG_OK;
+fail:
+    matmul_destroy(&m->base);
+    return st;
+}

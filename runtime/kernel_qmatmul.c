@@ -1,3 +1,6 @@
 /* placeholder until the kernel lands */
 #include "runtime/kernel.h"
-dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **out) { return dqg_set_error(DQG_UNSUPPORTED, "not available"); }
+dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **out)
+{
+    return dqg_set_error(DQG_UNSUPPORTED, "not available");
+}

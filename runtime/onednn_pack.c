@@ -1,0 +1,40 @@
+/* Pre-packing of constant tensors into a primitive's preferred layout. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/graph_internal.h"
+#include "runtime/kernel.h"
+#include "runtime/onednn_pack.h"
+
+dqg_status dqg_dnnl_pack(const dnnl_memory_desc_t *from, const void *data,
+                         const dnnl_memory_desc_t *to, void **out, size_t *bytes, const char *what)
+{
+    size_t n = dnnl_memory_desc_get_size(to);
+    void *buf = aligned_alloc(64, (n + 63) & ~(size_t)63);
+    if (!buf)
+        return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory packing %zu bytes", what, n);
+    dqg_dnnl_prim prim;
+    dnnl_engine_t eng = dqg_onednn_engine();
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_status_t s = dnnl_reorder_primitive_desc_create(&pd, from, eng, to, eng, NULL);
+    if (s != dnnl_success) {
+        free(buf);
+        return dqg_dnnl_error(s, what, "weight reorder");
+    }
+    int kinds[2] = {DNNL_ARG_FROM, DNNL_ARG_TO};
+    dnnl_memory_desc_t mds[2] = {*from, *to};
+    dqg_status st = dqg_dnnl_prim_init(&prim, pd, 2, kinds, mds, what);
+    dnnl_primitive_desc_destroy(pd);
+    if (st == DQG_OK) {
+        void *h[2] = {(void *)data, buf};
+        st = dqg_dnnl_prim_execute(&prim, h, what);
+        dqg_dnnl_prim_destroy(&prim);
+    }
+    if (st != DQG_OK) {
+        free(buf);
+        return st;
+    }
+    *out = buf;
+    *bytes = n;
+    return DQG_OK;
+}
