@@ -44,7 +44,9 @@ static bool keep_for_int8_fusion(const dqg_graph *g, const dqg_op *dq)
     const dqg_op *mm = &g->ops[c];
     if (mm->kind != DQG_OP_MATMUL && mm->kind != DQG_OP_CONVOLUTION)
         return false;
-    return produced_by_dequantize(g, mm->inputs[0]);
+    /* Only weights an int8 kernel can take are worth keeping quantized. */
+    dqg_dtype wt = g->tensors[dq->inputs[0]].dtype;
+    return (wt == DQG_S8 || wt == DQG_U8) && produced_by_dequantize(g, mm->inputs[0]);
 }
 
 static bool foldable_kind(dqg_op_kind k)

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "runtime/kernel.h"
-#include "runtime/onednn_conv.h"
+#include "runtime/onednn_layout.h"
 #include "runtime/onednn_pack.h"
 
 typedef struct conv_kernel {

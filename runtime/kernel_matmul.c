@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "runtime/kernel.h"
+#include "runtime/onednn_layout.h"
 #include "runtime/onednn_pack.h"
 
 typedef struct matmul_kernel {
@@ -35,8 +36,8 @@ static void matmul_destroy(dqg_kernel *k)
 /* Builds the descriptor of a MatMul operand as a matrix of rank R: batch
  * dims right-aligned (1 where absent), the last two (rows, cols) swapped
  * through strides when transposed. */
-static dqg_status operand_md(const dqg_tensor *t, bool is_a, bool transpose, int R,
-                             dnnl_memory_desc_t *md)
+dqg_status dqg_matmul_operand_md(const dqg_tensor *t, bool is_a, bool transpose, int R,
+                                 dnnl_data_type_t dt, dnnl_memory_desc_t *md)
 {
     dnnl_dims_t dims, strides;
     int64_t rows, cols;
@@ -64,8 +65,7 @@ static dqg_status operand_md(const dqg_tensor *t, bool is_a, bool transpose, int
         strides[i] = s;
         s *= dims[i];
     }
-    dnnl_status_t st =
-        dnnl_memory_desc_init_by_strides(md, R, dims, dqg_dnnl_dtype(t->dtype), strides);
+    dnnl_status_t st = dnnl_memory_desc_init_by_strides(md, R, dims, dt, strides);
     return st == dnnl_success ? DQG_OK : dqg_dnnl_error(st, "matmul operand", "descriptor");
 }
 
@@ -88,8 +88,10 @@ dqg_status dqg_kernel_matmul_build(const dqg_kernel_request *req, dqg_kernel **o
     int R = ra > rb ? ra : rb;
     dnnl_memory_desc_t md_a, md_b, md_b_any, md_y;
     dqg_status st;
-    if ((st = operand_md(a, true, op->attrs.matmul.transpose_a, R, &md_a)) != DQG_OK ||
-        (st = operand_md(b, false, op->attrs.matmul.transpose_b, R, &md_b)) != DQG_OK)
+    if ((st = dqg_matmul_operand_md(a, true, op->attrs.matmul.transpose_a, R,
+                                    dqg_dnnl_dtype(a->dtype), &md_a)) != DQG_OK ||
+        (st = dqg_matmul_operand_md(b, false, op->attrs.matmul.transpose_b, R,
+                                    dqg_dnnl_dtype(b->dtype), &md_b)) != DQG_OK)
         goto fail;
     {
         /* The output as [batch..., M, N], dense. */

@@ -1,6 +1,7 @@
-/* Descriptors shared by the f32 and int8 convolution kernels (internal). */
-#ifndef DQG_RUNTIME_ONEDNN_CONV_H
-#define DQG_RUNTIME_ONEDNN_CONV_H
+/* Memory descriptors shared by the f32 and int8 MatMul and Convolution
+ * kernels (internal). */
+#ifndef DQG_RUNTIME_ONEDNN_LAYOUT_H
+#define DQG_RUNTIME_ONEDNN_LAYOUT_H
 
 #include "graph/graph_internal.h"
 #include "runtime/onednn_exec.h"
@@ -15,5 +16,11 @@ dqg_status dqg_conv_weights_md(const dqg_tensor *w, int64_t groups, dnnl_data_ty
 /* Strides, dilations (oneDNN counts from 0), left and right pads. */
 void dqg_conv_params(const dqg_conv_attrs *a, dnnl_dims_t strides, dnnl_dims_t dil, dnnl_dims_t pl,
                      dnnl_dims_t pr);
+
+/* A MatMul operand as a rank-R matrix (batch dims right-aligned, 1 where
+ * absent; a 1-D operand promoted; the transpose through strides), stored as
+ * dense row-major data of type `dt`. */
+dqg_status dqg_matmul_operand_md(const dqg_tensor *t, bool is_a, bool transpose, int R,
+                                 dnnl_data_type_t dt, dnnl_memory_desc_t *md);
 
 #endif
