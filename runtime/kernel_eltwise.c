@@ -15,24 +15,31 @@ typedef struct eltwise_kernel {
     bool swap;     /* binary: operands swapped so the broadcast one is second */
     size_t nbytes; /* Reshape: bytes to copy */
     bool is_copy;
+    /* Where each operand comes from: an arg index, or a constant copy. */
+    int in_arg[2], out_arg;
+    void *in_const[2];
 } eltwise_kernel;
 
 static dqg_status eltwise_execute(dqg_kernel *k, void *const *args, void *scratch)
 {
     eltwise_kernel *e = (eltwise_kernel *)k;
+    void *in[2];
+    for (int i = 0; i < 2; i++)
+        in[i] = e->in_arg[i] >= 0 ? args[e->in_arg[i]] : e->in_const[i];
+    void *out = args[e->out_arg];
     if (e->is_copy) {
-        if (args[0] != args[1])
-            memcpy(args[1], args[0], e->nbytes);
+        if (in[0] != out)
+            memcpy(out, in[0], e->nbytes);
         return DQG_OK;
     }
     void *h[3];
     if (e->prim.n_args == 3) {
-        h[0] = args[e->swap ? 1 : 0];
-        h[1] = args[e->swap ? 0 : 1];
-        h[2] = args[2];
+        h[0] = in[e->swap ? 1 : 0];
+        h[1] = in[e->swap ? 0 : 1];
+        h[2] = out;
     } else {
-        h[0] = args[0];
-        h[1] = args[1];
+        h[0] = in[0];
+        h[1] = out;
     }
     return dqg_dnnl_prim_execute(&e->prim, h, e->base.impl);
 }
@@ -41,6 +48,8 @@ static void eltwise_destroy(dqg_kernel *k)
 {
     eltwise_kernel *e = (eltwise_kernel *)k;
     dqg_dnnl_prim_destroy(&e->prim);
+    free(e->in_const[0]);
+    free(e->in_const[1]);
     free(e);
 }
 
@@ -128,6 +137,23 @@ dqg_status dqg_kernel_eltwise_build(const dqg_kernel_request *req, dqg_kernel **
     e->base.execute = eltwise_execute;
     e->base.destroy = eltwise_destroy;
     snprintf(e->base.impl, sizeof e->base.impl, "onednn:%s", dqg_op_kind_name(op->kind));
+    e->out_arg = dqg_kernel_arg_index(g, op->outputs[0]);
+    for (int i = 0; i < 2; i++) {
+        e->in_arg[i] = -1;
+        if (i >= op->n_inputs || op->inputs[i] == DQG_NONE)
+            continue;
+        e->in_arg[i] = dqg_kernel_arg_index(g, op->inputs[i]);
+        const dqg_tensor *t = &g->tensors[op->inputs[i]];
+        if (e->in_arg[i] < 0) {
+            e->in_const[i] = malloc(t->nbytes ? t->nbytes : 1);
+            if (!e->in_const[i]) {
+                eltwise_destroy(&e->base);
+                return dqg_set_error(DQG_OUT_OF_MEMORY, "kernel: out of memory");
+            }
+            memcpy(e->in_const[i], t->data, t->nbytes);
+            e->base.bytes += t->nbytes;
+        }
+    }
     dqg_status st = DQG_UNSUPPORTED;
     dnnl_memory_desc_t mds[2];
     int kinds[2] = {DNNL_ARG_SRC, DNNL_ARG_DST};

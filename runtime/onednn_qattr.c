@@ -11,9 +11,12 @@ static bool is_const(const dqg_graph *g, dqg_tensor_id t)
 }
 
 /* A constant f32 operand as a oneDNN post-op source of the destination's
- * rank: 1 everywhere but the channel axis when it is per channel. */
+ * rank: 1 everywhere but the channel axis when it is per channel. Its
+ * values are multiplied by `factor` (the folded quantize scale, for
+ * additive operands). */
 static dqg_status add_binary(dqg_qattr *q, dnnl_post_ops_t po, dnnl_alg_kind_t alg,
-                             const dqg_tensor *t, int dst_rank, int channel_axis, const char *what)
+                             const dqg_tensor *t, float factor, int dst_rank, int channel_axis,
+                             const char *what)
 {
     if (q->n_binary == DQG_QATTR_MAX_BINARY)
         return dqg_set_error(DQG_UNSUPPORTED, "%s: too many binary post-ops", what);
@@ -28,14 +31,17 @@ static dqg_status add_binary(dqg_qattr *q, dnnl_post_ops_t po, dnnl_alg_kind_t a
                                                    : dst_rank == 3 ? dnnl_abc
                                                    : dst_rank == 4 ? dnnl_abcd
                                                                    : dnnl_abcde);
+    int index = dnnl_post_ops_len(po);
     if (s == dnnl_success)
         s = dnnl_post_ops_append_binary(po, alg, md);
     if (s != dnnl_success)
         return dqg_dnnl_error(s, what, "binary post-op");
-    void *copy = malloc(t->nbytes);
+    float *copy = malloc((size_t)t->nelems * sizeof(float));
     if (!copy)
         return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory", what);
-    memcpy(copy, t->data, t->nbytes);
+    for (int64_t i = 0; i < t->nelems; i++)
+        copy[i] = dqg_load_float(t->dtype, t->data, i) * factor;
+    q->binary_index[q->n_binary] = index;
     q->binary_data[q->n_binary++] = copy;
     return DQG_OK;
 }
@@ -52,6 +58,20 @@ dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int chan
         return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory", what);
     dnnl_status_t s = dnnl_success;
 
+    /* A following QuantizeLinear divides by its scale: folded into the
+     * output scales, with every additive term and clip bound of the
+     * epilogue scaled to match (exact algebra for a positive scale). oneDNN
+     * then rounds to nearest even, saturates and adds the zero point. */
+    float inv = 1.0f;
+    if (p->q >= 0) {
+        const dqg_tensor *qs = &g->tensors[g->ops[p->q].inputs[1]];
+        float qscale = dqg_load_float(qs->dtype, qs->data, 0);
+        if (!(qscale > 0.0f))
+            return dqg_set_error(DQG_UNSUPPORTED, "%s: quantize scale %g is not positive", what,
+                                 (double)qscale);
+        inv = 1.0f / qscale;
+    }
+
     /* Output scales = src scale x weight scale (per output channel). */
     const dqg_tensor *ws = &g->tensors[wdq->inputs[1]];
     bool per_channel = wdq->attrs.quant.granularity == DQG_PER_AXIS && channels > 1;
@@ -60,7 +80,7 @@ dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int chan
     if (!q->w_scales)
         return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory", what);
     for (int64_t i = 0; i < q->n_scales; i++)
-        q->w_scales[i] = dqg_load_float(ws->dtype, ws->data, per_channel ? i : 0);
+        q->w_scales[i] = dqg_load_float(ws->dtype, ws->data, per_channel ? i : 0) * inv;
     int mask = per_channel ? 1 << channel_axis : 0;
     dqg_tensor_id st = sdq->inputs[1];
     if (is_const(g, st)) {
@@ -109,49 +129,42 @@ dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int chan
     dqg_status status = DQG_OK;
     const dqg_op *main = &g->ops[p->main];
     if (main->kind == DQG_OP_CONVOLUTION && main->inputs[2] != DQG_NONE)
-        status = add_binary(q, po, dnnl_binary_add, &g->tensors[main->inputs[2]], dst_rank,
+        status = add_binary(q, po, dnnl_binary_add, &g->tensors[main->inputs[2]], inv, dst_rank,
                             channel_axis, what);
     if (status == DQG_OK && p->bias >= 0)
-        status = add_binary(q, po, dnnl_binary_add, &g->tensors[g->ops[p->bias].inputs[1]],
+        status = add_binary(q, po, dnnl_binary_add, &g->tensors[g->ops[p->bias].inputs[1]], inv,
                             dst_rank, channel_axis, what);
+    /* Scalar Add/Mul are broadcast binary post-ops rather than linear
+     * eltwise ones: oneDNN 2.6's brgemm matmul drops the second linear
+     * post-op of a chain. */
     for (int i = 0; i < p->n_post && status == DQG_OK; i++) {
         const dqg_op *op = &g->ops[p->post[i]];
-        if (op->kind == DQG_OP_RELU) {
+        s = dnnl_success;
+        if (op->kind == DQG_OP_RELU)
             s = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f);
-        } else if (op->kind == DQG_OP_CLIP) {
-            s = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_clip_v2, op->attrs.clip.lo,
-                                             op->attrs.clip.hi);
-        } else {
-            const dqg_tensor *t = &g->tensors[op->inputs[1]];
-            bool add = op->kind == DQG_OP_ADD;
-            if (t->nelems == 1) {
-                float c = dqg_load_float(t->dtype, t->data, 0);
-                s = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_linear, add ? 1.0f : c,
-                                                 add ? c : 0.0f);
-            } else {
-                status = add_binary(q, po, add ? dnnl_binary_add : dnnl_binary_mul, t, dst_rank,
-                                    channel_axis, what);
-                s = dnnl_success;
-            }
-        }
+        else if (op->kind == DQG_OP_CLIP)
+            s = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_clip_v2,
+                                             op->attrs.clip.lo * inv, op->attrs.clip.hi * inv);
+        else if (op->kind == DQG_OP_ADD)
+            status = add_binary(q, po, dnnl_binary_add, &g->tensors[op->inputs[1]], inv, dst_rank,
+                                channel_axis, what);
+        else
+            status = add_binary(q, po, dnnl_binary_mul, &g->tensors[op->inputs[1]], 1.0f, dst_rank,
+                                channel_axis, what);
         if (status == DQG_OK && s != dnnl_success)
             status = dqg_dnnl_error(s, what, "post-op");
     }
     q->dst_dtype = DQG_F32;
     if (status == DQG_OK && p->q >= 0) {
         const dqg_op *qop = &g->ops[p->q];
-        const dqg_tensor *qs = &g->tensors[qop->inputs[1]];
         q->dst_dtype = g->tensors[qop->outputs[0]].dtype;
-        float scale = dqg_load_float(qs->dtype, qs->data, 0);
-        s = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_linear, 1.0f / scale, 0.0f);
-        if (s == dnnl_success && qop->inputs[2] != DQG_NONE) {
+        if (qop->inputs[2] != DQG_NONE) {
             const dqg_tensor *qz = &g->tensors[qop->inputs[2]];
             int32_t zp = (int32_t)dqg_load_int(qz->dtype, qz->data, 0);
-            if (zp != 0)
-                s = dnnl_primitive_attr_set_zero_points(q->attr, DNNL_ARG_DST, 1, 0, &zp);
+            if (zp != 0 && (s = dnnl_primitive_attr_set_zero_points(q->attr, DNNL_ARG_DST, 1, 0,
+                                                                    &zp)) != dnnl_success)
+                status = dqg_dnnl_error(s, what, "quantized destination");
         }
-        if (s != dnnl_success)
-            status = dqg_dnnl_error(s, what, "quantized destination");
     }
     if (status == DQG_OK && (s = dnnl_primitive_attr_set_post_ops(q->attr, po)) != dnnl_success)
         status = dqg_dnnl_error(s, what, "post-ops");
@@ -188,7 +201,7 @@ int dqg_qattr_args(const dqg_qattr *q, int n, int *kinds, dnnl_memory_desc_t *md
     }
     for (int i = 0; i < q->n_binary; i++) {
         mds[n] = q->binary_md[i];
-        kinds[n++] = DNNL_ARG_ATTR_MULTIPLE_POST_OP(i) | DNNL_ARG_SRC_1;
+        kinds[n++] = DNNL_ARG_ATTR_MULTIPLE_POST_OP(q->binary_index[i]) | DNNL_ARG_SRC_1;
     }
     return n;
 }

@@ -8,7 +8,7 @@
 #include "runtime/kernel.h"
 #include "runtime/onednn_exec.h"
 
-#define DQG_QATTR_MAX_BINARY 5
+#define DQG_QATTR_MAX_BINARY 6
 
 typedef struct dqg_qattr {
     dnnl_primitive_attr_t attr;
@@ -23,6 +23,7 @@ typedef struct dqg_qattr {
     int src_zp_arg; /* run-time source zero point: arg index, else -1 */
     /* Binary post-ops: constant operands (owned) or run-time args. */
     int n_binary;
+    int binary_index[DQG_QATTR_MAX_BINARY]; /* position in the post-op chain */
     void *binary_data[DQG_QATTR_MAX_BINARY];
     dnnl_memory_desc_t binary_md[DQG_QATTR_MAX_BINARY];
     dqg_dtype dst_dtype;

@@ -1,0 +1,409 @@
+/* Randomized differential suite for the int8 fusion passes, with fixed
+ * seeds: each generated QDQ graph is compiled fused, compiled with fusion
+ * off, and run on the reference interpreter. f32 outputs agree within 1e-5
+ * of the output's largest magnitude, quantized outputs within one unit; the
+ * explain log shows the expected fusion or refusal. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "test_common.h"
+
+static uint32_t rs;
+static uint32_t rnd(void)
+{
+    rs ^= rs << 13;
+    rs ^= rs >> 17;
+    rs ^= rs << 5;
+    return rs;
+}
+static int64_t rin(int64_t lo, int64_t hi) { return lo + (int64_t)(rnd() % (uint32_t)(hi - lo + 1)); }
+
+typedef struct gen {
+    dqg_graph *g;
+    dqg_tensor_id x_in, y;
+    bool expect_fused;
+    const char *expect_reason; /* substring of the refusal, when not fused */
+    bool quantized_out;
+    char what[256];
+} gen;
+
+static dqg_tensor_id cf32(dqg_graph *g, int rank, const int64_t *d, const float *v)
+{
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++)
+        n *= d[i];
+    return dqg_constant(g, NULL, DQG_F32, rank, d, v, (size_t)n * sizeof(float));
+}
+
+/* Activation DQ of a u8/s8 input `x` (per-tensor; optionally per-axis to
+ * provoke a refusal). */
+static dqg_tensor_id src_dq(gen *G, dqg_tensor_id x, dqg_dtype xt, bool per_axis, int axis,
+                            int64_t adim)
+{
+    dqg_graph *g = G->g;
+    float s[64];
+    int64_t n = per_axis ? adim : 1;
+    for (int i = 0; i < n; i++)
+        s[i] = 0.01f + 0.001f * (float)rin(0, 40);
+    uint8_t zp[64];
+    bool has_zp = rin(0, 2) != 0;
+    for (int i = 0; i < n; i++)
+        zp[i] = xt == DQG_U8 ? (uint8_t)rin(0, 255) : (uint8_t)(int8_t)rin(-20, 20);
+    int64_t one = 1;
+    dqg_tensor_id sc = per_axis ? cf32(g, 1, &n, s) : cf32(g, 0, &one, s);
+    dqg_tensor_id z = DQG_NONE;
+    if (has_zp)
+        z = dqg_constant(g, NULL, xt, per_axis ? 1 : 0, &n, zp, (size_t)n);
+    dqg_dequantize_linear_attrs a = {.opset = 13, .has_axis = true, .axis = axis};
+    return dqg_dequantize_linear(g, "x_dq", x, sc, z, &a);
+}
+
+/* Weight DQ of constant weights of shape wd, per-tensor or per channel along
+ * oc_axis; u8 weights with zero point 128 (or per channel near it). */
+static dqg_tensor_id w_dq(gen *G, int rank, const int64_t *wd, int oc_axis, dqg_dtype wt,
+                          bool unfoldable)
+{
+    dqg_graph *g = G->g;
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++)
+        n *= wd[i];
+    int8_t *w = malloc((size_t)n);
+    for (int64_t i = 0; i < n; i++)
+        w[i] = wt == DQG_U8 ? (int8_t)(uint8_t)rin(100, 156) : (int8_t)rin(-127, 127);
+    bool per_ch = rin(0, 1);
+    int64_t oc = wd[oc_axis], ns = per_ch ? oc : 1, one = 1;
+    float s[256];
+    uint8_t zp[256];
+    for (int i = 0; i < ns; i++) {
+        s[i] = 0.005f + 0.0005f * (float)rin(0, 40);
+        zp[i] = wt == DQG_U8 ? (uint8_t)(unfoldable ? 0 : 128 + rin(-3, 3)) : 0;
+    }
+    dqg_tensor_id wq = dqg_constant(g, "w_q", wt, rank, wd, w, (size_t)n);
+    dqg_tensor_id sc = per_ch ? cf32(g, 1, &ns, s) : cf32(g, 0, &one, s);
+    dqg_tensor_id z = DQG_NONE;
+    if (wt == DQG_U8 || rin(0, 3) == 0)
+        z = dqg_constant(g, NULL, wt, per_ch ? 1 : 0, &ns, zp, (size_t)ns);
+    dqg_dequantize_linear_attrs a = {.opset = 13, .has_axis = true, .axis = oc_axis};
+    free(w);
+    return dqg_dequantize_linear(g, "w_dq", wq, sc, z, &a);
+}
+
+/* Bias, post-ops and quantize after `t` (channel axis ca, C channels). */
+static dqg_tensor_id epilogue(gen *G, dqg_tensor_id t, int ca, int64_t C, dqg_data_format bf,
+                              bool allow_bias)
+{
+    dqg_graph *g = G->g;
+    float v[256];
+    int64_t one = 1;
+    if (allow_bias && rin(0, 1)) {
+        for (int i = 0; i < C; i++)
+            v[i] = (float)rin(-100, 100) * 0.01f;
+        t = dqg_bias_add(g, "bias", t, cf32(g, 1, &C, v), bf);
+    }
+    int n_post = (int)rin(0, 3);
+    for (int i = 0; i < n_post; i++) {
+        switch (rin(0, 3)) {
+        case 0:
+            t = dqg_relu(g, NULL, t);
+            break;
+        case 1:
+            t = dqg_clip(g, NULL, t, -1.0f, 2.5f);
+            break;
+        case 2:
+            v[0] = 0.25f;
+            t = dqg_add(g, NULL, t, cf32(g, 0, &one, v));
+            break;
+        default: {
+            /* Per-channel multiplier shaped to broadcast on the channel axis. */
+            const dqg_tensor_id tt = t;
+            int rank = dqg_tensor_rank(g, tt);
+            int64_t d[8];
+            for (int k = 0; k < rank; k++)
+                d[k] = k == ca ? C : 1;
+            for (int k = 0; k < C; k++)
+                v[k] = 0.5f + 0.01f * (float)k;
+            t = dqg_mul(g, NULL, t, cf32(g, rank - (ca == 0 ? 0 : 0), d, v));
+            break;
+        }
+        }
+    }
+    if (rin(0, 2) == 0) {
+        float qs = 0.05f;
+        uint8_t qz = rin(0, 1) ? 10 : 0;
+        dqg_dtype qt = rin(0, 1) ? DQG_U8 : DQG_S8;
+        dqg_quantize_linear_attrs qa = {.opset = 13};
+        t = dqg_quantize_linear(g, "q", t, cf32(g, 0, &one, &qs),
+                                dqg_constant(g, NULL, qt, 0, &one, &qz, 1), &qa);
+        G->quantized_out = true;
+    }
+    return t;
+}
+
+/* Runs g three ways on deterministic inputs and checks the contract. */
+static void check(gen *G)
+{
+    dqg_graph *g = G->g;
+    cr_assert_eq(dqg_output(g, G->y, "y"), DQG_OK, "%s: %s", G->what, dqg_last_error());
+    cr_assert_eq(dqg_graph_finalize(g), DQG_OK, "%s: %s", G->what, dqg_last_error());
+    size_t xb = dqg_tensor_byte_size(g, G->x_in);
+    uint8_t *x = malloc(xb);
+    for (size_t i = 0; i < xb; i++)
+        x[i] = (uint8_t)rnd();
+    int64_t n = dqg_tensor_element_count(g, G->y);
+    size_t yb = dqg_tensor_byte_size(g, G->y);
+    void *out[3];
+    dqg_buffer in = {.id = G->x_in, .data = x, .size = xb};
+    for (int way = 0; way < 3; way++) {
+        out[way] = calloc(1, yb);
+        dqg_buffer o = {.id = G->y, .data = out[way], .size = yb};
+        if (way == 2) {
+            cr_assert_eq(dqg_reference_run(g, &in, 1, &o, 1), DQG_OK, "%s: %s", G->what,
+                         dqg_last_error());
+            continue;
+        }
+        dqg_compile_options opt = dqg_compile_options_default();
+        opt.disable_fusion = way == 1;
+        dqg_compiled *c = NULL;
+        cr_assert_eq(dqg_compile(g, &opt, &c), DQG_OK, "%s: %s", G->what, dqg_last_error());
+        if (way == 0) {
+            size_t fused = dqg_compiled_fused_count(c);
+            char log[4096] = "";
+            for (size_t i = 0; i < dqg_compiled_explain_count(c); i++) {
+                strncat(log, dqg_compiled_explain(c, i), sizeof log - strlen(log) - 2);
+                strncat(log, "\n", sizeof log - strlen(log) - 1);
+            }
+            cr_assert_eq(fused, G->expect_fused ? 1u : 0u, "%s: fused %zu; log:\n%s", G->what,
+                         fused, log);
+            if (G->expect_fused)
+                cr_assert(strstr(log, "fused: Dequantize 'x_dq' + Dequantize 'w_dq'"), "%s:\n%s",
+                          G->what, log);
+            else
+                cr_assert(strstr(log, G->expect_reason), "%s: no \"%s\" in:\n%s", G->what,
+                          G->expect_reason, log);
+        } else {
+            cr_assert_eq(dqg_compiled_fused_count(c), 0);
+        }
+        cr_assert_eq(dqg_execute(c, &in, 1, &o, 1), DQG_OK, "%s: %s", G->what, dqg_last_error());
+        dqg_compiled_destroy(c);
+    }
+    if (G->quantized_out) {
+        dqg_dtype t = dqg_tensor_dtype(g, G->y);
+        for (int64_t i = 0; i < n; i++) {
+            int r = t == DQG_U8 ? ((uint8_t *)out[2])[i] : ((int8_t *)out[2])[i];
+            for (int way = 0; way < 2; way++) {
+                int v = t == DQG_U8 ? ((uint8_t *)out[way])[i] : ((int8_t *)out[way])[i];
+                cr_assert(abs(v - r) <= 1, "%s: way %d element %lld: %d vs reference %d", G->what,
+                          way, (long long)i, v, r);
+            }
+        }
+    } else {
+        const float *r = out[2];
+        double maxabs = 1e-30;
+        for (int64_t i = 0; i < n; i++)
+            maxabs = fmax(maxabs, fabs(r[i]));
+        for (int way = 0; way < 2; way++) {
+            const float *v = out[way];
+            for (int64_t i = 0; i < n; i++)
+                cr_assert(fabs((double)v[i] - r[i]) <= 1e-5 * maxabs,
+                          "%s: way %d element %lld: %.9g vs reference %.9g (max %.3g)", G->what,
+                          way, (long long)i, v[i], r[i], maxabs);
+        }
+    }
+    for (int way = 0; way < 3; way++)
+        free(out[way]);
+    free(x);
+    dqg_graph_destroy(g);
+}
+
+/* One MatMul case; `mode`: 0 fusable, 1 src per-axis (refused), 2 unfoldable
+ * weight zero point (refused), 3 s4 weights (weight-only fold, not int8). */
+static void matmul_case(int mode)
+{
+    gen G = {0};
+    cr_assert_eq(dqg_graph_create(&G.g), DQG_OK);
+    int64_t M = rin(1, 23), K = rin(1, 61), N = rin(1, 37);
+    int brank = (int)rin(0, 2);
+    int64_t xd[4];
+    int xr = 0;
+    for (int i = 0; i < brank; i++)
+        xd[xr++] = rin(1, 3);
+    xd[xr++] = M;
+    xd[xr++] = K;
+    dqg_dtype xt = rin(0, 1) ? DQG_U8 : DQG_S8;
+    G.x_in = dqg_input(G.g, "x", xt, xr, xd);
+    bool tb = rin(0, 3) == 0;
+    int64_t wd[2] = {tb ? N : K, tb ? K : N};
+    dqg_tensor_id a = src_dq(&G, G.x_in, xt, mode == 1, xr - 1, K);
+    dqg_tensor_id b;
+    if (mode == 3) {
+        int64_t nw = K * N;
+        uint8_t *w4 = malloc((size_t)(nw + 1) / 2);
+        for (int64_t i = 0; i < (nw + 1) / 2; i++)
+            w4[i] = (uint8_t)rnd();
+        float s = 0.02f;
+        int64_t one = 1;
+        dqg_dequantize_linear_attrs wa = {.opset = 21};
+        b = dqg_dequantize_linear(G.g, "w_dq",
+                                  dqg_constant(G.g, "w_q", DQG_S4, 2, wd, w4, (size_t)(nw + 1) / 2),
+                                  cf32(G.g, 0, &one, &s), DQG_NONE, &wa);
+        free(w4);
+    } else {
+        b = w_dq(&G, 2, wd, tb ? 0 : 1, mode == 2 || rin(0, 3) == 0 ? DQG_U8 : DQG_S8, mode == 2);
+    }
+    dqg_matmul_attrs at = {.transpose_b = tb};
+    dqg_tensor_id y = dqg_matmul(G.g, "mm", a, b, &at);
+    G.y = epilogue(&G, y, xr - 1, N, DQG_FORMAT_NXC, true);
+    G.expect_fused = mode == 0;
+    G.expect_reason = mode == 1   ? "activation scales vary along axis"
+                      : mode == 2 ? "does not fit s8"
+                                  : "weight-only dequantize of constant s4";
+    snprintf(G.what, sizeof G.what, "matmul mode %d M=%lld K=%lld N=%lld batch=%d %s tb=%d", mode,
+             (long long)M, (long long)K, (long long)N, brank, dqg_dtype_name(xt), tb);
+    check(&G);
+}
+
+static void conv_case(int sr, bool depthwise)
+{
+    gen G = {0};
+    cr_assert_eq(dqg_graph_create(&G.g), DQG_OK);
+    int64_t groups = depthwise ? rin(2, 6) : rin(1, 2);
+    int64_t cg = depthwise ? 1 : rin(1, 5), og = depthwise ? 1 : rin(1, 5);
+    int64_t C = groups * cg, O = groups * og;
+    dqg_conv_attrs a = {.spatial_rank = sr,
+                        .groups = groups,
+                        .data_format = rin(0, 1) ? DQG_FORMAT_NXC : DQG_FORMAT_NCX};
+    int64_t xd[5], wd[5] = {O, cg};
+    xd[0] = rin(1, 2);
+    for (int i = 0; i < sr; i++) {
+        int64_t k = rin(1, 3);
+        a.strides[i] = rin(1, 2);
+        a.dilations[i] = rin(1, 2);
+        a.pads_begin[i] = rin(0, k - 1);
+        a.pads_end[i] = rin(0, k - 1);
+        wd[2 + i] = k;
+        xd[a.data_format == DQG_FORMAT_NCX ? 2 + i : 1 + i] =
+            (k - 1) * a.dilations[i] + 1 + rin(0, sr == 3 ? 3 : 8);
+    }
+    int ca = a.data_format == DQG_FORMAT_NCX ? 1 : sr + 1;
+    xd[ca] = C;
+    dqg_dtype xt = rin(0, 1) ? DQG_U8 : DQG_S8;
+    G.x_in = dqg_input(G.g, "x", xt, sr + 2, xd);
+    dqg_tensor_id x = src_dq(&G, G.x_in, xt, false, 1, 1);
+    dqg_tensor_id w = w_dq(&G, sr + 2, wd, 0, rin(0, 3) == 0 ? DQG_U8 : DQG_S8, false);
+    dqg_tensor_id b = DQG_NONE;
+    bool own_bias = rin(0, 1);
+    if (own_bias) {
+        float bv[64];
+        for (int i = 0; i < O; i++)
+            bv[i] = 0.1f * (float)(i % 5) - 0.2f;
+        b = cf32(G.g, 1, &O, bv);
+    }
+    dqg_tensor_id y = dqg_convolution(G.g, "conv", x, w, b, &a);
+    G.y = epilogue(&G, y, ca, O, a.data_format, !own_bias);
+    G.expect_fused = true;
+    snprintf(G.what, sizeof G.what, "conv %dD groups=%lld C=%lld O=%lld %s %s", sr,
+             (long long)groups, (long long)C, (long long)O,
+             a.data_format == DQG_FORMAT_NCX ? "NCX" : "NXC", dqg_dtype_name(xt));
+    check(&G);
+}
+
+Test(fusion, matmul_fused_part1)
+{
+    rs = 1001;
+    for (int i = 0; i < 80; i++)
+        matmul_case(0);
+}
+
+Test(fusion, matmul_fused_part2)
+{
+    rs = 2002;
+    for (int i = 0; i < 80; i++)
+        matmul_case(0);
+}
+
+Test(fusion, matmul_refused_src_per_axis)
+{
+    rs = 3003;
+    for (int i = 0; i < 30; i++)
+        matmul_case(1);
+}
+
+Test(fusion, matmul_refused_weight_zero_point)
+{
+    rs = 4004;
+    for (int i = 0; i < 30; i++)
+        matmul_case(2);
+}
+
+Test(fusion, matmul_int4_weights_weight_only)
+{
+    rs = 5005;
+    for (int i = 0; i < 30; i++)
+        matmul_case(3);
+}
+
+Test(fusion, conv_2d)
+{
+    rs = 6006;
+    for (int i = 0; i < 90; i++)
+        conv_case(2, false);
+}
+
+Test(fusion, conv_1d_3d)
+{
+    rs = 7007;
+    for (int i = 0; i < 50; i++)
+        conv_case(1, false);
+    for (int i = 0; i < 40; i++)
+        conv_case(3, false);
+}
+
+Test(fusion, conv_depthwise)
+{
+    rs = 8008;
+    for (int i = 0; i < 70; i++)
+        conv_case(2, true);
+}
+
+/* DQ -> MatMul -> Q -> DQ -> MatMul -> Q: two int8 partitions, and the
+ * tensor between them stays u8. */
+Test(fusion, chained_layers_keep_int8_between)
+{
+    dqg_graph *g;
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    rs = 9009;
+    gen G = {.g = g};
+    int64_t xd[] = {8, 16}, wd[] = {16, 16}, one = 1;
+    G.x_in = dqg_input(g, "x", DQG_U8, 2, xd);
+    float s1 = 0.02f, s2 = 0.04f;
+    uint8_t z = 128;
+    dqg_dequantize_linear_attrs da = {.opset = 13};
+    dqg_quantize_linear_attrs qa = {.opset = 13};
+    dqg_tensor_id sc1 = cf32(g, 0, &one, &s1), sc2 = cf32(g, 0, &one, &s2);
+    dqg_tensor_id zp = dqg_constant(g, "zp", DQG_U8, 0, &one, &z, 1);
+    dqg_tensor_id t = dqg_dequantize_linear(g, "x_dq", G.x_in, sc1, zp, &da);
+    t = dqg_matmul(g, "mm1", t, w_dq(&G, 2, wd, 1, DQG_S8, false), NULL);
+    dqg_tensor_id mid = dqg_quantize_linear(g, "q1", t, sc2, zp, &qa);
+    t = dqg_dequantize_linear(g, "dq2", mid, sc2, zp, &da);
+    int8_t w2[256];
+    for (int i = 0; i < 256; i++)
+        w2[i] = (int8_t)(i % 17 - 8);
+    float ws = 0.01f;
+    dqg_tensor_id wq2 = dqg_constant(g, "w2", DQG_S8, 2, wd, w2, sizeof w2);
+    t = dqg_matmul(g, "mm2", t,
+                   dqg_dequantize_linear(g, "w2_dq", wq2, cf32(g, 0, &one, &ws), DQG_NONE, &da),
+                   NULL);
+    dqg_tensor_id y = dqg_quantize_linear(g, "q2", t, sc2, zp, &qa);
+    dqg_output(g, y, "y");
+    finalize_ok(g);
+    dqg_compiled *c = NULL;
+    cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+    cr_assert_eq(dqg_compiled_partition_count(c), 2);
+    cr_assert_eq(dqg_compiled_fused_count(c), 2);
+    cr_assert(strstr(dqg_compiled_partition_info(c, 0), ":u8"), "%s",
+              dqg_compiled_partition_info(c, 0));
+    /* Only the u8 tensor q1 lives between the two partitions. */
+    cr_assert_eq(dqg_compiled_peak_memory(c), (8 * 16 + 63) / 64 * 64);
+    dqg_compiled_destroy(c);
+    dqg_graph_destroy(g);
+}
