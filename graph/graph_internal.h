@@ -279,7 +279,6 @@ dqg_tensor_id dqg_emit_dequantize(dqg_graph *g, const char *name, dqg_tensor_id 
 dqg_tensor_id dqg_emit_quantize(dqg_graph *g, const char *name, dqg_tensor_id x,
                                 dqg_tensor_id scale, dqg_tensor_id zp, const dqg_quant_attrs *q);
 
-#endif /* DQG_GRAPH_INTERNAL_H */
 
 /* ---- Validation helpers shared by the op files (graph/op_checks.c) -------- */
 
@@ -303,3 +302,5 @@ int dqg_broadcast_shapes(dqg_graph *g, const char *kind, const char *name, const
 
 /* Row-major strides of a shape (in elements). */
 void dqg_strides(int rank, const int64_t *dims, int64_t *strides);
+
+#endif /* DQG_GRAPH_INTERNAL_H */

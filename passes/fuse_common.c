@@ -26,6 +26,10 @@ bool dqg_fuse_check_src(const dqg_graph *g, int32_t dq, int32_t anchor, char *wh
                  dqg_dtype_name(g->tensors[op->outputs[0]].dtype));
         return false;
     }
+    if (is_const(g, op->inputs[0])) {
+        snprintf(why, n, "the activations are a constant");
+        return false;
+    }
     if (q->granularity == DQG_BLOCKED) {
         snprintf(why, n, "blocked activation scales");
         return false;

@@ -14,8 +14,9 @@ dqg_tensor_id dqg_clip(dqg_graph *g, const char *name, dqg_tensor_id x, float lo
         return DQG_NONE;
     const char *shown = dqg_op_display_name(name);
     if (isnan(lo) || isnan(hi))
-        return dqg_graph_fail(g, DQG_INVALID_ARGUMENT, KIND " '%s': min and max must not be NaN",
-                              shown);
+        return dqg_graph_fail(g, DQG_INVALID_ARGUMENT,
+                              KIND " '%s': %s is NaN; min and max must not be NaN", shown,
+                              isnan(lo) ? "min" : "max");
     if (lo > hi)
         return dqg_graph_fail(g, DQG_INVALID_ARGUMENT, KIND " '%s': min %g is greater than max %g",
                               shown, (double)lo, (double)hi);

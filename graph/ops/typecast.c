@@ -34,13 +34,14 @@ static dqg_status typecast_reference(const dqg_graph *g, const dqg_op *op, dqg_r
     const void *X = v->data[op->inputs[0]];
     void *Y = v->data[op->outputs[0]];
     for (int64_t i = 0; i < x->nelems; i++) {
-        /* double holds every input value exactly; to f32 it rounds once. f16
-         * and bf16 from a wide integer would round twice through f32, so
-         * those go through dqg_store_int, which rounds once. */
-        if (dqg_dtype_is_integer(x->dtype) && y->dtype != DQG_F32)
+        /* Integers go through dqg_store_int, which rounds once from the exact
+         * int64: via float (f16, bf16) or via double (s64 beyond 2^53) a wide
+         * integer would be rounded twice. Every float type fits in f32, so
+         * those load exactly and round once on the store. */
+        if (dqg_dtype_is_integer(x->dtype))
             dqg_store_int(y->dtype, Y, i, dqg_load_int(x->dtype, X, i));
         else
-            dqg_store_float(y->dtype, Y, i, (float)dqg_load_double(x->dtype, X, i));
+            dqg_store_float(y->dtype, Y, i, dqg_load_float(x->dtype, X, i));
     }
     return DQG_OK;
 }
