@@ -24,7 +24,7 @@ struct dqg_dq_kernel {
     void *own_scale, *own_zp; /* copies of constant parameters */
     int64_t n, outer, D, inner, S;
     float x_lut[256], z_lut[256]; /* float8/float4 decode tables */
-    bool x_lut_used;
+    bool x_lut_used, nibbles;
     void (*run)(const struct dqg_dq_kernel *k, const void *x, const void *s, const void *z, void *y,
                 int64_t first, int64_t n, int64_t sidx, bool vec);
 };
@@ -104,10 +104,36 @@ static inline __attribute__((always_inline)) void encode_bf16(const float *r, ui
 }
 
 /* The body of a run, parameterized by the f16 converters of each ISA. */
-#define DQ_RUN_BODY(F16_DECODE, F16_ENCODE)                                                        \
+#define DQ_RUN_BODY(F16_DECODE, F16_ENCODE, NIBBLES)                                               \
     const dqg_dq_desc *d = &k->d;                                                                  \
     float xf[CHUNK], zf[CHUNK], sf[CHUNK], r[CHUNK];                                               \
     bool has_z = d->zp_dtype != DQG_DTYPE_UNDEF;                                                   \
+    if (!vec && k->x_lut_used && d->out_dtype == DQG_F32 && n >= (k->nibbles ? 32 : 1024)) {       \
+        /* One scale for the whole run: (decode(c) - zp) * scale per code,                         \
+         * computed in the same float32 steps, then a table lookup. */                             \
+        float tbl[256];                                                                            \
+        float sc = dqg_load_float(d->scale_dtype, s, sidx);                                        \
+        float zc = has_z ? dqg_load_float(d->zp_dtype, z, sidx) : 0.0f;                            \
+        int codes = k->nibbles ? 16 : 256;                                                         \
+        for (int c = 0; c < codes; c++)                                                            \
+            tbl[c] = (k->x_lut[c] - zc) * sc;                                                      \
+        float *out = (float *)y + first;                                                           \
+        if (k->nibbles) {                                                                          \
+            const uint8_t *p = x;                                                                  \
+            int64_t i = 0;                                                                         \
+            if (first & 1)                                                                         \
+                out[i++] = tbl[p[first >> 1] >> 4];                                                \
+            int64_t pairs = (n - i) / 2;                                                           \
+            NIBBLES(p + ((first + i) >> 1), pairs, tbl, out + i);                                  \
+            if ((n - i) & 1)                                                                       \
+                out[n - 1] = tbl[p[(first + n - 1) >> 1] & 15];                                    \
+        } else {                                                                                   \
+            const uint8_t *p = (const uint8_t *)x + first;                                         \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                out[i] = tbl[p[i]];                                                                \
+        }                                                                                          \
+        return;                                                                                    \
+    }                                                                                              \
     bool wide = d->x_dtype == DQG_S32 || d->x_dtype == DQG_U32;                                    \
     float s1 = vec ? 0.0f : dqg_load_float(d->scale_dtype, s, sidx);                               \
     float z1 = (!vec && has_z && !wide) ? dqg_load_float(d->zp_dtype, z, sidx) : 0.0f;             \
@@ -118,8 +144,10 @@ static inline __attribute__((always_inline)) void encode_bf16(const float *r, ui
         int64_t m = n - off < CHUNK ? n - off : CHUNK;                                             \
         int64_t at = first + off;                                                                  \
         if (vec) {                                                                                 \
-            for (int64_t i = 0; i < m; i++)                                                        \
-                sf[i] = dqg_load_float(d->scale_dtype, s, sidx + off + i);                         \
+            if (d->scale_dtype == DQG_F32)                                                         \
+                memcpy(sf, (const float *)s + sidx + off, (size_t)m * sizeof(float));              \
+            else                                                                                   \
+                decode_x(k, d->scale_dtype, s, sidx + off, m, sf);                                 \
         }                                                                                          \
         if (wide) {                                                                                \
             /* x - zp exact in int64, then one rounding, as the reference. */                      \
@@ -141,11 +169,10 @@ static inline __attribute__((always_inline)) void encode_bf16(const float *r, ui
             else                                                                                   \
                 decode_x(k, d->x_dtype, x, at, m, xf);                                             \
             if (has_z && vec) {                                                                    \
-                if (k->x_lut_used && d->zp_dtype == d->x_dtype)                                    \
-                    decode_x(k, d->zp_dtype, z, sidx + off, m, zf);                                \
+                if (d->zp_dtype == DQG_F16)                                                        \
+                    F16_DECODE((const uint16_t *)z + sidx + off, zf, m);                           \
                 else                                                                               \
-                    for (int64_t i = 0; i < m; i++)                                                \
-                        zf[i] = dqg_load_float(d->zp_dtype, z, sidx + off + i);                    \
+                    decode_x(k, d->zp_dtype, z, sidx + off, m, zf);                                \
                 for (int64_t i = 0; i < m; i++)                                                    \
                     xf[i] = xf[i] - zf[i];                                                         \
             } else if (has_z) {                                                                    \
@@ -166,6 +193,16 @@ static inline __attribute__((always_inline)) void encode_bf16(const float *r, ui
             encode_bf16(r, (uint16_t *)y + at, m);                                                 \
     }
 
+/* Expands `pairs` bytes of packed 4-bit codes through a 16-entry table. */
+static inline __attribute__((always_inline)) void nibbles_c(const uint8_t *q, int64_t pairs,
+                                                            const float *tbl, float *out)
+{
+    for (int64_t j = 0; j < pairs; j++) {
+        out[2 * j] = tbl[q[j] & 15];
+        out[2 * j + 1] = tbl[q[j] >> 4];
+    }
+}
+
 /* ---- Scalar variant --------------------------------------------------------- */
 
 static void f16_decode_c(const uint16_t *h, float *out, int64_t n)
@@ -184,7 +221,7 @@ __attribute__((optimize("no-tree-vectorize"))) static void
 run_scalar(const struct dqg_dq_kernel *k, const void *x, const void *s, const void *z, void *y,
            int64_t first, int64_t n, int64_t sidx, bool vec)
 {
-    DQ_RUN_BODY(f16_decode_c, f16_encode_c)
+    DQ_RUN_BODY(f16_decode_c, f16_encode_c, nibbles_c)
 }
 
 /* ---- AVX2 + F16C variant ---------------------------------------------------- */
@@ -215,7 +252,7 @@ __attribute__((target("avx2,f16c"))) static void run_avx2(const struct dqg_dq_ke
                                                           const void *z, void *y, int64_t first,
                                                           int64_t n, int64_t sidx, bool vec)
 {
-    DQ_RUN_BODY(f16_decode_avx2, f16_encode_avx2)
+    DQ_RUN_BODY(f16_decode_avx2, f16_encode_avx2, nibbles_c)
 }
 
 /* ---- AVX-512 variant -------------------------------------------------------- */
@@ -241,11 +278,32 @@ f16_encode_avx512(const float *r, uint16_t *y, int64_t n)
         y[i] = dqg_f32_to_f16(r[i]);
 }
 
+/* 16 codes per step: split the nibbles of 8 bytes, interleave them into
+ * element order, widen to indices and permute the table held in a register. */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static inline void
+nibbles_avx512(const uint8_t *q, int64_t pairs, const float *tbl, float *out)
+{
+    __m512 t = _mm512_loadu_ps(tbl);
+    __m128i mask = _mm_set1_epi8(0x0F);
+    int64_t j = 0;
+    for (; j + 8 <= pairs; j += 8) {
+        __m128i b = _mm_loadl_epi64((const __m128i *)(q + j));
+        __m128i lo = _mm_and_si128(b, mask);
+        __m128i hi = _mm_and_si128(_mm_srli_epi16(b, 4), mask);
+        __m512i idx = _mm512_cvtepu8_epi32(_mm_unpacklo_epi8(lo, hi));
+        _mm512_storeu_ps(out + 2 * j, _mm512_permutexvar_ps(idx, t));
+    }
+    for (; j < pairs; j++) {
+        out[2 * j] = tbl[q[j] & 15];
+        out[2 * j + 1] = tbl[q[j] >> 4];
+    }
+}
+
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static void
 run_avx512(const struct dqg_dq_kernel *k, const void *x, const void *s, const void *z, void *y,
            int64_t first, int64_t n, int64_t sidx, bool vec)
 {
-    DQ_RUN_BODY(f16_decode_avx512, f16_encode_avx512)
+    DQ_RUN_BODY(f16_decode_avx512, f16_encode_avx512, nibbles_avx512)
 }
 
 /* ---- Driving the runs --------------------------------------------------------- */
@@ -271,6 +329,13 @@ static void run_all(const struct dqg_dq_kernel *k, const void *x, const void *s,
         break;
     }
     case DQG_PER_AXIS: {
+        if (k->inner == 1) {
+            /* Along the last axis: each row walks the whole scale vector. */
+#pragma omp parallel for num_threads(threads) schedule(static)
+            for (int64_t o = 0; o < k->outer; o++)
+                k->run(k, x, s, z, y, o * k->D, k->D, 0, true);
+            break;
+        }
         int64_t rows = k->outer * k->D;
 #pragma omp parallel for num_threads(threads) schedule(static)
         for (int64_t row = 0; row < rows; row++)
@@ -383,6 +448,7 @@ dqg_status dqg_dq_kernel_create(const dqg_dq_desc *d, int impl, dqg_dq_kernel **
     int bits = dqg_dtype_bits(xt);
     if ((bits == 8 && dqg_dtype_is_float(xt)) || bits == 4) {
         k->x_lut_used = true;
+        k->nibbles = bits == 4;
         int codes = bits == 4 ? 16 : 256;
         for (int c = 0; c < codes; c++) {
             uint8_t byte = (uint8_t)c;
