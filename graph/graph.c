@@ -47,7 +47,8 @@ void dqg_graph_destroy(dqg_graph *g)
         return;
     for (int32_t i = 0; i < g->n_tensors; i++) {
         free(g->tensors[i].name);
-        free(g->tensors[i].data);
+        if (!g->tensors[i].borrowed)
+            free(g->tensors[i].data);
     }
     for (int32_t i = 0; i < g->n_ops; i++)
         free(g->ops[i].name);

@@ -21,15 +21,20 @@ static dqg_status oom(dqg_graph *partial)
     return dqg_set_error(DQG_OUT_OF_MEMORY, "graph copy: out of memory");
 }
 
-/* Copies tensor `src` into slot `dst` (name and constant data deep-copied). */
-static bool copy_tensor(dqg_tensor *dst, const dqg_tensor *src)
+/* Copies tensor `src` into slot `dst`: the name always, constant data
+ * unless `borrow` (then the pointer is shared and marked borrowed). */
+static bool copy_tensor(dqg_tensor *dst, const dqg_tensor *src, bool borrow)
 {
     *dst = *src;
     dst->name = dup_str(src->name);
     dst->data = NULL;
+    dst->borrowed = false;
     if (!dst->name)
         return false;
-    if (src->data) {
+    if (src->data && borrow) {
+        dst->data = src->data;
+        dst->borrowed = true;
+    } else if (src->data) {
         dst->data = malloc(src->nbytes ? src->nbytes : 1);
         if (!dst->data)
             return false;
@@ -38,7 +43,7 @@ static bool copy_tensor(dqg_tensor *dst, const dqg_tensor *src)
     return true;
 }
 
-dqg_status dqg_graph_clone(const dqg_graph *g, dqg_graph **out)
+static dqg_status clone(const dqg_graph *g, dqg_graph **out, bool borrow)
 {
     dqg_graph *c = calloc(1, sizeof *c);
     if (!c)
@@ -56,7 +61,7 @@ dqg_status dqg_graph_clone(const dqg_graph *g, dqg_graph **out)
     c->cap_outputs = g->n_outputs + 1;
     for (int32_t i = 0; i < nt; i++) {
         c->n_tensors = i + 1; /* so destroy frees what was copied */
-        if (!copy_tensor(&c->tensors[i], &g->tensors[i]))
+        if (!copy_tensor(&c->tensors[i], &g->tensors[i], borrow))
             return oom(c);
     }
     for (int32_t i = 0; i < no; i++) {
@@ -74,6 +79,22 @@ dqg_status dqg_graph_clone(const dqg_graph *g, dqg_graph **out)
     c->finalized = g->finalized;
     *out = c;
     return DQG_OK;
+}
+
+dqg_status dqg_graph_clone(const dqg_graph *g, dqg_graph **out) { return clone(g, out, false); }
+
+dqg_status dqg_graph_clone_borrowing(const dqg_graph *g, dqg_graph **out)
+{
+    return clone(g, out, true);
+}
+
+void dqg_graph_drop_borrowed(dqg_graph *g)
+{
+    for (int32_t i = 0; i < g->n_tensors; i++)
+        if (g->tensors[i].borrowed) {
+            g->tensors[i].data = NULL;
+            g->tensors[i].borrowed = false;
+        }
 }
 
 dqg_status dqg_graph_extract(const dqg_graph *g, const int32_t *ops, int n_ops,
@@ -118,7 +139,7 @@ dqg_status dqg_graph_extract(const dqg_graph *g, const int32_t *ops, int n_ops,
                 continue;
             if (map[t] == DQG_NONE) {
                 dqg_tensor *nt = &c->tensors[c->n_tensors];
-                if (!copy_tensor(nt, &g->tensors[t])) {
+                if (!copy_tensor(nt, &g->tensors[t], true)) {
                     c->n_tensors++;
                     goto fail;
                 }
@@ -140,7 +161,7 @@ dqg_status dqg_graph_extract(const dqg_graph *g, const int32_t *ops, int n_ops,
         for (int o = 0; o < src->n_outputs; o++) {
             dqg_tensor_id t = src->outputs[o];
             dqg_tensor *nt = &c->tensors[c->n_tensors];
-            if (!copy_tensor(nt, &g->tensors[t])) {
+            if (!copy_tensor(nt, &g->tensors[t], true)) {
                 c->n_tensors++;
                 goto fail;
             }

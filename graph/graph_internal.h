@@ -29,6 +29,7 @@ typedef struct dqg_tensor {
     dqg_tensor_kind kind;
     int32_t producer;      /* op index, or -1 for inputs and constants */
     void *data;            /* constants only: dqg_dtype_storage_size bytes */
+    bool borrowed;         /* data belongs to another graph (compile-time copies) */
     size_t nbytes;         /* storage size */
     uint64_t data_hash[2]; /* constants: XXH3-128 of the bytes (low, high) */
     int32_t use_count;     /* number of op inputs that read it */
@@ -200,12 +201,17 @@ extern const dqg_op_def dqg_op_def_typecast;
 
 /* ---- Copies (graph/graph_copy.c) ------------------------------------------ */
 
-/* A deep copy of a finalized graph (for the passes to rewrite). */
+/* A deep copy of a finalized graph. With borrow_constants, constant data is
+ * shared with g instead of copied (g must outlive the copy's use of it; see
+ * dqg_graph_drop_borrowed). */
 dqg_status dqg_graph_clone(const dqg_graph *g, dqg_graph **out);
+dqg_status dqg_graph_clone_borrowing(const dqg_graph *g, dqg_graph **out);
+/* Forgets borrowed constant data (the copy keeps shapes, names and hashes). */
+void dqg_graph_drop_borrowed(dqg_graph *g);
 
 /* A new finalized graph holding only ops[0..n_ops) of g (none removed): every
  * tensor they read that they do not produce becomes an input (constants stay
- * constants), in order of first use; `outputs` become its outputs. Names and
+ * constants, their data borrowed from g), in order of first use; `outputs` become its outputs. Names and
  * attributes are kept; input_map/output_map (may be NULL) receive the ids in
  * g of the new graph's inputs and outputs, in order. */
 dqg_status dqg_graph_extract(const dqg_graph *g, const int32_t *ops, int n_ops,

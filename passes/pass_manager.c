@@ -106,7 +106,7 @@ dqg_status dqg_run_passes(const dqg_graph *g, const dqg_compile_options *options
 {
     memset(s, 0, sizeof *s);
     s->options = options;
-    dqg_status st = dqg_graph_clone(g, &s->graph);
+    dqg_status st = dqg_graph_clone_borrowing(g, &s->graph);
     if (st != DQG_OK)
         return st;
     static dqg_status (*const pipeline[])(dqg_pass_state *) = {

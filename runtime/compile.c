@@ -333,6 +333,8 @@ dqg_status dqg_compile(const dqg_graph *graph, const dqg_compile_options *option
     }
     if ((st = plan_buffers(c, maps, n_maps)) != DQG_OK)
         goto fail;
+    /* Kernels own what they need; the user's graph may now be destroyed. */
+    dqg_graph_drop_borrowed(c->passes.graph);
     for (int p = 0; p < c->n_parts; p++)
         free(maps[p]);
     free(maps);
