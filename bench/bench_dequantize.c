@@ -1,7 +1,8 @@
 /* Dequantize throughput on 64 Mi elements: dqgraph (a compiled Dequantize
  * graph, which picks its kernel), dqgraph's own kernel, and the oneDNN
  * reorder where one exists, against a two-thread memcpy. Bandwidth counts
- * bytes read plus bytes written; every ratio is from the same run. */
+ * bytes read plus bytes written. Each repetition runs memcpy and every
+ * kernel back to back; the ratio is the median of per-repetition ratios. */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,21 +45,14 @@ static void *page_alloc(size_t n)
     return p;
 }
 
-static result bench_memcpy(size_t bytes, void *dst, const void *src)
+static void run_memcpy(size_t bytes, void *dst, const void *src)
 {
-    double t[REPS];
-    for (int r = 0; r < REPS; r++) {
-        double t0 = now_s();
 #pragma omp parallel num_threads(2)
-        {
-            int id = omp_get_thread_num();
-            size_t half = bytes / 2;
-            memcpy((char *)dst + id * half, (const char *)src + id * half,
-                   id ? bytes - half : half);
-        }
-        t[r] = now_s() - t0;
+    {
+        int id = omp_get_thread_num();
+        size_t half = bytes / 2;
+        memcpy((char *)dst + id * half, (const char *)src + id * half, id ? bytes - half : half);
     }
-    return summarize(t, 2.0 * (double)bytes);
 }
 
 typedef struct bcase {
@@ -68,16 +62,17 @@ typedef struct bcase {
     int64_t block;
 } bcase;
 
-static result bench_kernel(dqg_dq_kernel *k, const void *x, const void *s, void *y, double bytes)
+static double time_kernel(dqg_dq_kernel *k, const void *x, const void *s, void *y)
 {
-    double t[REPS];
+    double t0 = now_s();
     dqg_dq_kernel_run(k, x, s, NULL, y);
-    for (int r = 0; r < REPS; r++) {
-        double t0 = now_s();
-        dqg_dq_kernel_run(k, x, s, NULL, y);
-        t[r] = now_s() - t0;
-    }
-    return summarize(t, bytes);
+    return now_s() - t0;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp);
+    return v[n / 2];
 }
 
 int main(void)
@@ -97,7 +92,7 @@ int main(void)
     for (int64_t i = 0; i < rows * cols / 32 + cols; i++)
         scales[i] = 0.01f + 0.001f * (float)(i % 13);
     printf("| case | dqgraph (GB/s) | own kernel (GB/s) | oneDNN reorder (GB/s) | memcpy, 2 threads "
-           "(GB/s) | dqgraph / memcpy | kernel used |\n|---|---|---|---|---|---|---|\n");
+           "(GB/s) | dqgraph / memcpy (median of per-run ratios) | kernel used |\n|---|---|---|---|---|---|---|\n");
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         const bcase *b = &cases[c];
         dqg_dq_desc d = {.x_dtype = b->xt,
@@ -113,22 +108,37 @@ int main(void)
                          .const_scale = scales};
         double bytes = (double)dqg_dtype_storage_size(b->xt, N) +
                        (double)dqg_dtype_storage_size(b->ot, N);
-        result mc = bench_memcpy((size_t)dqg_dtype_storage_size(b->ot, N), y, src);
+        size_t copy_bytes = (size_t)dqg_dtype_storage_size(b->ot, N);
         dqg_dq_kernel *auto_k = NULL, *own = NULL, *dnnl = NULL;
         dqg_dq_kernel_create(&d, DQG_DQ_IMPL_AUTO, &auto_k);
         dqg_dq_kernel_create(&d, DQG_DQ_IMPL_OWN, &own);
         bool has_dnnl = dqg_dq_kernel_create(&d, DQG_DQ_IMPL_ONEDNN, &dnnl) == DQG_OK;
-        result ra = bench_kernel(auto_k, x, scales, y, bytes);
-        result ro = bench_kernel(own, x, scales, y, bytes);
+        /* Interleaved: each repetition times memcpy and every kernel back to
+         * back, so the ratios compare like with like on a shared machine. */
+        double tm[REPS], ta[REPS], to[REPS], td[REPS], ratio[REPS];
+        run_memcpy(copy_bytes, y, src);
+        time_kernel(auto_k, x, scales, y);
+        time_kernel(own, x, scales, y);
+        for (int r = 0; r < REPS; r++) {
+            double t0 = now_s();
+            run_memcpy(copy_bytes, y, src);
+            tm[r] = now_s() - t0;
+            ta[r] = time_kernel(auto_k, x, scales, y);
+            to[r] = time_kernel(own, x, scales, y);
+            td[r] = has_dnnl ? time_kernel(dnnl, x, scales, y) : 1.0;
+            ratio[r] = (bytes / ta[r]) / (2.0 * (double)copy_bytes / tm[r]);
+        }
+        result mc = summarize(tm, 2.0 * (double)copy_bytes), ra = summarize(ta, bytes),
+               ro = summarize(to, bytes);
         char dn[64] = "n/a";
         if (has_dnnl) {
-            result rd = bench_kernel(dnnl, x, scales, y, bytes);
+            result rd = summarize(td, bytes);
             snprintf(dn, sizeof dn, "%.1f (%.1f-%.1f)", rd.med, rd.lo, rd.hi);
         }
         printf("| %s | %.1f (%.1f-%.1f) | %.1f (%.1f-%.1f) | %s | %.1f (%.1f-%.1f) | %.2fx | %s "
                "|\n",
                b->label, ra.med, ra.lo, ra.hi, ro.med, ro.lo, ro.hi, dn, mc.med, mc.lo, mc.hi,
-               ra.med / mc.med, dqg_dq_kernel_impl_name(auto_k));
+               median(ratio, REPS), dqg_dq_kernel_impl_name(auto_k));
         fflush(stdout);
         dqg_dq_kernel_destroy(auto_k);
         dqg_dq_kernel_destroy(own);

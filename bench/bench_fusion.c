@@ -47,6 +47,12 @@ typedef struct timing {
 
 typedef void (*run_fn)(void *ctx);
 
+static timing summarize(double *t, int reps)
+{
+    qsort(t, (size_t)reps, sizeof *t, cmp);
+    return (timing){t[reps / 2], t[0], t[reps - 1]};
+}
+
 static timing time_it(run_fn f, void *ctx, int reps)
 {
     double t[64];
@@ -139,12 +145,26 @@ static void report(const char *label, dqg_graph *g, raw_run *raw, size_t in_byte
     CHECK(dqg_compile(g, &opt, &fused.c));
     opt.disable_fusion = true;
     CHECK(dqg_compile(g, &opt, &unfused.c));
-    timing tf = time_it(run_compiled, &fused, reps);
+    /* Fused and raw alternate within each repetition, so their ratio is
+     * measured like with like on a shared machine. */
+    double f[64], rr[64], ratio[64];
+    run_compiled(&fused);
+    run_raw(raw);
+    for (int r = 0; r < reps; r++) {
+        double t0 = now_ms();
+        run_compiled(&fused);
+        double t1 = now_ms();
+        run_raw(raw);
+        double t2 = now_ms();
+        f[r] = t1 - t0;
+        rr[r] = t2 - t1;
+        ratio[r] = f[r] / rr[r];
+    }
+    timing tf = summarize(f, reps), tr = summarize(rr, reps), fr = summarize(ratio, reps);
     timing tu = time_it(run_compiled, &unfused, reps > 7 ? 7 : reps);
-    timing tr = time_it(run_raw, raw, reps);
     printf("| %s | %.3f (%.3f-%.3f) | %.3f (%.3f-%.3f) | %.3f (%.3f-%.3f) | %.1fx | %.2fx | %s |\n",
            label, tf.med, tf.lo, tf.hi, tu.med, tu.lo, tu.hi, tr.med, tr.lo, tr.hi,
-           tu.med / tf.med, tf.med / tr.med, dqg_compiled_partition_info(fused.c, 0));
+           tu.med / tf.med, fr.med, dqg_compiled_partition_info(fused.c, 0));
     fflush(stdout);
     dqg_compiled_destroy(fused.c);
     dqg_compiled_destroy(unfused.c);

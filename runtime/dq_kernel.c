@@ -25,6 +25,7 @@ struct dqg_dq_kernel {
     int64_t n, outer, D, inner, S;
     float x_lut[256], z_lut[256]; /* float8/float4 decode tables */
     bool x_lut_used, nibbles;
+    bool stream; /* output larger than the caches: streaming stores */
     void (*run)(const struct dqg_dq_kernel *k, const void *x, const void *s, const void *z, void *y,
                 int64_t first, int64_t n, int64_t sidx, bool vec);
 };
@@ -104,7 +105,7 @@ static inline __attribute__((always_inline)) void encode_bf16(const float *r, ui
 }
 
 /* The body of a run, parameterized by the f16 converters of each ISA. */
-#define DQ_RUN_BODY(F16_DECODE, F16_ENCODE, NIBBLES)                                               \
+#define DQ_RUN_BODY(F16_DECODE, F16_ENCODE, NIBBLES, STORE32, STORE16)                             \
     const dqg_dq_desc *d = &k->d;                                                                  \
     float xf[CHUNK], zf[CHUNK], sf[CHUNK], r[CHUNK];                                               \
     bool has_z = d->zp_dtype != DQG_DTYPE_UNDEF;                                                   \
@@ -180,18 +181,34 @@ static inline __attribute__((always_inline)) void encode_bf16(const float *r, ui
                     xf[i] = xf[i] - z1;                                                            \
             }                                                                                      \
         }                                                                                          \
-        float *dst = d->out_dtype == DQG_F32 ? (float *)y + at : r;                                \
         if (vec)                                                                                   \
             for (int64_t i = 0; i < m; i++)                                                        \
-                dst[i] = xf[i] * sf[i];                                                            \
+                r[i] = xf[i] * sf[i];                                                              \
         else                                                                                       \
             for (int64_t i = 0; i < m; i++)                                                        \
-                dst[i] = xf[i] * s1;                                                               \
-        if (d->out_dtype == DQG_F16)                                                               \
-            F16_ENCODE(r, (uint16_t *)y + at, m);                                                  \
-        else if (d->out_dtype == DQG_BF16)                                                         \
-            encode_bf16(r, (uint16_t *)y + at, m);                                                 \
+                r[i] = xf[i] * s1;                                                                 \
+        if (d->out_dtype == DQG_F32) {                                                             \
+            STORE32((float *)y + at, r, m);                                                        \
+        } else {                                                                                   \
+            uint16_t h[CHUNK];                                                                     \
+            if (d->out_dtype == DQG_F16)                                                           \
+                F16_ENCODE(r, h, m);                                                               \
+            else                                                                                   \
+                encode_bf16(r, h, m);                                                              \
+            STORE16((uint16_t *)y + at, h, m);                                                     \
+        }                                                                                          \
     }
+
+static inline __attribute__((always_inline)) void store32_c(float *dst, const float *src, int64_t m)
+{
+    memcpy(dst, src, (size_t)m * sizeof(float));
+}
+
+static inline __attribute__((always_inline)) void store16_c(uint16_t *dst, const uint16_t *src,
+                                                            int64_t m)
+{
+    memcpy(dst, src, (size_t)m * sizeof(uint16_t));
+}
 
 /* Expands `pairs` bytes of packed 4-bit codes through a 16-entry table. */
 static inline __attribute__((always_inline)) void nibbles_c(const uint8_t *q, int64_t pairs,
@@ -221,7 +238,7 @@ __attribute__((optimize("no-tree-vectorize"))) static void
 run_scalar(const struct dqg_dq_kernel *k, const void *x, const void *s, const void *z, void *y,
            int64_t first, int64_t n, int64_t sidx, bool vec)
 {
-    DQ_RUN_BODY(f16_decode_c, f16_encode_c, nibbles_c)
+    DQ_RUN_BODY(f16_decode_c, f16_encode_c, nibbles_c, store32_c, store16_c)
 }
 
 /* ---- AVX2 + F16C variant ---------------------------------------------------- */
@@ -252,7 +269,7 @@ __attribute__((target("avx2,f16c"))) static void run_avx2(const struct dqg_dq_ke
                                                           const void *z, void *y, int64_t first,
                                                           int64_t n, int64_t sidx, bool vec)
 {
-    DQ_RUN_BODY(f16_decode_avx2, f16_encode_avx2, nibbles_c)
+    DQ_RUN_BODY(f16_decode_avx2, f16_encode_avx2, nibbles_c, store32_c, store16_c)
 }
 
 /* ---- AVX-512 variant -------------------------------------------------------- */
@@ -299,11 +316,46 @@ nibbles_avx512(const uint8_t *q, int64_t pairs, const float *tbl, float *out)
     }
 }
 
+/* Large outputs are written with streaming stores, as memcpy does: the
+ * destination is not read first, which halves the write traffic. */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static inline void
+stream_bytes(void *dst, const void *src, size_t bytes)
+{
+    char *d = dst;
+    const char *s = src;
+    size_t head = (64 - ((uintptr_t)d & 63)) & 63;
+    if (head > bytes)
+        head = bytes;
+    memcpy(d, s, head);
+    size_t i = head;
+    for (; i + 64 <= bytes; i += 64)
+        _mm512_stream_si512((void *)(d + i), _mm512_loadu_si512((const void *)(s + i)));
+    memcpy(d + i, s + i, bytes - i);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static inline void
+store32_avx512(float *dst, const float *src, int64_t m)
+{
+    stream_bytes(dst, src, (size_t)m * sizeof(float));
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static inline void
+store16_avx512(uint16_t *dst, const uint16_t *src, int64_t m)
+{
+    stream_bytes(dst, src, (size_t)m * sizeof(uint16_t));
+}
+
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static void
 run_avx512(const struct dqg_dq_kernel *k, const void *x, const void *s, const void *z, void *y,
            int64_t first, int64_t n, int64_t sidx, bool vec)
 {
-    DQ_RUN_BODY(f16_decode_avx512, f16_encode_avx512, nibbles_avx512)
+    if (k->stream) {
+        DQ_RUN_BODY(f16_decode_avx512, f16_encode_avx512, nibbles_avx512, store32_avx512,
+                    store16_avx512)
+        _mm_sfence();
+    } else {
+        DQ_RUN_BODY(f16_decode_avx512, f16_encode_avx512, nibbles_avx512, store32_c, store16_c)
+    }
 }
 
 /* ---- Driving the runs --------------------------------------------------------- */
@@ -413,8 +465,14 @@ dqg_status dqg_dq_kernel_create(const dqg_dq_desc *d, int impl, dqg_dq_kernel **
         k->inner *= d->dims[i];
     k->D = d->rank ? d->dims[axis] : 1;
     k->S = d->granularity == DQG_BLOCKED ? (k->D + d->block_size - 1) / d->block_size : 1;
+    k->stream = dqg_dtype_storage_size(d->out_dtype, k->n) >= ((size_t)8 << 20);
 
-    if (impl == DQG_DQ_IMPL_AUTO || impl == DQG_DQ_IMPL_ONEDNN) {
+    /* AUTO: oneDNN's reorder where it is the faster of the two (per-axis
+     * scales; measured by bench_dequantize), dqgraph's kernel for
+     * per-tensor scales, whose streaming stores beat the reorder. */
+    bool prefer_onednn = impl == DQG_DQ_IMPL_ONEDNN ||
+                         (impl == DQG_DQ_IMPL_AUTO && d->granularity != DQG_PER_TENSOR);
+    if (prefer_onednn) {
         dqg_status st = dqg_dq_reorder_create(d, &k->reorder);
         if (st == DQG_OK) {
             snprintf(k->name, sizeof k->name, "onednn:reorder");
@@ -427,7 +485,7 @@ dqg_status dqg_dq_kernel_create(const dqg_dq_desc *d, int impl, dqg_dq_kernel **
         }
         impl = DQG_DQ_IMPL_OWN;
     }
-    if (impl == DQG_DQ_IMPL_OWN)
+    if (impl == DQG_DQ_IMPL_OWN || impl == DQG_DQ_IMPL_AUTO)
         impl = cpu_has(DQG_DQ_IMPL_OWN_AVX512) ? DQG_DQ_IMPL_OWN_AVX512
                : cpu_has(DQG_DQ_IMPL_OWN_AVX2) ? DQG_DQ_IMPL_OWN_AVX2
                                                : DQG_DQ_IMPL_OWN_SCALAR;

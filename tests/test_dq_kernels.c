@@ -203,6 +203,18 @@ Test(dq_kernels, float8)
     matrix_for(DQG_F8E5M2FNUZ, 44);
 }
 
+/* Outputs of 8 MiB and more are written with streaming stores. */
+Test(dq_kernels, large_outputs_streamed)
+{
+    rs = 61;
+    int64_t big[] = {2, 1 << 21};
+    check_one(DQG_U8, DQG_PER_TENSOR, DQG_F32, DQG_F32, true, true, 2, big, 0, 0);
+    check_one(DQG_F8E4M3FN, DQG_PER_TENSOR, DQG_F32, DQG_F32, false, true, 2, big, 0, 0);
+    check_one(DQG_S4, DQG_BLOCKED, DQG_F32, DQG_F32, false, true, 2, big, 1, 32);
+    check_one(DQG_U16, DQG_PER_TENSOR, DQG_F32, DQG_F16, false, false, 2, big, 0, 0);
+    check_one(DQG_S8, DQG_PER_AXIS, DQG_F32, DQG_BF16, true, true, 2, big, 0, 0);
+}
+
 Test(dq_kernels, float4_f16_bf16_inputs)
 {
     matrix_for(DQG_F4E2M1, 51);
