@@ -81,7 +81,10 @@ static dqg_status clone(const dqg_graph *g, dqg_graph **out, bool borrow)
     return DQG_OK;
 }
 
-dqg_status dqg_graph_clone(const dqg_graph *g, dqg_graph **out) { return clone(g, out, false); }
+dqg_status dqg_graph_clone(const dqg_graph *g, dqg_graph **out)
+{
+    return clone(g, out, false);
+}
 
 dqg_status dqg_graph_clone_borrowing(const dqg_graph *g, dqg_graph **out)
 {

@@ -211,9 +211,9 @@ void dqg_graph_drop_borrowed(dqg_graph *g);
 
 /* A new finalized graph holding only ops[0..n_ops) of g (none removed): every
  * tensor they read that they do not produce becomes an input (constants stay
- * constants, their data borrowed from g), in order of first use; `outputs` become its outputs. Names and
- * attributes are kept; input_map/output_map (may be NULL) receive the ids in
- * g of the new graph's inputs and outputs, in order. */
+ * constants, their data borrowed from g), in order of first use; `outputs` become its outputs.
+ * Names and attributes are kept; input_map/output_map (may be NULL) receive the ids in g of the new
+ * graph's inputs and outputs, in order. */
 dqg_status dqg_graph_extract(const dqg_graph *g, const int32_t *ops, int n_ops,
                              const dqg_tensor_id *outputs, int n_outputs, dqg_graph **out,
                              dqg_tensor_id *input_map, int *n_input_map);
@@ -278,13 +278,20 @@ void dqg_quant_index_init(dqg_quant_index *ix, const dqg_tensor *x, const dqg_te
                           const dqg_quant_attrs *q);
 int64_t dqg_quant_scale_index(const dqg_quant_index *ix, int64_t i);
 
+/* The schema version in force for a model's opset: the latest of
+ * `versions` (descending) that is <= opset, or 0 when none is. */
+int dqg_onnx_schema_version(int opset, const int *versions, int n);
+
+/* Appends a DEQUANTIZE or QUANTIZE op with x's shape and q's output type. */
+dqg_tensor_id dqg_emit_quant_op(dqg_graph *g, dqg_op_kind kind, const char *name, dqg_tensor_id x,
+                                dqg_tensor_id scale, dqg_tensor_id zp, const dqg_quant_attrs *q);
+
 /* Emits the canonical DEQUANTIZE op (graph/ops/dequantize.c). */
 dqg_tensor_id dqg_emit_dequantize(dqg_graph *g, const char *name, dqg_tensor_id x,
                                   dqg_tensor_id scale, dqg_tensor_id zp, const dqg_quant_attrs *q);
 /* Emits the canonical QUANTIZE op (graph/ops/quantize.c). */
 dqg_tensor_id dqg_emit_quantize(dqg_graph *g, const char *name, dqg_tensor_id x,
                                 dqg_tensor_id scale, dqg_tensor_id zp, const dqg_quant_attrs *q);
-
 
 /* ---- Validation helpers shared by the op files (graph/op_checks.c) -------- */
 

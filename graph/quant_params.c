@@ -169,3 +169,28 @@ int64_t dqg_quant_scale_index(const dqg_quant_index *ix, int64_t i)
     }
     return 0;
 }
+
+int dqg_onnx_schema_version(int opset, const int *versions, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (opset >= versions[i])
+            return versions[i];
+    return 0;
+}
+
+dqg_tensor_id dqg_emit_quant_op(dqg_graph *g, dqg_op_kind kind, const char *name, dqg_tensor_id x,
+                                dqg_tensor_id scale, dqg_tensor_id zp, const dqg_quant_attrs *q)
+{
+    const dqg_tensor *t = &g->tensors[x];
+    int rank = t->rank;
+    int64_t dims[1][DQG_MAX_RANK];
+    for (int i = 0; i < rank; i++)
+        dims[0][i] = t->dims[i];
+    dqg_dtype out = q->out_dtype;
+    int32_t op =
+        dqg_graph_add_op(g, kind, name, 3, (dqg_tensor_id[]){x, scale, zp}, 1, &out, &rank, dims);
+    if (op < 0)
+        return DQG_NONE;
+    g->ops[op].attrs.quant = *q;
+    return g->ops[op].outputs[0];
+}

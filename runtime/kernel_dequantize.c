@@ -14,8 +14,8 @@ typedef struct dequantize_kernel {
     dqg_kernel base;
     dqg_dq_kernel *dq;
     void *const_x, *const_scale, *const_zp; /* owned copies when constant */
-    int x_arg, scale_arg, zp_arg, y_arg;      /* argument indexes; -1 = constant */
-    bool check_zp_zero;           /* s32 input with a run-time zero point */
+    int x_arg, scale_arg, zp_arg, y_arg;    /* argument indexes; -1 = constant */
+    bool check_zp_zero;                     /* s32 input with a run-time zero point */
     dqg_dtype zp_dtype;
     int64_t zp_count;
     char op_name[200];

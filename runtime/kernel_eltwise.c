@@ -58,16 +58,10 @@ static dqg_status finish(eltwise_kernel *e, const void *op_desc, int n_args, con
                          const dnnl_memory_desc_t *mds, dqg_kernel **out)
 {
     dnnl_primitive_desc_t pd = NULL;
-    dnnl_status_t s = dnnl_primitive_desc_create(&pd, op_desc, NULL, dqg_onednn_engine(), NULL);
-    if (s != dnnl_success)
-        return dqg_dnnl_error(s, e->base.impl, "primitive descriptor creation");
-    const char *impl = NULL;
-    dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
-    dqg_status st = dqg_dnnl_prim_init(&e->prim, pd, n_args, kinds, mds, e->base.impl);
-    if (impl) {
-        size_t len = strlen(e->base.impl);
-        snprintf(e->base.impl + len, sizeof e->base.impl - len, ":%s", impl);
-    }
+    dqg_status st = dqg_dnnl_pd_create(&pd, op_desc, NULL, e->base.impl, sizeof e->base.impl);
+    if (st != DQG_OK)
+        return st;
+    st = dqg_dnnl_prim_init(&e->prim, pd, n_args, kinds, mds, e->base.impl);
     dnnl_primitive_desc_destroy(pd);
     if (st != DQG_OK)
         return st;

@@ -127,18 +127,10 @@ dqg_status dqg_kernel_matmul_build(const dqg_kernel_request *req, dqg_kernel **o
     if (req->options->fpmath == DQG_FPMATH_BF16)
         dnnl_primitive_attr_set_fpmath_mode(attr, dnnl_fpmath_mode_bf16);
     dnnl_primitive_desc_t pd = NULL;
-    s = dnnl_primitive_desc_create(&pd, &d, attr, dqg_onednn_engine(), NULL);
+    st = dqg_dnnl_pd_create(&pd, &d, attr, m->base.impl, sizeof m->base.impl);
     dnnl_primitive_attr_destroy(attr);
-    if (s != dnnl_success) {
-        st = dqg_dnnl_error(s, m->base.impl, "primitive descriptor");
+    if (st != DQG_OK)
         goto fail;
-    }
-    const char *impl = NULL;
-    dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
-    if (impl) {
-        size_t len = strlen(m->base.impl);
-        snprintf(m->base.impl + len, sizeof m->base.impl - len, ":%s", impl);
-    }
     dnnl_memory_desc_t md_b_real = md_b;
     if (pack) {
         md_b_real = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);

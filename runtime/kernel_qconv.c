@@ -82,11 +82,7 @@ dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **ou
     const dqg_conv_attrs *a = &cv->attrs.conv;
     const dqg_tensor *x = &g->tensors[sdq->inputs[0]];
     const dqg_tensor *w = &g->tensors[wdq->inputs[0]];
-    dqg_tensor_id out_id = p->q >= 0 ? g->ops[p->q].outputs[0]
-                                     : g->ops[p->n_post      ? p->post[p->n_post - 1]
-                                              : p->bias >= 0 ? p->bias
-                                                             : p->main]
-                                           .outputs[0];
+    dqg_tensor_id out_id = dqg_partition_output(g, p);
     const dqg_tensor *y = &g->tensors[out_id];
     qconv_kernel *c = calloc(1, sizeof *c);
     if (!c)
@@ -127,18 +123,12 @@ dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **ou
     dnnl_status_t s = dnnl_dilated_convolution_forward_desc_init(
         &d, dnnl_forward_inference, dnnl_convolution_direct, &md_x_use, &md_w_any, NULL, &md_y_use,
         strides, dil, pl, pr);
-    if (s == dnnl_success)
-        s = dnnl_primitive_desc_create(&pd, &d, c->q.attr, dqg_onednn_engine(), NULL);
     if (s != dnnl_success) {
-        st = dqg_dnnl_error(s, c->base.impl, "int8 convolution primitive descriptor");
+        st = dqg_dnnl_error(s, c->base.impl, "descriptor");
         goto fail;
     }
-    const char *impl = NULL;
-    dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
-    if (impl) {
-        size_t len = strlen(c->base.impl);
-        snprintf(c->base.impl + len, sizeof c->base.impl - len, ":%s", impl);
-    }
+    if ((st = dqg_dnnl_pd_create(&pd, &d, c->q.attr, c->base.impl, sizeof c->base.impl)) != DQG_OK)
+        goto fail;
     dnnl_memory_desc_t md_w_real = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     md_x_use = *dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
     md_y_use = *dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);

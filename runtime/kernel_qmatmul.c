@@ -46,11 +46,7 @@ dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **
     const dqg_op *mm = &g->ops[p->main], *sdq = &g->ops[p->src_dq], *wdq = &g->ops[p->w_dq];
     const dqg_tensor *x = &g->tensors[sdq->inputs[0]]; /* u8/s8, the MatMul's a */
     const dqg_tensor *w = &g->tensors[wdq->inputs[0]];
-    dqg_tensor_id out_id = p->q >= 0 ? g->ops[p->q].outputs[0]
-                                     : g->ops[p->n_post      ? p->post[p->n_post - 1]
-                                              : p->bias >= 0 ? p->bias
-                                                             : p->main]
-                                           .outputs[0];
+    dqg_tensor_id out_id = dqg_partition_output(g, p);
     const dqg_tensor *y = &g->tensors[out_id];
     qmatmul_kernel *m = calloc(1, sizeof *m);
     if (!m)
@@ -92,18 +88,12 @@ dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **
         goto fail;
     dnnl_matmul_desc_t d;
     dnnl_status_t s = dnnl_matmul_desc_init(&d, &md_x, &md_w_any, NULL, &md_y);
-    if (s == dnnl_success)
-        s = dnnl_primitive_desc_create(&pd, &d, m->q.attr, dqg_onednn_engine(), NULL);
     if (s != dnnl_success) {
-        st = dqg_dnnl_error(s, m->base.impl, "int8 matmul primitive descriptor");
+        st = dqg_dnnl_error(s, m->base.impl, "descriptor");
         goto fail;
     }
-    const char *impl = NULL;
-    dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
-    if (impl) {
-        size_t len = strlen(m->base.impl);
-        snprintf(m->base.impl + len, sizeof m->base.impl - len, ":%s", impl);
-    }
+    if ((st = dqg_dnnl_pd_create(&pd, &d, m->q.attr, m->base.impl, sizeof m->base.impl)) != DQG_OK)
+        goto fail;
     dnnl_memory_desc_t md_w_real = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     if ((st = dqg_qattr_fold_weights(g, wdq, &folded)) != DQG_OK)
         goto fail;

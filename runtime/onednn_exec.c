@@ -22,6 +22,22 @@ dqg_status dqg_dnnl_error(dnnl_status_t s, const char *what, const char *call)
                          s == dnnl_unimplemented ? ": no implementation for this combination" : "");
 }
 
+dqg_status dqg_dnnl_pd_create(dnnl_primitive_desc_t *pd, const_dnnl_op_desc_t op_desc,
+                              const_dnnl_primitive_attr_t attr, char *impl, size_t impl_size)
+{
+    *pd = NULL;
+    dnnl_status_t s = dnnl_primitive_desc_create(pd, op_desc, attr, dqg_onednn_engine(), NULL);
+    if (s != dnnl_success)
+        return dqg_dnnl_error(s, impl, "primitive descriptor creation");
+    const char *name = NULL;
+    dnnl_primitive_desc_query(*pd, dnnl_query_impl_info_str, 0, &name);
+    if (name) {
+        size_t len = strlen(impl);
+        snprintf(impl + len, impl_size - len, ":%s", name);
+    }
+    return DQG_OK;
+}
+
 dnnl_data_type_t dqg_dnnl_dtype(dqg_dtype dtype)
 {
     switch (dtype) {

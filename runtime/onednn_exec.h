@@ -45,6 +45,12 @@ dnnl_data_type_t dqg_dnnl_dtype(dqg_dtype dtype);
 dqg_status dqg_dnnl_md_dense(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
                              dqg_dtype dtype);
 
+/* Creates a primitive descriptor for `op_desc` on dqgraph's engine and
+ * appends oneDNN's implementation name to `impl` (":brg:avx512_core_vnni").
+ * On failure the message names `impl`. */
+dqg_status dqg_dnnl_pd_create(dnnl_primitive_desc_t *pd, const_dnnl_op_desc_t op_desc,
+                              const_dnnl_primitive_attr_t attr, char *impl, size_t impl_size);
+
 /* dqgraph's status for a failed oneDNN call, with a message naming `what`. */
 dqg_status dqg_dnnl_error(dnnl_status_t s, const char *what, const char *call);
 

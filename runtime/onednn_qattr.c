@@ -244,3 +244,12 @@ dqg_status dqg_qattr_fold_weights(const dqg_graph *g, const dqg_op *wdq, int8_t 
     *out = buf;
     return DQG_OK;
 }
+
+dqg_tensor_id dqg_partition_output(const dqg_graph *g, const dqg_partition *p)
+{
+    int last = p->q >= 0      ? p->q
+               : p->n_post    ? p->post[p->n_post - 1]
+               : p->bias >= 0 ? p->bias
+                              : p->main;
+    return g->ops[last].outputs[0];
+}

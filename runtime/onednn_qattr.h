@@ -43,6 +43,10 @@ int dqg_qattr_args(const dqg_qattr *q, int n, int *kinds, dnnl_memory_desc_t *md
 int dqg_qattr_handles(const dqg_qattr *q, void *const *args, void *scratch, int n, void **h);
 size_t dqg_qattr_scratch_size(const dqg_qattr *q);
 
+/* The tensor a fused partition produces: the Quantize's, else the last
+ * post-op's, else the bias's, else the anchor's output. */
+dqg_tensor_id dqg_partition_output(const dqg_graph *g, const dqg_partition *p);
+
 /* Folds the weight zero point into s8 weights: out[i] = w[i] - zp[channel]. */
 dqg_status dqg_qattr_fold_weights(const dqg_graph *g, const dqg_op *wdq, int8_t **out);
 

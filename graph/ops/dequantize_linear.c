@@ -2,14 +2,10 @@
  * its own type constraints and attributes, onto the canonical DEQUANTIZE. */
 #include "graph/graph_internal.h"
 
-/* The schema version in force for a model opset: the latest <= it. */
 static int schema_version(int opset)
 {
     static const int versions[] = {23, 21, 19, 13, 10};
-    for (size_t i = 0; i < sizeof versions / sizeof *versions; i++)
-        if (opset >= versions[i])
-            return versions[i];
-    return 0;
+    return dqg_onnx_schema_version(opset, versions, 5);
 }
 
 dqg_tensor_id dqg_dequantize_linear(dqg_graph *g, const char *name, dqg_tensor_id x,

@@ -10,18 +10,7 @@
 dqg_tensor_id dqg_emit_quantize(dqg_graph *g, const char *name, dqg_tensor_id x,
                                 dqg_tensor_id scale, dqg_tensor_id zp, const dqg_quant_attrs *q)
 {
-    const dqg_tensor *t = &g->tensors[x];
-    int rank = t->rank;
-    int64_t dims[1][DQG_MAX_RANK];
-    for (int i = 0; i < rank; i++)
-        dims[0][i] = t->dims[i];
-    dqg_dtype out = q->out_dtype;
-    int32_t op = dqg_graph_add_op(g, DQG_OP_QUANTIZE, name, 3, (dqg_tensor_id[]){x, scale, zp}, 1,
-                                  &out, &rank, dims);
-    if (op < 0)
-        return DQG_NONE;
-    g->ops[op].attrs.quant = *q;
-    return g->ops[op].outputs[0];
+    return dqg_emit_quant_op(g, DQG_OP_QUANTIZE, name, x, scale, zp, q);
 }
 
 /* Round half to even, independent of the current rounding mode. */

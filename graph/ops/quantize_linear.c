@@ -6,10 +6,7 @@
 static int schema_version(int opset)
 {
     static const int versions[] = {21, 19, 13, 10};
-    for (size_t i = 0; i < sizeof versions / sizeof *versions; i++)
-        if (opset >= versions[i])
-            return versions[i];
-    return 0;
+    return dqg_onnx_schema_version(opset, versions, 4);
 }
 
 dqg_tensor_id dqg_quantize_linear(dqg_graph *g, const char *name, dqg_tensor_id x,
