@@ -91,6 +91,13 @@ dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **ou
     c->base.destroy = qconv_destroy;
     snprintf(c->base.impl, sizeof c->base.impl, "onednn:conv:%ss8:%s", dqg_dtype_name(x->dtype),
              dqg_dtype_name(y->dtype));
+    {
+        dqg_status isa = dqg_int8_exact_isa(c->base.impl);
+        if (isa != DQG_OK) {
+            free(c);
+            return isa;
+        }
+    }
     c->src_arg = dqg_kernel_arg_index(g, sdq->inputs[0]);
     c->dst_arg = dqg_kernel_arg_index(g, out_id);
     dnnl_memory_desc_t md_x, md_w, md_w_any, md_y, md_x_use, md_y_use;

@@ -55,6 +55,13 @@ dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **
     m->base.destroy = qmatmul_destroy;
     snprintf(m->base.impl, sizeof m->base.impl, "onednn:matmul:%s%s:%s", dqg_dtype_name(x->dtype),
              "s8", dqg_dtype_name(y->dtype));
+    {
+        dqg_status isa = dqg_int8_exact_isa(m->base.impl);
+        if (isa != DQG_OK) {
+            free(m);
+            return isa;
+        }
+    }
     m->src_arg = dqg_kernel_arg_index(g, sdq->inputs[0]);
     m->dst_arg = dqg_kernel_arg_index(g, out_id);
     int R = x->rank > 2 ? x->rank : 2;

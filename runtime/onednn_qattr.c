@@ -253,3 +253,16 @@ dqg_tensor_id dqg_partition_output(const dqg_graph *g, const dqg_partition *p)
                               : p->main;
     return g->ops[last].outputs[0];
 }
+
+dqg_status dqg_int8_exact_isa(const char *what)
+{
+    dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+    bool vnni = (isa & dnnl_cpu_isa_avx512_core_vnni) == dnnl_cpu_isa_avx512_core_vnni ||
+                (isa & dnnl_cpu_isa_avx2_vnni) == dnnl_cpu_isa_avx2_vnni;
+    if (vnni)
+        return DQG_OK;
+    return dqg_set_error(DQG_UNSUPPORTED,
+                         "%s: the CPU ISA oneDNN uses (0x%x) has no VNNI or AMX, and its u8 x s8 "
+                         "kernels would saturate intermediate sums",
+                         what, (unsigned)isa);
+}

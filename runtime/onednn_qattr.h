@@ -47,6 +47,11 @@ size_t dqg_qattr_scratch_size(const dqg_qattr *q);
  * post-op's, else the bias's, else the anchor's output. */
 dqg_tensor_id dqg_partition_output(const dqg_graph *g, const dqg_partition *p);
 
+/* DQG_UNSUPPORTED, naming the reason, unless oneDNN dispatches to an ISA
+ * with VNNI or AMX: without them its u8 x s8 kernels add pairs of products
+ * in saturating 16-bit arithmetic, which loses exactness. */
+dqg_status dqg_int8_exact_isa(const char *what);
+
 /* Folds the weight zero point into s8 weights: out[i] = w[i] - zp[channel]. */
 dqg_status dqg_qattr_fold_weights(const dqg_graph *g, const dqg_op *wdq, int8_t **out);
 

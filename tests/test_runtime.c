@@ -272,3 +272,63 @@ Test(runtime, compiled_dump_draws_partitions_as_clusters)
     dqg_compiled_destroy(c);
     dqg_graph_destroy(g);
 }
+
+/* x[4,16] -> DQ(x, scale) ... as a graph whose partitions see one changed
+ * key field at a time: an attribute, a scale value, one bit of a weight
+ * tensor large enough to be keyed by its hash. */
+static dqg_graph *keyed_graph(float clip_hi, float scale, int flip_bit)
+{
+    dqg_graph *g = new_graph();
+    int64_t xd[] = {4, 64}, wd[] = {64, 64}, one = 1;
+    dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 2, xd);
+    static float w[64 * 64];
+    for (int i = 0; i < 64 * 64; i++)
+        w[i] = (float)(i % 13) * 0.125f;
+    uint32_t bits;
+    memcpy(&bits, &w[1000], 4);
+    bits ^= (uint32_t)flip_bit;
+    float flipped;
+    memcpy(&flipped, &bits, 4);
+    float saved = w[1000];
+    w[1000] = flipped;
+    dqg_tensor_id wc = dqg_constant(g, "w", DQG_F32, 2, wd, w, sizeof w);
+    w[1000] = saved;
+    dqg_tensor_id y = dqg_clip(g, "c", dqg_matmul(g, "mm", x, wc, NULL), -1.0f, clip_hi);
+    int64_t qd[] = {4, 64};
+    dqg_tensor_id q = dqg_input(g, "q", DQG_U8, 2, qd);
+    dqg_dequantize_linear_attrs a = {.opset = 13};
+    dqg_tensor_id d = dqg_dequantize_linear(
+        g, "dq", q, dqg_constant(g, "s", DQG_F32, 0, &one, &scale, 4), DQG_NONE, &a);
+    dqg_output(g, y, "y");
+    dqg_output(g, d, "d");
+    finalize_ok(g);
+    return g;
+}
+
+Test(runtime, key_fields_attribute_scale_and_weight_bit)
+{
+    dqg_cache_clear();
+    dqg_cache_set_capacity(256);
+    dqg_graph *base = keyed_graph(6.0f, 0.5f, 0);
+    dqg_compiled *c0 = compile_ok(base, NULL);
+    cr_assert_eq(dqg_compiled_partition_count(c0), 3);
+    struct {
+        const char *what;
+        dqg_graph *g;
+        size_t hits; /* of 3 partitions, the unchanged ones hit */
+    } cases[] = {
+        {"same graph again", keyed_graph(6.0f, 0.5f, 0), 3},
+        {"a Clip attribute", keyed_graph(5.0f, 0.5f, 0), 2},
+        {"a scale value", keyed_graph(6.0f, 0.25f, 0), 2},
+        {"one flipped bit in a 16 KiB weight tensor", keyed_graph(6.0f, 0.5f, 1), 2},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        dqg_compiled *c = compile_ok(cases[i].g, NULL);
+        cr_assert_eq(dqg_compiled_cache_hits(c), cases[i].hits, "%s: %zu hits", cases[i].what,
+                     dqg_compiled_cache_hits(c));
+        dqg_compiled_destroy(c);
+        dqg_graph_destroy(cases[i].g);
+    }
+    dqg_compiled_destroy(c0);
+    dqg_graph_destroy(base);
+}
