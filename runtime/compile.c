@@ -109,6 +109,7 @@ typedef struct live_range {
     dqg_tensor_id t;
     int first, last;
     size_t size, offset;
+    dqg_tensor_id alias; /* tensor whose buffer it shares (in place), or DQG_NONE */
 } live_range;
 
 static size_t align64(size_t n)
@@ -136,14 +137,35 @@ static dqg_status plan_buffers(dqg_compiled *c, dqg_tensor_id **maps, const int 
             if (g->tensors[t].is_output)
                 continue;
             which[t] = nr;
-            r[nr++] =
-                (live_range){.t = t, .first = p, .last = p, .size = align64(g->tensors[t].nbytes)};
+            r[nr++] = (live_range){.t = t,
+                                   .first = p,
+                                   .last = p,
+                                   .size = align64(g->tensors[t].nbytes),
+                                   .alias = DQG_NONE};
         }
         for (int i = 0; i < n_maps[p]; i++) {
             dqg_tensor_id t = maps[p][i];
             if (which[t] >= 0 && r[which[t]].last < p)
                 r[which[t]].last = p;
         }
+    }
+    /* In place: an output that may overwrite the kernel's first input takes
+     * that input's buffer when nothing reads the input afterwards; the two
+     * lifetimes become one. Partitions run in order, so a later reader of
+     * the input would have extended its last use past p. */
+    for (int p = 0; p < c->n_parts; p++) {
+        const dqg_partition *part = &c->passes.parts[p];
+        if (!c->parts[p].kernel->in_place_ok || n_maps[p] < 1 || part->n_outputs != 1)
+            continue;
+        int in = which[maps[p][0]], out = which[part->outputs[0]];
+        if (in < 0 || out < 0 || r[in].last != p || r[in].size != r[out].size)
+            continue;
+        int root = in;
+        while (r[root].alias != DQG_NONE)
+            root = which[r[root].alias];
+        r[out].alias = r[root].t;
+        if (r[out].last > r[root].last)
+            r[root].last = r[out].last;
     }
     /* Place the largest first; each goes at the lowest offset that does not
      * overlap a placed range whose lifetime intersects its own. */
@@ -156,11 +178,15 @@ static dqg_status plan_buffers(dqg_compiled *c, dqg_tensor_id **maps, const int 
             }
     size_t peak = 0;
     for (int i = 0; i < nr; i++) {
+        if (r[i].alias != DQG_NONE)
+            continue;
         size_t off = 0;
         bool moved = true;
         while (moved) {
             moved = false;
             for (int j = 0; j < i; j++) {
+                if (r[j].alias != DQG_NONE)
+                    continue;
                 bool overlap_time = r[j].first <= r[i].last && r[i].first <= r[j].last;
                 bool overlap_mem = r[j].offset < off + r[i].size && off < r[j].offset + r[j].size;
                 if (overlap_time && overlap_mem) {
@@ -176,6 +202,9 @@ static dqg_status plan_buffers(dqg_compiled *c, dqg_tensor_id **maps, const int 
     c->arena_bytes = peak;
     for (int i = 0; i < nr; i++)
         which[r[i].t] = i;
+    for (int i = 0; i < nr; i++)
+        if (r[i].alias != DQG_NONE)
+            r[i].offset = r[which[r[i].alias]].offset;
     /* Argument locations: inputs of the mini graph, then its outputs. */
     for (int p = 0; p < c->n_parts; p++) {
         dqg_compiled_part *cp = &c->parts[p];

@@ -16,6 +16,7 @@ struct dqg_kernel {
     dqg_status (*execute)(dqg_kernel *k, void *const *args, void *scratch);
     void (*destroy)(dqg_kernel *k);
     size_t scratch_size; /* bytes of scratch the caller provides per execution */
+    bool in_place_ok;    /* may write its output over its first input (same size) */
     size_t bytes;        /* memory held (pre-packed constants and the like) */
 };
 

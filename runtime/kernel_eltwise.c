@@ -225,7 +225,15 @@ dqg_status dqg_kernel_eltwise_build(const dqg_kernel_request *req, dqg_kernel **
         st = dqg_set_error(DQG_UNSUPPORTED, "no oneDNN kernel for %s", dqg_op_kind_name(op->kind));
         break;
     }
-    if (st != DQG_OK)
+    if (st != DQG_OK) {
         eltwise_destroy(&e->base);
+        return st;
+    }
+    /* oneDNN's eltwise and binary primitives allow dst == src0; the planner
+     * may then give the output its input's buffer. */
+    e->base.in_place_ok =
+        (op->kind == DQG_OP_RELU || op->kind == DQG_OP_CLIP || op->kind == DQG_OP_ADD ||
+         op->kind == DQG_OP_MUL || op->kind == DQG_OP_BIAS_ADD) &&
+        !e->swap && e->in_arg[0] == 0 && x->nbytes == y->nbytes && x->dtype == y->dtype;
     return st;
 }
