@@ -358,6 +358,46 @@ run_avx512(const struct dqg_dq_kernel *k, const void *x, const void *s, const vo
     }
 }
 
+/* Blocked 4-bit along the last axis, f32 output, one row: per block the
+ * 16-entry table (decode(c) - zp) * scale is one vector subtract and
+ * multiply, then each 16 codes are one permute. Needs even block starts. */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static void
+blocked4_row_avx512(const struct dqg_dq_kernel *k, const uint8_t *x, const void *s, const void *z,
+                    float *y, int64_t start, int64_t D, int64_t sbase)
+{
+    const dqg_dq_desc *d = &k->d;
+    int64_t B = d->block_size;
+    __m512 lut = _mm512_loadu_ps(k->x_lut);
+    __m128i mask = _mm_set1_epi8(0x0F);
+    bool aligned = k->stream && ((uintptr_t)(y + start) & 63) == 0 && (B & 15) == 0;
+    for (int64_t b0 = 0, bi = 0; b0 < D; b0 += B, bi++) {
+        int64_t len = b0 + B <= D ? B : D - b0;
+        __m512 sc = _mm512_set1_ps(dqg_load_float(d->scale_dtype, s, sbase + bi));
+        __m512 zp = _mm512_set1_ps(
+            d->zp_dtype != DQG_DTYPE_UNDEF ? dqg_load_float(d->zp_dtype, z, sbase + bi) : 0.0f);
+        __m512 t = _mm512_mul_ps(_mm512_sub_ps(lut, zp), sc);
+        const uint8_t *q = x + ((start + b0) >> 1);
+        float *out = y + start + b0;
+        int64_t j = 0;
+        for (; j + 16 <= len; j += 16) {
+            __m128i v = _mm_loadl_epi64((const __m128i *)(q + j / 2));
+            __m128i lo = _mm_and_si128(v, mask);
+            __m128i hi = _mm_and_si128(_mm_srli_epi16(v, 4), mask);
+            __m512 r = _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(_mm_unpacklo_epi8(lo, hi)), t);
+            if (aligned)
+                _mm512_stream_ps(out + j, r);
+            else
+                _mm512_storeu_ps(out + j, r);
+        }
+        if (j < len) {
+            float tbl[16];
+            _mm512_storeu_ps(tbl, t);
+            for (; j < len; j++)
+                out[j] = tbl[(q[j / 2] >> ((j & 1) * 4)) & 15];
+        }
+    }
+}
+
 /* ---- Driving the runs --------------------------------------------------------- */
 
 /* Splits the tensor into runs by granularity and spreads them over threads. */
@@ -418,6 +458,15 @@ static void run_blocked_last(const struct dqg_dq_kernel *k, const void *x, const
     int64_t B = k->d.block_size, D = k->D, nblk = (D + B - 1) / B;
     int64_t total = k->outer * nblk;
     int threads = k->n >= PARALLEL_MIN ? omp_get_max_threads() : 1;
+    if (k->impl == DQG_DQ_IMPL_OWN_AVX512 && k->nibbles && k->d.out_dtype == DQG_F32 &&
+        (B & 1) == 0 && (D & 1) == 0) {
+#pragma omp parallel for num_threads(threads) schedule(static)
+        for (int64_t o = 0; o < k->outer; o++)
+            blocked4_row_avx512(k, x, s, z, y, o * D, D, o * k->S);
+        if (k->stream)
+            _mm_sfence();
+        return;
+    }
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (int64_t bi = 0; bi < total; bi++) {
         int64_t o = bi / nblk, b = bi % nblk;
