@@ -21,7 +21,7 @@ typedef struct dqg_dq_desc {
 } dqg_dq_desc;
 
 enum {
-    DQG_DQ_IMPL_AUTO = 0, /* oneDNN where it supports the case, else the best own kernel */
+    DQG_DQ_IMPL_AUTO = 0, /* own AVX-512 kernel; else oneDNN where it applies; else own */
     DQG_DQ_IMPL_ONEDNN,
     DQG_DQ_IMPL_OWN, /* the best own kernel for this CPU */
     DQG_DQ_IMPL_OWN_AVX512,
