@@ -346,9 +346,22 @@ store16_avx512(uint16_t *dst, const uint16_t *src, int64_t m)
 }
 
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static void
+f8_run_avx512(const struct dqg_dq_kernel *k, const uint8_t *x, float sc, float zp, float *y,
+              int64_t first, int64_t n);
+
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static void
 run_avx512(const struct dqg_dq_kernel *k, const void *x, const void *s, const void *z, void *y,
            int64_t first, int64_t n, int64_t sidx, bool vec)
 {
+    if (!vec && k->d.out_dtype == DQG_F32 &&
+        (k->d.x_dtype == DQG_F8E5M2 || k->d.x_dtype == DQG_F8E4M3FN)) {
+        float sc = dqg_load_float(k->d.scale_dtype, s, sidx);
+        float zp = k->d.zp_dtype != DQG_DTYPE_UNDEF ? dqg_load_float(k->d.zp_dtype, z, sidx) : 0.0f;
+        f8_run_avx512(k, x, sc, zp, y, first, n);
+        if (k->stream)
+            _mm_sfence();
+        return;
+    }
     if (k->stream) {
         DQ_RUN_BODY(f16_decode_avx512, f16_encode_avx512, nibbles_avx512, store32_avx512,
                     store16_avx512)
@@ -431,6 +444,53 @@ axis8_row_avx512(const struct dqg_dq_kernel *k, const void *x, const float *s, c
                           : (float)((const uint8_t *)z)[j];
         out[j] = (xv - zv) * s[j];
     }
+}
+
+/* float8 E5M2 / E4M3FN with one scale, f32 output, through f16 bits and
+ * the hardware converter instead of a table gather: E5M2 is the top byte
+ * of an f16 (every code, subnormals, infinities and NaNs included); an
+ * E4M3FN normal is its 7 low bits shifted into an f16 with the exponent
+ * rebiased (+8), its subnormals m * 2^-9 and S.1111.111 NaN. */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static void
+f8_run_avx512(const struct dqg_dq_kernel *k, const uint8_t *x, float sc, float zp, float *y,
+              int64_t first, int64_t n)
+{
+    bool e5m2 = k->d.x_dtype == DQG_F8E5M2;
+    const uint8_t *p = x + first;
+    float *out = y + first;
+    bool aligned = k->stream && ((uintptr_t)out & 63) == 0;
+    __m512 vs = _mm512_set1_ps(sc), vz = _mm512_set1_ps(zp);
+    __m512i m7f = _mm512_set1_epi32(0x7F), m80 = _mm512_set1_epi32(0x80);
+    __m512i m78 = _mm512_set1_epi32(0x78), m07 = _mm512_set1_epi32(0x07);
+    __m512 sub_scale = _mm512_set1_ps(1.0f / 512.0f);
+    int64_t j = 0;
+    for (; j + 16 <= n; j += 16) {
+        __m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(p + j)));
+        __m512 f;
+        if (e5m2) {
+            f = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_slli_epi32(v, 8)));
+        } else {
+            __m512i h =
+                _mm512_or_si512(_mm512_add_epi32(_mm512_slli_epi32(_mm512_and_si512(v, m7f), 7),
+                                                 _mm512_set1_epi32(8 << 10)),
+                                _mm512_slli_epi32(_mm512_and_si512(v, m80), 8));
+            f = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(h));
+            __mmask16 subn = _mm512_testn_epi32_mask(v, m78);
+            __m512 fs = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_and_si512(v, m07)), sub_scale);
+            fs = _mm512_castsi512_ps(_mm512_or_si512(
+                _mm512_castps_si512(fs), _mm512_slli_epi32(_mm512_and_si512(v, m80), 24)));
+            f = _mm512_mask_mov_ps(f, subn, fs);
+            __mmask16 nan = _mm512_cmpeq_epi32_mask(_mm512_and_si512(v, m7f), m7f);
+            f = _mm512_mask_mov_ps(f, nan, _mm512_set1_ps(__builtin_nanf("")));
+        }
+        __m512 r = _mm512_mul_ps(_mm512_sub_ps(f, vz), vs);
+        if (aligned)
+            _mm512_stream_ps(out + j, r);
+        else
+            _mm512_storeu_ps(out + j, r);
+    }
+    for (; j < n; j++)
+        out[j] = (k->x_lut[p[j]] - zp) * sc;
 }
 
 /* ---- Driving the runs --------------------------------------------------------- */
