@@ -1,6 +1,8 @@
 /* The reference kernel: runs a partition's ops with the reference
- * interpreter. It is the reference backend, and the fallback for op kinds
- * that have no faster kernel yet (partition info says so). */
+ * interpreter's per-op code. It is the reference backend, and the fallback
+ * for op kinds that have no faster kernel yet (partition info says so).
+ * The value table and the partition's internal tensors live in the
+ * caller's scratch, so executions allocate nothing. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,28 +10,39 @@
 
 typedef struct reference_kernel {
     dqg_kernel base;
-    dqg_graph *graph; /* private copy of the mini graph */
-    int n_in, n_out;
-    dqg_buffer *bufs; /* scratch binding array: filled per execution */
+    dqg_graph *graph;   /* private copy of the partition graph */
+    size_t *offset;     /* per tensor: scratch offset of an internal tensor */
+    size_t table_bytes; /* the value table at the start of scratch */
 } reference_kernel;
 
 static dqg_status reference_execute(dqg_kernel *k, void *const *args, void *scratch)
 {
     reference_kernel *r = (reference_kernel *)k;
-    /* Each execution binds its own buffers; the array lives in the caller's
-     * scratch so concurrent executions never share it. */
-    dqg_buffer *b = scratch;
-    for (int i = 0; i < r->n_in + r->n_out; i++) {
-        dqg_tensor_id id = i < r->n_in ? r->graph->inputs[i] : r->graph->outputs[i - r->n_in];
-        b[i] = (dqg_buffer){.id = id, .data = args[i], .size = r->graph->tensors[id].nbytes};
+    const dqg_graph *g = r->graph;
+    void **data = scratch;
+    for (int32_t t = 0; t < g->n_tensors; t++) {
+        const dqg_tensor *tt = &g->tensors[t];
+        data[t] = tt->kind == DQG_TENSOR_CONSTANT ? tt->data : (char *)scratch + r->offset[t];
     }
-    return dqg_reference_run(r->graph, b, (size_t)r->n_in, b + r->n_in, (size_t)r->n_out);
+    for (int32_t i = 0; i < g->n_inputs; i++)
+        data[g->inputs[i]] = args[i];
+    for (int32_t i = 0; i < g->n_outputs; i++)
+        data[g->outputs[i]] = args[g->n_inputs + i];
+    dqg_ref_values values = {.data = data};
+    for (int32_t i = 0; i < g->n_ops; i++) {
+        const dqg_op_def *def = dqg_op_def_of(g->ops[i].kind);
+        dqg_status st = def->reference(g, &g->ops[i], &values);
+        if (st != DQG_OK)
+            return st;
+    }
+    return DQG_OK;
 }
 
 static void reference_destroy(dqg_kernel *k)
 {
     reference_kernel *r = (reference_kernel *)k;
     dqg_graph_destroy(r->graph);
+    free(r->offset);
     free(r);
 }
 
@@ -43,14 +56,35 @@ dqg_status dqg_kernel_reference_build(const dqg_kernel_request *req, dqg_kernel 
         free(r);
         return st;
     }
-    r->n_in = r->graph->n_inputs;
-    r->n_out = r->graph->n_outputs;
+    const dqg_graph *g = r->graph;
+    for (int32_t i = 0; i < g->n_ops; i++) {
+        const dqg_op_def *def = dqg_op_def_of(g->ops[i].kind);
+        if (!def || !def->reference) {
+            reference_destroy(&r->base);
+            return dqg_set_error(DQG_UNSUPPORTED, "%s '%s': no reference implementation",
+                                 dqg_op_kind_name(g->ops[i].kind), g->ops[i].name);
+        }
+    }
+    r->offset = calloc((size_t)g->n_tensors + 1, sizeof *r->offset);
+    if (!r->offset) {
+        reference_destroy(&r->base);
+        return dqg_set_error(DQG_OUT_OF_MEMORY, "reference kernel: out of memory");
+    }
+    /* Scratch: the value table, then every tensor produced and consumed
+     * inside the partition. */
+    size_t pos = ((size_t)g->n_tensors * sizeof(void *) + 63) & ~(size_t)63;
+    for (int32_t t = 0; t < g->n_tensors; t++) {
+        const dqg_tensor *tt = &g->tensors[t];
+        if (tt->kind == DQG_TENSOR_CONSTANT)
+            r->base.bytes += tt->nbytes;
+        else if (tt->kind == DQG_TENSOR_INTERMEDIATE && !tt->is_output) {
+            r->offset[t] = pos;
+            pos += (tt->nbytes + 63) & ~(size_t)63;
+        }
+    }
     r->base.execute = reference_execute;
     r->base.destroy = reference_destroy;
-    r->base.scratch_size = (size_t)(r->n_in + r->n_out) * sizeof(dqg_buffer);
-    for (int32_t i = 0; i < r->graph->n_tensors; i++)
-        if (r->graph->tensors[i].kind == DQG_TENSOR_CONSTANT)
-            r->base.bytes += r->graph->tensors[i].nbytes;
+    r->base.scratch_size = pos;
     snprintf(r->base.impl, sizeof r->base.impl, "reference");
     *out = &r->base;
     return DQG_OK;
