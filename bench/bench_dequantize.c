@@ -12,7 +12,7 @@
 #include "dqgraph.h"
 #include "runtime/dq_kernel.h"
 
-#define N (64LL * 1024 * 1024)
+#define N    (64LL * 1024 * 1024)
 #define REPS 11
 
 static double now_s(void)
@@ -91,8 +91,10 @@ int main(void)
     float *scales = malloc((size_t)(rows * cols / 32 + cols) * sizeof(float));
     for (int64_t i = 0; i < rows * cols / 32 + cols; i++)
         scales[i] = 0.01f + 0.001f * (float)(i % 13);
-    printf("| case | dqgraph (GB/s) | own kernel (GB/s) | oneDNN reorder (GB/s) | memcpy, 2 threads "
-           "(GB/s) | dqgraph / memcpy (median of per-run ratios) | kernel used |\n|---|---|---|---|---|---|---|\n");
+    printf(
+        "| case | dqgraph (GB/s) | own kernel (GB/s) | oneDNN reorder (GB/s) | memcpy, 2 threads "
+        "(GB/s) | dqgraph / memcpy (median of per-run ratios) | kernel used "
+        "|\n|---|---|---|---|---|---|---|\n");
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         const bcase *b = &cases[c];
         dqg_dq_desc d = {.x_dtype = b->xt,
@@ -106,8 +108,8 @@ int main(void)
                          .block_size = b->block,
                          .scale_is_constant = true,
                          .const_scale = scales};
-        double bytes = (double)dqg_dtype_storage_size(b->xt, N) +
-                       (double)dqg_dtype_storage_size(b->ot, N);
+        double bytes =
+            (double)dqg_dtype_storage_size(b->xt, N) + (double)dqg_dtype_storage_size(b->ot, N);
         size_t copy_bytes = (size_t)dqg_dtype_storage_size(b->ot, N);
         dqg_dq_kernel *auto_k = NULL, *own = NULL, *dnnl = NULL;
         dqg_dq_kernel_create(&d, DQG_DQ_IMPL_AUTO, &auto_k);

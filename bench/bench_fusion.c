@@ -132,8 +132,8 @@ static raw_run make_raw(const_dnnl_op_desc_t desc, const float *scales, int64_t 
     return r;
 }
 
-static void report(const char *label, dqg_graph *g, raw_run *raw, size_t in_bytes,
-                   size_t out_bytes, int reps)
+static void report(const char *label, dqg_graph *g, raw_run *raw, size_t in_bytes, size_t out_bytes,
+                   int reps)
 {
     void *x = malloc(in_bytes), *y = malloc(out_bytes);
     for (size_t i = 0; i < in_bytes; i++)
@@ -163,8 +163,8 @@ static void report(const char *label, dqg_graph *g, raw_run *raw, size_t in_byte
     timing tf = summarize(f, reps), tr = summarize(rr, reps), fr = summarize(ratio, reps);
     timing tu = time_it(run_compiled, &unfused, reps > 7 ? 7 : reps);
     printf("| %s | %.3f (%.3f-%.3f) | %.3f (%.3f-%.3f) | %.3f (%.3f-%.3f) | %.1fx | %.2fx | %s |\n",
-           label, tf.med, tf.lo, tf.hi, tu.med, tu.lo, tu.hi, tr.med, tr.lo, tr.hi,
-           tu.med / tf.med, fr.med, dqg_compiled_partition_info(fused.c, 0));
+           label, tf.med, tf.lo, tf.hi, tu.med, tu.lo, tu.hi, tr.med, tr.lo, tr.hi, tu.med / tf.med,
+           fr.med, dqg_compiled_partition_info(fused.c, 0));
     fflush(stdout);
     dqg_compiled_destroy(fused.c);
     dqg_compiled_destroy(unfused.c);
@@ -189,9 +189,9 @@ static void bench_matmul(int64_t M, int64_t K, int64_t N)
     uint8_t xz = 128;
     dqg_tensor_id x = dqg_input(g, "x", DQG_U8, 2, xd);
     dqg_dequantize_linear_attrs pt = {.opset = 13}, pc = {.opset = 13, .has_axis = true, .axis = 1};
-    dqg_tensor_id xf = dqg_dequantize_linear(
-        g, "x_dq", x, dqg_constant(g, "xs", DQG_F32, 0, &one, &xs, 4),
-        dqg_constant(g, "xz", DQG_U8, 0, &one, &xz, 1), &pt);
+    dqg_tensor_id xf =
+        dqg_dequantize_linear(g, "x_dq", x, dqg_constant(g, "xs", DQG_F32, 0, &one, &xs, 4),
+                              dqg_constant(g, "xz", DQG_U8, 0, &one, &xz, 1), &pt);
     dqg_tensor_id wf = dqg_dequantize_linear(
         g, "w_dq", dqg_constant(g, "w", DQG_S8, 2, wd, w, (size_t)(K * N)),
         dqg_constant(g, "ws", DQG_F32, 1, nd, ws, (size_t)N * 4), DQG_NONE, &pc);
@@ -237,9 +237,9 @@ static void bench_conv(void)
     uint8_t xz = 128;
     dqg_tensor_id x = dqg_input(g, "x", DQG_U8, 4, xd);
     dqg_dequantize_linear_attrs pt = {.opset = 13}, pc = {.opset = 13, .has_axis = true, .axis = 0};
-    dqg_tensor_id xf = dqg_dequantize_linear(
-        g, "x_dq", x, dqg_constant(g, "xs", DQG_F32, 0, &one, &xs, 4),
-        dqg_constant(g, "xz", DQG_U8, 0, &one, &xz, 1), &pt);
+    dqg_tensor_id xf =
+        dqg_dequantize_linear(g, "x_dq", x, dqg_constant(g, "xs", DQG_F32, 0, &one, &xs, 4),
+                              dqg_constant(g, "xz", DQG_U8, 0, &one, &xz, 1), &pt);
     dqg_tensor_id wf =
         dqg_dequantize_linear(g, "w_dq", dqg_constant(g, "w", DQG_S8, 4, wd, w, O * C * 9),
                               dqg_constant(g, "ws", DQG_F32, 1, od, ws, sizeof ws), DQG_NONE, &pc);

@@ -121,8 +121,14 @@ static void bench_compile(const char *label, dqg_graph *(*make)(int), int reps)
     free(hit);
 }
 
-static dqg_graph *make_qmm(int salt) { return qmatmul_graph(64, 256, 256, salt); }
-static dqg_graph *make_dq(int salt) { return dq_graph(32, salt); }
+static dqg_graph *make_qmm(int salt)
+{
+    return qmatmul_graph(64, 256, 256, salt);
+}
+static dqg_graph *make_dq(int salt)
+{
+    return dq_graph(32, salt);
+}
 
 /* A chain of n tiny ReLU partitions: execute time / n is the per-partition
  * dispatch overhead (kernel work on 16 floats is negligible). */

@@ -48,8 +48,7 @@ static void run(dqg_data_format fmt)
     uint8_t z_in = 128, z_mid = 0;
     for (int i = 0; i < O; i++)
         bias[i] = 0.1f * (float)(i % 3) - 0.1f;
-    dqg_tensor_id x =
-        dqg_input(g, "x", DQG_U8, 4, fmt == DQG_FORMAT_NXC ? xd_nhwc : xd_nchw);
+    dqg_tensor_id x = dqg_input(g, "x", DQG_U8, 4, fmt == DQG_FORMAT_NXC ? xd_nhwc : xd_nchw);
     dqg_dequantize_linear_attrs pt = {.opset = 13};
     dqg_tensor_id xs = dqg_constant(g, "x_scale", DQG_F32, 0, &one, &s_in, sizeof s_in);
     dqg_tensor_id xz = dqg_constant(g, "x_zp", DQG_U8, 0, &one, &z_in, 1);

@@ -43,8 +43,9 @@ static dqg_tensor_id layer(dqg_graph *g, const char *name, dqg_tensor_id x_u8, f
         xf = dqg_dynamic_dequantize(g, n1, x_u8, s, DQG_NONE, "per_tensor", 0);
     } else {
         dqg_dequantize_linear_attrs a = {.opset = 21};
-        xf = dqg_dequantize_linear(g, n1, x_u8, dqg_constant(g, NULL, DQG_F32, 0, &one, &x_scale, 4),
-                                   dqg_constant(g, NULL, DQG_U8, 0, &one, &zp, 1), &a);
+        xf =
+            dqg_dequantize_linear(g, n1, x_u8, dqg_constant(g, NULL, DQG_F32, 0, &one, &x_scale, 4),
+                                  dqg_constant(g, NULL, DQG_U8, 0, &one, &zp, 1), &a);
     }
     snprintf(n2, sizeof n2, "%s_w_dq", name);
     dqg_dequantize_linear_attrs wa = {.opset = 21, .has_axis = true, .axis = 1};
@@ -107,8 +108,8 @@ int main(void)
     layer_data L[3] = {make_layer(IN, HID, &rng), make_layer(HID, HID, &rng),
                        make_layer(HID, OUT, &rng)};
     dqg_graph *g = build(BATCH, L);
-    printf("dqgraph quickstart: int8 MLP, batch %d, %d -> %d -> %d -> %d\n\n", BATCH, IN, HID,
-           HID, OUT);
+    printf("dqgraph quickstart: int8 MLP, batch %d, %d -> %d -> %d -> %d\n\n", BATCH, IN, HID, HID,
+           OUT);
 
     dqg_cache_clear();
     double t0 = now_ms();
@@ -164,8 +165,8 @@ int main(void)
     printf("| fused execute (median) | %.2f ms |\n", fused_ms);
     printf("| unfused execute (median) | %.2f ms |\n", unfused_ms);
     printf("| speedup from fusion | %.1fx |\n", unfused_ms / fused_ms);
-    printf("| largest difference from the reference, fused | %.3g (outputs up to %.3g) |\n",
-           dfused, maxabs);
+    printf("| largest difference from the reference, fused | %.3g (outputs up to %.3g) |\n", dfused,
+           maxabs);
     printf("| largest difference from the reference, unfused | %.3g |\n", dunfused);
     printf("| reference check | first %d rows, %.0f ms |\n", CHECK_ROWS, ref_ms);
     /* Intermediate activations are re-quantized to u8 (scale 0.05): a value

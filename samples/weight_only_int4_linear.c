@@ -31,8 +31,7 @@ static void run(int64_t block)
     dqg_tensor_id wq = dqg_constant(g, "w_q", DQG_S4, 2, wd, w, wbytes);
     dqg_tensor_id ws =
         dqg_constant(g, "w_scale", DQG_F32, 2, sd, scale, (size_t)(nblocks * N) * sizeof(float));
-    dqg_dequantize_linear_attrs a = {.opset = 21, .has_axis = true, .axis = 0,
-                                     .block_size = block};
+    dqg_dequantize_linear_attrs a = {.opset = 21, .has_axis = true, .axis = 0, .block_size = block};
     dqg_tensor_id wf = dqg_dequantize_linear(g, "w_dq", wq, ws, DQG_NONE, &a);
     CHECK(dqg_output(g, dqg_matmul(g, "linear", x, wf, NULL), "y"));
     CHECK(dqg_graph_finalize(g));

@@ -11,7 +11,7 @@
 
 #include "dqgraph.h"
 
-#define N_THREADS 8
+#define N_THREADS  8
 #define N_COMPILES 1000
 #define N_DISTINCT 20
 

@@ -26,8 +26,8 @@ static void expect_f32(dqg_graph *g, dqg_tensor_id x, const void *xd, dqg_tensor
     finalize_ok(g);
     float out[128];
     cr_assert_eq(dqg_tensor_element_count(g, y), n);
-    dqg_status st = run_ref_1(g, x, (void *)xd, dqg_tensor_byte_size(g, x), y, out,
-                              (size_t)n * sizeof(float));
+    dqg_status st =
+        run_ref_1(g, x, (void *)xd, dqg_tensor_byte_size(g, x), y, out, (size_t)n * sizeof(float));
     cr_assert_eq(st, DQG_OK, "%s", dqg_last_error());
     for (int i = 0; i < n; i++) {
         if (isnan(want[i]))
@@ -125,14 +125,14 @@ Test(dequantize, float8_inputs)
         uint8_t code;
         float value;
     } cases[] = {
-        {DQG_F8E4M3FN, 0x38, 1.0f},    /* 0.0111.000 = 2^0 */
-        {DQG_F8E4M3FN, 0x7E, 448.0f},  /* max */
-        {DQG_F8E4M3FN, 0x7F, NAN},     /* S.1111.111 */
-        {DQG_F8E4M3FNUZ, 0x40, 1.0f},  /* bias 8 */
-        {DQG_F8E4M3FNUZ, 0x80, NAN},   /* the only NaN */
-        {DQG_F8E5M2, 0x3C, 1.0f},      /* bias 15 */
-        {DQG_F8E5M2, 0x7C, INFINITY},  /* IEEE-like infinity */
-        {DQG_F8E5M2FNUZ, 0x40, 1.0f},  /* bias 16 */
+        {DQG_F8E4M3FN, 0x38, 1.0f},   /* 0.0111.000 = 2^0 */
+        {DQG_F8E4M3FN, 0x7E, 448.0f}, /* max */
+        {DQG_F8E4M3FN, 0x7F, NAN},    /* S.1111.111 */
+        {DQG_F8E4M3FNUZ, 0x40, 1.0f}, /* bias 8 */
+        {DQG_F8E4M3FNUZ, 0x80, NAN},  /* the only NaN */
+        {DQG_F8E5M2, 0x3C, 1.0f},     /* bias 15 */
+        {DQG_F8E5M2, 0x7C, INFINITY}, /* IEEE-like infinity */
+        {DQG_F8E5M2FNUZ, 0x40, 1.0f}, /* bias 16 */
         {DQG_F8E5M2FNUZ, 0x01, 0x1p-17f},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -140,8 +140,8 @@ Test(dequantize, float8_inputs)
         int64_t d = 1;
         dqg_tensor_id x = dqg_input(g, "x", cases[i].t, 1, &d);
         dqg_dequantize_linear_attrs a = {.opset = 19};
-        float want = isinf(cases[i].value) || isnan(cases[i].value) ? cases[i].value
-                                                                    : cases[i].value * 2.0f;
+        float want =
+            isinf(cases[i].value) || isnan(cases[i].value) ? cases[i].value : cases[i].value * 2.0f;
         expect_f32(g, x, &cases[i].code,
                    dqg_dequantize_linear(g, "dq", x, scalar_f32(g, 2), DQG_NONE, &a), &want, 1);
     }
@@ -174,9 +174,9 @@ Test(dequantize, u16_to_f16_output_dtype)
     finalize_ok(g);
     uint16_t out[3];
     cr_assert_eq(run_ref_1(g, x, xv, sizeof xv, y, out, sizeof out), DQG_OK);
-    cr_assert_eq(out[0], 0x3C00);     /* 1.0 */
-    cr_assert_eq(out[1], 0x6800);     /* 2049 -> 2048 (tie to even) */
-    cr_assert_eq(out[2], 0x7C00);     /* 65535 -> +inf */
+    cr_assert_eq(out[0], 0x3C00); /* 1.0 */
+    cr_assert_eq(out[1], 0x6800); /* 2049 -> 2048 (tie to even) */
+    cr_assert_eq(out[2], 0x7C00); /* 65535 -> +inf */
     dqg_graph_destroy(g);
 }
 
@@ -226,8 +226,8 @@ Test(dequantize, zero_and_nan_scale)
     g = G();
     x = dqg_input(g, "x", DQG_U8, 1, &d);
     float wantn[] = {NAN, NAN};
-    expect_f32(g, x, xv, dqg_dequantize_linear(g, "dq", x, scalar_f32(g, NAN), DQG_NONE, &a),
-               wantn, 2);
+    expect_f32(g, x, xv, dqg_dequantize_linear(g, "dq", x, scalar_f32(g, NAN), DQG_NONE, &a), wantn,
+               2);
 }
 
 Test(dequantize, quark_wide_and_float_inputs)
@@ -324,7 +324,8 @@ Test(dequantize, int32_runtime_zero_point_rejected_when_run)
     finalize_ok(g);
     int32_t xv[] = {1, 2}, zv = 5;
     float out[2];
-    dqg_buffer in[] = {{.name = "x", .data = xv, .size = 8}, {.name = "zp", .data = &zv, .size = 4}};
+    dqg_buffer in[] = {{.name = "x", .data = xv, .size = 8},
+                       {.name = "zp", .data = &zv, .size = 4}};
     dqg_buffer o = {.name = "y", .data = out, .size = 8};
     expect_error(dqg_reference_run(g, in, 2, &o, 1), DQG_INVALID_ARGUMENT, "'dq'",
                  "input 2 (zero point)", "is 5", "int32 input has no zero point");
@@ -433,7 +434,8 @@ Test(quantize, per_axis_and_blocked)
     dqg_output(g, y, "y");
     finalize_ok(g);
     cr_assert_eq(run_ref_1(g, x, xv, sizeof xv, y, out, 8), DQG_OK);
-    uint8_t want2[] = {0, 1, 2, 2, 1, 2, 2, 2}; /* 0.5->0, 1, 1.5->2, 2; 1.25->1, 1.5->2, 1.75->2, 2 */
+    uint8_t want2[] = {0, 1, 2, 2,
+                       1, 2, 2, 2}; /* 0.5->0, 1, 1.5->2, 2; 1.25->1, 1.5->2, 1.75->2, 2 */
     for (int i = 0; i < 8; i++)
         cr_assert_eq(out[i], want2[i], "element %d: %d", i, out[i]);
     dqg_graph_destroy(g);

@@ -21,13 +21,14 @@ static uint32_t rnd(void)
 }
 
 /* The definition, element by element (as the reference interpreter). */
-static float expected(const dqg_dq_desc *d, const void *x, const void *s, const void *z,
-                      int64_t i, int64_t si)
+static float expected(const dqg_dq_desc *d, const void *x, const void *s, const void *z, int64_t i,
+                      int64_t si)
 {
     float diff;
     bool zp = d->zp_dtype != DQG_DTYPE_UNDEF;
     if (dqg_dtype_is_integer(d->x_dtype))
-        diff = (float)(dqg_load_int(d->x_dtype, x, i) - (zp ? dqg_load_int(d->zp_dtype, z, si) : 0));
+        diff =
+            (float)(dqg_load_int(d->x_dtype, x, i) - (zp ? dqg_load_int(d->zp_dtype, z, si) : 0));
     else
         diff = dqg_load_float(d->x_dtype, x, i) - (zp ? dqg_load_float(d->zp_dtype, z, si) : 0.0f);
     return diff * dqg_load_float(d->scale_dtype, s, si);

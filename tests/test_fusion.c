@@ -16,7 +16,10 @@ static uint32_t rnd(void)
     rs ^= rs << 5;
     return rs;
 }
-static int64_t rin(int64_t lo, int64_t hi) { return lo + (int64_t)(rnd() % (uint32_t)(hi - lo + 1)); }
+static int64_t rin(int64_t lo, int64_t hi)
+{
+    return lo + (int64_t)(rnd() % (uint32_t)(hi - lo + 1));
+}
 
 typedef struct gen {
     dqg_graph *g;
@@ -432,9 +435,9 @@ Test(fusion, weights_through_transpose_and_reshape)
             for (int i = 0; i < N; i++)
                 ws[i] = 0.01f + 0.001f * (float)i;
             dqg_dequantize_linear_attrs wa = {.opset = 13, .has_axis = true, .axis = 0};
-            dqg_tensor_id wf = dqg_dequantize_linear(
-                g, "w_dq", dqg_constant(g, "w_q", DQG_S8, 2, wd, w, sizeof w),
-                cf32(g, 1, &N, ws), DQG_NONE, &wa);
+            dqg_tensor_id wf =
+                dqg_dequantize_linear(g, "w_dq", dqg_constant(g, "w_q", DQG_S8, 2, wd, w, sizeof w),
+                                      cf32(g, 1, &N, ws), DQG_NONE, &wa);
             b = dqg_transpose(g, "w_t", wf, NULL);
         } else {
             /* stored flat, per-tensor, reshaped to [K, N] */

@@ -19,8 +19,14 @@ static uint32_t next_u32(void)
     return rng_state = x;
 }
 
-static int64_t rand_in(int64_t lo, int64_t hi) { return lo + (int64_t)(next_u32() % (uint32_t)(hi - lo + 1)); }
-static float rand_f(void) { return (float)((int)(next_u32() % 2001) - 1000) / 250.0f; }
+static int64_t rand_in(int64_t lo, int64_t hi)
+{
+    return lo + (int64_t)(next_u32() % (uint32_t)(hi - lo + 1));
+}
+static float rand_f(void)
+{
+    return (float)((int)(next_u32() % 2001) - 1000) / 250.0f;
+}
 
 static float *rand_buf(int64_t n)
 {
@@ -51,8 +57,7 @@ static void compare(dqg_graph *g, dqg_tensor_id y, const char *what)
     dqg_compiled *c = NULL;
     cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s: compile: %s", what, dqg_last_error());
     cr_assert_eq(dqg_execute(c, in, n_in, &o1, 1), DQG_OK, "%s: %s", what, dqg_last_error());
-    cr_assert_eq(dqg_reference_run(g, in, n_in, &o2, 1), DQG_OK, "%s: %s", what,
-                 dqg_last_error());
+    cr_assert_eq(dqg_reference_run(g, in, n_in, &o2, 1), DQG_OK, "%s: %s", what, dqg_last_error());
     double maxabs = 0, maxdiff = 0;
     int64_t worst = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -63,8 +68,8 @@ static void compare(dqg_graph *g, dqg_tensor_id y, const char *what)
             worst = i;
         }
     }
-    cr_assert(maxdiff <= 1e-5 * fmax(maxabs, 1e-30), "%s [%s]: element %lld: got %g, want %g",
-              what, dqg_compiled_partition_info(c, 0), (long long)worst, got[worst], want[worst]);
+    cr_assert(maxdiff <= 1e-5 * fmax(maxabs, 1e-30), "%s [%s]: element %lld: got %g, want %g", what,
+              dqg_compiled_partition_info(c, 0), (long long)worst, got[worst], want[worst]);
     dqg_compiled_destroy(c);
     for (size_t i = 0; i < n_in; i++)
         free(data[i]);
@@ -121,8 +126,8 @@ Test(kernels, matmul_random_shapes)
         }
         dqg_matmul_attrs at = {.transpose_a = ta, .transpose_b = tb};
         char what[128];
-        snprintf(what, sizeof what, "matmul #%d M=%lld K=%lld N=%lld ra=%d rb=%d ta=%d tb=%d",
-                 it, (long long)M, (long long)K, (long long)N, ra, rb, ta, tb);
+        snprintf(what, sizeof what, "matmul #%d M=%lld K=%lld N=%lld ra=%d rb=%d ta=%d tb=%d", it,
+                 (long long)M, (long long)K, (long long)N, ra, rb, ta, tb);
         compare(g, dqg_matmul(g, "mm", a, b, &at), what);
     }
 }

@@ -133,8 +133,7 @@ Test(matmul, rank0_and_mixed_types)
     dqg_tensor_id a = dqg_input(g, "a", DQG_F16, 2, d);
     b = dqg_input(g, "b", DQG_F32, 2, d);
     dqg_matmul(g, "mm", a, b, NULL);
-    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "different data types", "f16",
-                 "f32");
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "different data types", "f16", "f32");
     dqg_graph_destroy(g);
 }
 
@@ -148,8 +147,7 @@ Test(matmul, batch_not_broadcastable)
     dqg_graph_destroy(g);
 }
 
-static dqg_conv_attrs conv2d(int64_t s, int64_t p, int64_t d, int64_t groups,
-                             dqg_data_format f)
+static dqg_conv_attrs conv2d(int64_t s, int64_t p, int64_t d, int64_t groups, dqg_data_format f)
 {
     return (dqg_conv_attrs){.spatial_rank = 2,
                             .strides = {s, s},
