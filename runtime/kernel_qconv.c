@@ -102,7 +102,6 @@ dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **ou
     c->dst_arg = dqg_kernel_arg_index(g, out_id);
     dnnl_memory_desc_t md_x, md_w, md_w_any, md_y, md_x_use, md_y_use;
     dqg_status st;
-    int8_t *folded = NULL;
     dnnl_primitive_desc_t pd = NULL;
     if ((st = dqg_conv_activation_md(x, a->data_format, dqg_dnnl_dtype(x->dtype), &md_x)) !=
             DQG_OK ||
@@ -136,7 +135,6 @@ dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **ou
     }
     if ((st = dqg_dnnl_pd_create(&pd, &d, c->q.attr, c->base.impl, sizeof c->base.impl)) != DQG_OK)
         goto fail;
-    dnnl_memory_desc_t md_w_real = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     md_x_use = *dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
     md_y_use = *dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
     c->attr_scratch = dqg_qattr_scratch_size(&c->q);
@@ -151,29 +149,18 @@ dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **ou
             goto fail;
         c->reorder_dst = true;
     }
-    if ((st = dqg_qattr_fold_weights(g, wdq, &folded)) != DQG_OK)
-        goto fail;
-    size_t bytes = 0;
-    if ((st = dqg_dnnl_pack(&md_w, folded, &md_w_real, &c->w_packed, &bytes, c->base.impl)) !=
-        DQG_OK)
-        goto fail;
-    c->base.bytes = bytes;
-    int kinds[DQG_DNNL_MAX_ARGS] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
-    dnnl_memory_desc_t mds[DQG_DNNL_MAX_ARGS] = {md_x_use, md_w_real, md_y_use};
-    int n = dqg_qattr_args(&c->q, 3, kinds, mds);
-    if ((st = dqg_dnnl_prim_init(&c->prim, pd, n, kinds, mds, c->base.impl)) != DQG_OK)
+    if ((st = dqg_qkernel_finish(g, wdq, pd, &md_w, &md_x_use, &md_y_use, &c->q, &c->prim,
+                                 &c->w_packed, &c->base.bytes, c->base.impl)) != DQG_OK)
         goto fail;
     c->base.scratch_size =
         c->attr_scratch + c->src_bytes +
         (c->reorder_dst ? (dnnl_memory_desc_get_size(&md_y_use) + 63) & ~(size_t)63 : 0);
     dnnl_primitive_desc_destroy(pd);
-    free(folded);
     *out = &c->base;
     return DQG_OK;
 fail:
     if (pd)
         dnnl_primitive_desc_destroy(pd);
-    free(folded);
     qconv_destroy(&c->base);
     return st;
 }

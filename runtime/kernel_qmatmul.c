@@ -68,7 +68,6 @@ dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **
     int64_t N = mm->attrs.matmul.transpose_b ? w->dims[0] : w->dims[1];
     dnnl_memory_desc_t md_x, md_w, md_w_any, md_y;
     dqg_status st;
-    int8_t *folded = NULL;
     dnnl_primitive_desc_t pd = NULL;
     if ((st = dqg_matmul_operand_md(x, true, mm->attrs.matmul.transpose_a, R,
                                     dqg_dnnl_dtype(x->dtype), &md_x)) != DQG_OK ||
@@ -101,28 +100,16 @@ dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **
     }
     if ((st = dqg_dnnl_pd_create(&pd, &d, m->q.attr, m->base.impl, sizeof m->base.impl)) != DQG_OK)
         goto fail;
-    dnnl_memory_desc_t md_w_real = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-    if ((st = dqg_qattr_fold_weights(g, wdq, &folded)) != DQG_OK)
-        goto fail;
-    size_t bytes = 0;
-    if ((st = dqg_dnnl_pack(&md_w, folded, &md_w_real, &m->w_packed, &bytes, m->base.impl)) !=
-        DQG_OK)
-        goto fail;
-    m->base.bytes = bytes;
-    int kinds[DQG_DNNL_MAX_ARGS] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
-    dnnl_memory_desc_t mds[DQG_DNNL_MAX_ARGS] = {md_x, md_w_real, md_y};
-    int n = dqg_qattr_args(&m->q, 3, kinds, mds);
-    if ((st = dqg_dnnl_prim_init(&m->prim, pd, n, kinds, mds, m->base.impl)) != DQG_OK)
+    if ((st = dqg_qkernel_finish(g, wdq, pd, &md_w, &md_x, &md_y, &m->q, &m->prim, &m->w_packed,
+                                 &m->base.bytes, m->base.impl)) != DQG_OK)
         goto fail;
     m->base.scratch_size = dqg_qattr_scratch_size(&m->q);
     dnnl_primitive_desc_destroy(pd);
-    free(folded);
     *out = &m->base;
     return DQG_OK;
 fail:
     if (pd)
         dnnl_primitive_desc_destroy(pd);
-    free(folded);
     qmatmul_destroy(&m->base);
     return st;
 }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "graph/dtype.h"
+#include "runtime/onednn_pack.h"
 #include "runtime/onednn_qattr.h"
 
 static bool is_const(const dqg_graph *g, dqg_tensor_id t)
@@ -265,4 +266,24 @@ dqg_status dqg_int8_exact_isa(const char *what)
                          "%s: the CPU ISA oneDNN uses (0x%x) has no VNNI or AMX, and its u8 x s8 "
                          "kernels would saturate intermediate sums",
                          what, (unsigned)isa);
+}
+
+dqg_status dqg_qkernel_finish(const dqg_graph *g, const dqg_op *wdq, const_dnnl_primitive_desc_t pd,
+                              const dnnl_memory_desc_t *md_w_plain,
+                              const dnnl_memory_desc_t *md_src, const dnnl_memory_desc_t *md_dst,
+                              const dqg_qattr *q, dqg_dnnl_prim *prim, void **w_packed,
+                              size_t *bytes, const char *what)
+{
+    const dnnl_memory_desc_t *md_w = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    int8_t *folded = NULL;
+    dqg_status st = dqg_qattr_fold_weights(g, wdq, &folded);
+    if (st == DQG_OK)
+        st = dqg_dnnl_pack(md_w_plain, folded, md_w, w_packed, bytes, what);
+    free(folded);
+    if (st != DQG_OK)
+        return st;
+    int kinds[DQG_DNNL_MAX_ARGS] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
+    dnnl_memory_desc_t mds[DQG_DNNL_MAX_ARGS] = {*md_src, *md_w, *md_dst};
+    int n = dqg_qattr_args(q, 3, kinds, mds);
+    return dqg_dnnl_prim_init(prim, pd, n, kinds, mds, what);
 }

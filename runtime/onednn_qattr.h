@@ -52,6 +52,15 @@ dqg_tensor_id dqg_partition_output(const dqg_graph *g, const dqg_partition *p);
  * in saturating 16-bit arithmetic, which loses exactness. */
 dqg_status dqg_int8_exact_isa(const char *what);
 
+/* The common end of building an int8 kernel: folds the weight zero point,
+ * packs the weights into the layout `pd` chose, and creates the primitive
+ * with src, weights, dst and q's attribute arguments. */
+dqg_status dqg_qkernel_finish(const dqg_graph *g, const dqg_op *wdq, const_dnnl_primitive_desc_t pd,
+                              const dnnl_memory_desc_t *md_w_plain,
+                              const dnnl_memory_desc_t *md_src, const dnnl_memory_desc_t *md_dst,
+                              const dqg_qattr *q, dqg_dnnl_prim *prim, void **w_packed,
+                              size_t *bytes, const char *what);
+
 /* Folds the weight zero point into s8 weights: out[i] = w[i] - zp[channel]. */
 dqg_status dqg_qattr_fold_weights(const dqg_graph *g, const dqg_op *wdq, int8_t **out);
 
