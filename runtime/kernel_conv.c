@@ -7,13 +7,15 @@
 #include "runtime/kernel.h"
 #include "runtime/onednn_layout.h"
 #include "runtime/onednn_pack.h"
+#include "runtime/onednn_qattr.h"
 
 typedef struct conv_kernel {
     dqg_kernel base;
     dqg_dnnl_prim prim;
     int x_arg, w_arg, b_arg, y_arg;
-    bool has_bias;
+    bool has_bias; /* passed as oneDNN's bias (no epilogue) */
     void *x_const, *w_packed, *b_const;
+    dqg_qattr post; /* with an epilogue: bias and element-wise ops as post-ops */
     /* Run-time weights in plain OIX are reordered per execution into the
      * layout the primitive chose, in the caller's scratch. */
     bool reorder_w;
@@ -23,7 +25,7 @@ typedef struct conv_kernel {
 static dqg_status conv_execute(dqg_kernel *k, void *const *args, void *scratch)
 {
     conv_kernel *c = (conv_kernel *)k;
-    void *h[4];
+    void *h[DQG_DNNL_MAX_ARGS];
     int n = 0;
     h[n++] = c->x_arg >= 0 ? args[c->x_arg] : c->x_const;
     if (c->reorder_w) {
@@ -38,6 +40,7 @@ static dqg_status conv_execute(dqg_kernel *k, void *const *args, void *scratch)
     if (c->has_bias)
         h[n++] = c->b_arg >= 0 ? args[c->b_arg] : c->b_const;
     h[n++] = args[c->y_arg];
+    dqg_qattr_handles(&c->post, args, scratch, n, h);
     return dqg_dnnl_prim_execute(&c->prim, h, c->base.impl);
 }
 
@@ -46,6 +49,7 @@ static void conv_destroy(dqg_kernel *k)
     conv_kernel *c = (conv_kernel *)k;
     dqg_dnnl_prim_destroy(&c->prim);
     dqg_dnnl_prim_destroy(&c->w_reorder);
+    dqg_qattr_free(&c->post);
     free(c->x_const);
     free(c->w_packed);
     free(c->b_const);
@@ -126,18 +130,23 @@ dqg_status dqg_kernel_conv_build(const dqg_kernel_request *req, dqg_kernel **out
     const dqg_op *op = &g->ops[req->roles->main];
     const dqg_conv_attrs *a = &op->attrs.conv;
     const dqg_tensor *x = &g->tensors[op->inputs[0]], *w = &g->tensors[op->inputs[1]];
-    const dqg_tensor *b = op->inputs[2] != DQG_NONE ? &g->tensors[op->inputs[2]] : NULL;
+    /* With an epilogue the convolution's own (constant) bias joins the
+     * post-op chain, ahead of the rest, instead of oneDNN's bias argument. */
+    bool epilogue = req->roles->bias >= 0 || req->roles->n_post > 0;
+    const dqg_tensor *b =
+        op->inputs[2] != DQG_NONE && !epilogue ? &g->tensors[op->inputs[2]] : NULL;
     const dqg_tensor *y = &g->tensors[op->outputs[0]];
     conv_kernel *c = calloc(1, sizeof *c);
     if (!c)
         return dqg_set_error(DQG_OUT_OF_MEMORY, "conv kernel: out of memory");
+    c->post.src_scale_arg = c->post.src_zp_arg = -1; /* no run-time int8 parameters */
     c->base.execute = conv_execute;
     c->base.destroy = conv_destroy;
     snprintf(c->base.impl, sizeof c->base.impl, "onednn:conv:%s", dqg_dtype_name(y->dtype));
     c->x_arg = dqg_kernel_arg_index(g, op->inputs[0]);
     c->w_arg = dqg_kernel_arg_index(g, op->inputs[1]);
     c->b_arg = b ? dqg_kernel_arg_index(g, op->inputs[2]) : -1;
-    c->y_arg = dqg_kernel_arg_index(g, op->outputs[0]);
+    c->y_arg = dqg_kernel_arg_index(g, dqg_partition_output(g, req->roles));
     c->has_bias = b != NULL;
     dnnl_data_type_t dt = dqg_dnnl_dtype(x->dtype);
     dnnl_memory_desc_t md_x, md_w, md_w_any, md_b, md_y;
@@ -162,13 +171,18 @@ dqg_status dqg_kernel_conv_build(const dqg_kernel_request *req, dqg_kernel **out
         st = dqg_dnnl_error(s, c->base.impl, "convolution descriptor");
         goto fail;
     }
-    dnnl_primitive_attr_t attr = NULL;
-    dnnl_primitive_attr_create(&attr);
+    /* The attributes carry the epilogue (if any) and the fpmath mode. */
+    if (epilogue) {
+        if ((st = dqg_qattr_build(req, y->rank, 1, w->dims[0], &c->post, c->base.impl)) != DQG_OK)
+            goto fail;
+    } else if (dnnl_primitive_attr_create(&c->post.attr) != dnnl_success) {
+        st = dqg_set_error(DQG_OUT_OF_MEMORY, "conv kernel: out of memory");
+        goto fail;
+    }
     if (req->options->fpmath == DQG_FPMATH_BF16)
-        dnnl_primitive_attr_set_fpmath_mode(attr, dnnl_fpmath_mode_bf16);
+        dnnl_primitive_attr_set_fpmath_mode(c->post.attr, dnnl_fpmath_mode_bf16);
     dnnl_primitive_desc_t pd = NULL;
-    st = dqg_dnnl_pd_create(&pd, &d, attr, c->base.impl, sizeof c->base.impl);
-    dnnl_primitive_attr_destroy(attr);
+    st = dqg_dnnl_pd_create(&pd, &d, c->post.attr, c->base.impl, sizeof c->base.impl);
     if (st != DQG_OK)
         goto fail;
     dnnl_memory_desc_t md_w_real = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
@@ -202,8 +216,8 @@ dqg_status dqg_kernel_conv_build(const dqg_kernel_request *req, dqg_kernel **out
     if (st == DQG_OK && b && c->b_arg < 0)
         memcpy(c->b_const, b->data, b->nbytes);
     if (st == DQG_OK) {
-        int kinds[4], n = 0;
-        dnnl_memory_desc_t mds[4];
+        int kinds[DQG_DNNL_MAX_ARGS], n = 0;
+        dnnl_memory_desc_t mds[DQG_DNNL_MAX_ARGS];
         kinds[n] = DNNL_ARG_SRC;
         mds[n++] = md_x;
         kinds[n] = DNNL_ARG_WEIGHTS;
@@ -214,6 +228,7 @@ dqg_status dqg_kernel_conv_build(const dqg_kernel_request *req, dqg_kernel **out
         }
         kinds[n] = DNNL_ARG_DST;
         mds[n++] = md_y;
+        n = dqg_qattr_args(&c->post, n, kinds, mds);
         st = dqg_dnnl_prim_init(&c->prim, pd, n, kinds, mds, c->base.impl);
     }
     dnnl_primitive_desc_destroy(pd);

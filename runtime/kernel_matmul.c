@@ -1,26 +1,30 @@
 /* MatMul on oneDNN's matmul primitive in f32/bf16/f16 (bf16 math for f32
  * only under the opt-in fpmath mode). Batch broadcasting and the
  * transposes are expressed as shapes and strides; constant weights are
- * pre-packed once into the layout the primitive prefers. */
+ * pre-packed once into the layout the primitive prefers; a following bias
+ * and element-wise ops in the partition become post-ops. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "runtime/kernel.h"
 #include "runtime/onednn_layout.h"
 #include "runtime/onednn_pack.h"
+#include "runtime/onednn_qattr.h"
 
 typedef struct matmul_kernel {
     dqg_kernel base;
     dqg_dnnl_prim prim;
     int a_arg, b_arg, y_arg; /* arg indexes; -1 = constant */
     void *a_const, *b_packed;
+    dqg_qattr post; /* the epilogue's post-ops and their arguments */
 } matmul_kernel;
 
 static dqg_status matmul_execute(dqg_kernel *k, void *const *args, void *scratch)
 {
     matmul_kernel *m = (matmul_kernel *)k;
-    void *h[3] = {m->a_arg >= 0 ? args[m->a_arg] : m->a_const,
-                  m->b_arg >= 0 ? args[m->b_arg] : m->b_packed, args[m->y_arg]};
+    void *h[DQG_DNNL_MAX_ARGS] = {m->a_arg >= 0 ? args[m->a_arg] : m->a_const,
+                                  m->b_arg >= 0 ? args[m->b_arg] : m->b_packed, args[m->y_arg]};
+    dqg_qattr_handles(&m->post, args, scratch, 3, h);
     return dqg_dnnl_prim_execute(&m->prim, h, m->base.impl);
 }
 
@@ -28,6 +32,7 @@ static void matmul_destroy(dqg_kernel *k)
 {
     matmul_kernel *m = (matmul_kernel *)k;
     dqg_dnnl_prim_destroy(&m->prim);
+    dqg_qattr_free(&m->post);
     free(m->a_const);
     free(m->b_packed);
     free(m);
@@ -83,7 +88,9 @@ dqg_status dqg_kernel_matmul_build(const dqg_kernel_request *req, dqg_kernel **o
     snprintf(m->base.impl, sizeof m->base.impl, "onednn:matmul:%s", dqg_dtype_name(y->dtype));
     m->a_arg = dqg_kernel_arg_index(g, op->inputs[0]);
     m->b_arg = dqg_kernel_arg_index(g, op->inputs[1]);
-    m->y_arg = dqg_kernel_arg_index(g, op->outputs[0]);
+    /* With an epilogue, the partition's result is its last op's output
+     * (of the MatMul's type and shape). */
+    m->y_arg = dqg_kernel_arg_index(g, dqg_partition_output(g, req->roles));
     int ra = a->rank > 2 ? a->rank : 2, rb = b->rank > 2 ? b->rank : 2;
     int R = ra > rb ? ra : rb;
     dnnl_memory_desc_t md_a, md_b, md_b_any, md_y;
@@ -122,13 +129,13 @@ dqg_status dqg_kernel_matmul_build(const dqg_kernel_request *req, dqg_kernel **o
         st = dqg_dnnl_error(s, m->base.impl, "matmul descriptor");
         goto fail;
     }
-    dnnl_primitive_attr_t attr = NULL;
-    dnnl_primitive_attr_create(&attr);
+    /* The attributes carry the epilogue (if any) and the fpmath mode. */
+    if ((st = dqg_qattr_build(req, R, R - 1, md_b.dims[R - 1], &m->post, m->base.impl)) != DQG_OK)
+        goto fail;
     if (req->options->fpmath == DQG_FPMATH_BF16)
-        dnnl_primitive_attr_set_fpmath_mode(attr, dnnl_fpmath_mode_bf16);
+        dnnl_primitive_attr_set_fpmath_mode(m->post.attr, dnnl_fpmath_mode_bf16);
     dnnl_primitive_desc_t pd = NULL;
-    st = dqg_dnnl_pd_create(&pd, &d, attr, m->base.impl, sizeof m->base.impl);
-    dnnl_primitive_attr_destroy(attr);
+    st = dqg_dnnl_pd_create(&pd, &d, m->post.attr, m->base.impl, sizeof m->base.impl);
     if (st != DQG_OK)
         goto fail;
     dnnl_memory_desc_t md_b_real = md_b;
@@ -147,9 +154,11 @@ dqg_status dqg_kernel_matmul_build(const dqg_kernel_request *req, dqg_kernel **o
         m->base.bytes += a->nbytes;
     }
     if (st == DQG_OK) {
-        int kinds[3] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
-        dnnl_memory_desc_t mds[3] = {md_a, md_b_real, md_y};
-        st = dqg_dnnl_prim_init(&m->prim, pd, 3, kinds, mds, m->base.impl);
+        int kinds[DQG_DNNL_MAX_ARGS] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
+        dnnl_memory_desc_t mds[DQG_DNNL_MAX_ARGS] = {md_a, md_b_real, md_y};
+        int n = dqg_qattr_args(&m->post, 3, kinds, mds);
+        st = dqg_dnnl_prim_init(&m->prim, pd, n, kinds, mds, m->base.impl);
+        m->base.scratch_size = dqg_qattr_scratch_size(&m->post);
     }
     dnnl_primitive_desc_destroy(pd);
     if (st != DQG_OK)

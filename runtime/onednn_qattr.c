@@ -52,7 +52,6 @@ dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int chan
 {
     const dqg_graph *g = req->mini;
     const dqg_partition *p = req->roles;
-    const dqg_op *sdq = &g->ops[p->src_dq], *wdq = &g->ops[p->w_dq];
     memset(q, 0, sizeof *q);
     q->src_scale_arg = q->src_zp_arg = -1;
     if (dnnl_primitive_attr_create(&q->attr) != dnnl_success)
@@ -73,53 +72,58 @@ dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int chan
         inv = 1.0f / qscale;
     }
 
-    /* Output scales = src scale x weight scale (per output channel). */
-    const dqg_tensor *ws = &g->tensors[wdq->inputs[1]];
-    bool per_channel = wdq->attrs.quant.granularity == DQG_PER_AXIS && channels > 1;
-    q->n_scales = per_channel ? channels : 1;
-    q->w_scales = malloc((size_t)q->n_scales * sizeof(float));
-    if (!q->w_scales)
-        return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory", what);
-    for (int64_t i = 0; i < q->n_scales; i++)
-        q->w_scales[i] = dqg_load_float(ws->dtype, ws->data, per_channel ? i : 0) * inv;
-    int mask = per_channel ? 1 << channel_axis : 0;
-    dqg_tensor_id st = sdq->inputs[1];
-    if (is_const(g, st)) {
-        q->src_scale = dqg_load_float(g->tensors[st].dtype, g->tensors[st].data, 0);
-        float *combined = malloc((size_t)q->n_scales * sizeof(float));
-        if (!combined)
+    /* Scales and zero points of a fused int8 partition; an f32 MatMul or
+     * Convolution with an epilogue has neither. */
+    if (p->src_dq >= 0) {
+        const dqg_op *sdq = &g->ops[p->src_dq], *wdq = &g->ops[p->w_dq];
+        /* Output scales = src scale x weight scale (per output channel). */
+        const dqg_tensor *ws = &g->tensors[wdq->inputs[1]];
+        bool per_channel = wdq->attrs.quant.granularity == DQG_PER_AXIS && channels > 1;
+        q->n_scales = per_channel ? channels : 1;
+        q->w_scales = malloc((size_t)q->n_scales * sizeof(float));
+        if (!q->w_scales)
             return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory", what);
         for (int64_t i = 0; i < q->n_scales; i++)
-            combined[i] = q->src_scale * q->w_scales[i];
-        s = dnnl_primitive_attr_set_output_scales(q->attr, q->n_scales, mask, combined);
-        free(combined);
-    } else {
-        q->src_scale_arg = dqg_kernel_arg_index(g, st);
-        q->src_scale_dtype = g->tensors[st].dtype;
-        /* Run-time scales are declared with one placeholder value; the mask
-         * says how many arrive at execution. */
-        float rt = DNNL_RUNTIME_F32_VAL;
-        s = dnnl_primitive_attr_set_output_scales(q->attr, 1, mask, &rt);
-    }
-    if (s != dnnl_success)
-        return dqg_dnnl_error(s, what, "output scales");
-
-    /* Source zero point. */
-    dqg_tensor_id zt = sdq->inputs[2];
-    if (zt != DQG_NONE) {
-        int32_t zp;
-        if (is_const(g, zt)) {
-            zp = (int32_t)dqg_load_int(g->tensors[zt].dtype, g->tensors[zt].data, 0);
-            if (zp != 0)
-                s = dnnl_primitive_attr_set_zero_points(q->attr, DNNL_ARG_SRC, 1, 0, &zp);
+            q->w_scales[i] = dqg_load_float(ws->dtype, ws->data, per_channel ? i : 0) * inv;
+        int mask = per_channel ? 1 << channel_axis : 0;
+        dqg_tensor_id st = sdq->inputs[1];
+        if (is_const(g, st)) {
+            q->src_scale = dqg_load_float(g->tensors[st].dtype, g->tensors[st].data, 0);
+            float *combined = malloc((size_t)q->n_scales * sizeof(float));
+            if (!combined)
+                return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory", what);
+            for (int64_t i = 0; i < q->n_scales; i++)
+                combined[i] = q->src_scale * q->w_scales[i];
+            s = dnnl_primitive_attr_set_output_scales(q->attr, q->n_scales, mask, combined);
+            free(combined);
         } else {
-            q->src_zp_arg = dqg_kernel_arg_index(g, zt);
-            q->src_zp_dtype = g->tensors[zt].dtype;
-            zp = DNNL_RUNTIME_S32_VAL;
-            s = dnnl_primitive_attr_set_zero_points(q->attr, DNNL_ARG_SRC, 1, 0, &zp);
+            q->src_scale_arg = dqg_kernel_arg_index(g, st);
+            q->src_scale_dtype = g->tensors[st].dtype;
+            /* Run-time scales are declared with one placeholder value; the mask
+             * says how many arrive at execution. */
+            float rt = DNNL_RUNTIME_F32_VAL;
+            s = dnnl_primitive_attr_set_output_scales(q->attr, 1, mask, &rt);
         }
         if (s != dnnl_success)
-            return dqg_dnnl_error(s, what, "source zero point");
+            return dqg_dnnl_error(s, what, "output scales");
+
+        /* Source zero point. */
+        dqg_tensor_id zt = sdq->inputs[2];
+        if (zt != DQG_NONE) {
+            int32_t zp;
+            if (is_const(g, zt)) {
+                zp = (int32_t)dqg_load_int(g->tensors[zt].dtype, g->tensors[zt].data, 0);
+                if (zp != 0)
+                    s = dnnl_primitive_attr_set_zero_points(q->attr, DNNL_ARG_SRC, 1, 0, &zp);
+            } else {
+                q->src_zp_arg = dqg_kernel_arg_index(g, zt);
+                q->src_zp_dtype = g->tensors[zt].dtype;
+                zp = DNNL_RUNTIME_S32_VAL;
+                s = dnnl_primitive_attr_set_zero_points(q->attr, DNNL_ARG_SRC, 1, 0, &zp);
+            }
+            if (s != dnnl_success)
+                return dqg_dnnl_error(s, what, "source zero point");
+        }
     }
 
     /* Epilogue: bias, post-ops, then quantization as a final scale and the

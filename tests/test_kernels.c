@@ -224,3 +224,86 @@ Test(kernels, elementwise_and_layout)
     int64_t shape[] = {4, -1};
     compare(g, dqg_relu(g, "r", dqg_reshape(g, "rs", a, 2, shape)), "reshape + relu");
 }
+
+/* A leftover f32 MatMul or Convolution takes the bias and element-wise ops
+ * after it as oneDNN post-ops: one partition, the reference's results. */
+Test(kernels, f32_epilogue_as_post_ops)
+{
+    rng_state = 0xE911u;
+    int64_t one = 1;
+    for (int variant = 0; variant < 3; variant++) {
+        dqg_graph *g = G();
+        dqg_tensor_id y;
+        float bias[16], mulv[16], add = 0.5f;
+        for (int i = 0; i < 16; i++) {
+            bias[i] = rand_f();
+            mulv[i] = 0.5f + 0.1f * (float)i;
+        }
+        int64_t c16 = 16;
+        if (variant == 0) {
+            int64_t xd[] = {3, 5, 12}, wd[] = {12, 16};
+            dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 3, xd);
+            float *w = rand_buf(12 * 16);
+            y = dqg_matmul(g, "mm", x, dqg_constant(g, "w", DQG_F32, 2, wd, w, 12 * 16 * 4), NULL);
+            free(w);
+            y = dqg_bias_add(g, "b", y, dqg_constant(g, "bias", DQG_F32, 1, &c16, bias, 64),
+                             DQG_FORMAT_NXC);
+            y = dqg_relu(g, "r", y);
+            int64_t md[] = {1, 1, 16};
+            y = dqg_mul(g, "m", y, dqg_constant(g, "mul", DQG_F32, 3, md, mulv, 64));
+            y = dqg_add(g, "a", y, dqg_constant(g, "add", DQG_F32, 0, &one, &add, 4));
+        } else {
+            dqg_data_format f = variant == 1 ? DQG_FORMAT_NCX : DQG_FORMAT_NXC;
+            int64_t xd_ncx[] = {1, 8, 7, 7}, xd_nxc[] = {1, 7, 7, 8}, wd[] = {16, 8, 3, 3};
+            dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 4, f == DQG_FORMAT_NCX ? xd_ncx : xd_nxc);
+            float *w = rand_buf(16 * 8 * 9);
+            dqg_conv_attrs a = {
+                .spatial_rank = 2, .pads_begin = {1, 1}, .pads_end = {1, 1}, .data_format = f};
+            y = dqg_convolution(g, "conv", x,
+                                dqg_constant(g, "w", DQG_F32, 4, wd, w, 16 * 8 * 9 * 4),
+                                dqg_constant(g, "bias", DQG_F32, 1, &c16, bias, 64), &a);
+            free(w);
+            y = dqg_clip(g, "c", dqg_relu(g, "r", y), 0.0f, 3.0f);
+        }
+        cr_assert_eq(dqg_output(g, y, "y"), DQG_OK, "%s", dqg_last_error());
+        finalize_ok(g);
+        dqg_compiled *c = NULL;
+        cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+        cr_assert_eq(dqg_compiled_partition_count(c), 1, "variant %d: %s", variant,
+                     dqg_compiled_partition_info(c, 0));
+        cr_assert(strstr(dqg_compiled_explain(c, dqg_compiled_explain_count(c) - 1), "combined:"));
+        dqg_compiled_destroy(c);
+        dqg_graph_destroy(g);
+        /* and the same graph against the reference, through compare() */
+        g = G();
+        if (variant == 0) {
+            int64_t xd[] = {3, 5, 12}, wd[] = {12, 16}, md[] = {1, 1, 16};
+            dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 3, xd);
+            float *w = rand_buf(12 * 16);
+            y = dqg_matmul(g, "mm", x, dqg_constant(g, "w", DQG_F32, 2, wd, w, 12 * 16 * 4), NULL);
+            free(w);
+            y = dqg_relu(g, "r",
+                         dqg_bias_add(g, "b", y,
+                                      dqg_constant(g, "bias", DQG_F32, 1, &c16, bias, 64),
+                                      DQG_FORMAT_NXC));
+            y = dqg_add(g, "a",
+                        dqg_mul(g, "m", y, dqg_constant(g, "mul", DQG_F32, 3, md, mulv, 64)),
+                        dqg_constant(g, "add", DQG_F32, 0, &one, &add, 4));
+            compare(g, y, "matmul + bias + relu + mul + add");
+        } else {
+            dqg_data_format f = variant == 1 ? DQG_FORMAT_NCX : DQG_FORMAT_NXC;
+            int64_t xd_ncx[] = {1, 8, 7, 7}, xd_nxc[] = {1, 7, 7, 8}, wd[] = {16, 8, 3, 3};
+            dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 4, f == DQG_FORMAT_NCX ? xd_ncx : xd_nxc);
+            float *w = rand_buf(16 * 8 * 9);
+            dqg_conv_attrs a = {
+                .spatial_rank = 2, .pads_begin = {1, 1}, .pads_end = {1, 1}, .data_format = f};
+            y = dqg_convolution(g, "conv", x,
+                                dqg_constant(g, "w", DQG_F32, 4, wd, w, 16 * 8 * 9 * 4),
+                                dqg_constant(g, "bias", DQG_F32, 1, &c16, bias, 64), &a);
+            free(w);
+            compare(g, dqg_clip(g, "c", dqg_relu(g, "r", y), 0.0f, 3.0f),
+                    variant == 1 ? "conv NCX + bias + relu + clip"
+                                 : "conv NXC + bias + relu + clip");
+        }
+    }
+}
