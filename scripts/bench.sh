@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
-dqg_install_missing
+dqg_install_missing gnuplot-nox # the fused-vs-unfused chart
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$(nproc)"
 
@@ -37,4 +37,28 @@ dnnl=$(dpkg-query -W -f='${Version}' libdnnl2 2>/dev/null || echo unknown)
   done
 } > "$tmp"
 mv "$tmp" "$out"
+chmod 644 "$out"
+
+# Chart: fused, unfused and raw oneDNN latency per case (medians, log scale).
+data=$(mktemp)
+awk -F'|' '/^## bench_fusion/{on=1} /^## bench_runtime/{on=0}
+  on && /^\| (MatMul|Conv)/ {
+    gsub(/^ +| +$/, "", $2); split($3, f, " "); split($4, u, " "); split($5, r, " ");
+    printf "\"%s\" %s %s %s\n", $2, f[1], u[1], r[1] }' "$out" > "$data"
+gnuplot <<GP
+set terminal png size 1000,520 font ",10"
+set output "docs/fusion.png"
+set title "DQ -> MatMul / Convolution: fused vs unfused vs raw oneDNN int8 (median ms, log scale)"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.85 border -1
+set logscale y
+set ylabel "milliseconds"
+set grid ytics
+set key top left
+set xtics rotate by -15
+plot "$data" using 2:xtic(1) title "fused (dqgraph)", '' using 3 title "unfused (dqgraph, fusion off)", '' using 4 title "raw oneDNN int8"
+GP
+rm -f "$data"
 cat "$out"
+echo "chart: docs/fusion.png"
