@@ -45,6 +45,7 @@ dqg_status dqg_kernel_conv_build(const dqg_kernel_request *req, dqg_kernel **out
 dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **out);
 dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **out);
 dqg_status dqg_kernel_eltwise_build(const dqg_kernel_request *req, dqg_kernel **out);
+dqg_status dqg_kernel_quantize_build(const dqg_kernel_request *req, dqg_kernel **out);
 
 /* The CPU engine shared by every oneDNN kernel (created once). Returned as
  * void * to keep oneDNN types out of this header. To run a primitive, use

@@ -307,3 +307,48 @@ Test(kernels, f32_epilogue_as_post_ops)
         }
     }
 }
+
+/* A lone QuantizeLinear runs on a oneDNN reorder (per tensor with a zero
+ * point, per axis without); outputs within one unit of the reference. */
+Test(kernels, quantize_on_reorder)
+{
+    rng_state = 0x9A9Au;
+    for (int per_axis = 0; per_axis < 2; per_axis++) {
+        dqg_graph *g = G();
+        int64_t xd[] = {37, 53}, one = 1, n53 = 53;
+        float sc[53];
+        for (int i = 0; i < 53; i++)
+            sc[i] = 0.01f + 0.003f * (float)i;
+        uint8_t zp = 7;
+        dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 2, xd);
+        dqg_quantize_linear_attrs a = {.opset = 13, .has_axis = true, .axis = 1};
+        dqg_tensor_id y = dqg_quantize_linear(
+            g, "q", x,
+            per_axis ? dqg_constant(g, "s", DQG_F32, 1, &n53, sc, sizeof sc)
+                     : dqg_constant(g, "s", DQG_F32, 0, &one, sc, 4),
+            per_axis ? DQG_NONE : dqg_constant(g, "z", DQG_U8, 0, &one, &zp, 1), &a);
+        dqg_output(g, y, "y");
+        finalize_ok(g);
+        float *in = rand_buf(37 * 53);
+        uint8_t got[37 * 53], want[37 * 53];
+        dqg_buffer ib = {.name = "x", .data = in, .size = 37 * 53 * 4};
+        dqg_buffer o1 = {.name = "y", .data = got, .size = sizeof got};
+        dqg_buffer o2 = {.name = "y", .data = want, .size = sizeof want};
+        dqg_compiled *c = NULL;
+        cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+        cr_assert(strstr(dqg_compiled_partition_info(c, 0), "onednn:reorder:f32->u8"), "%s",
+                  dqg_compiled_partition_info(c, 0));
+        cr_assert_eq(dqg_execute(c, &ib, 1, &o1, 1), DQG_OK, "%s", dqg_last_error());
+        cr_assert_eq(dqg_reference_run(g, &ib, 1, &o2, 1), DQG_OK);
+        int saturated = 0;
+        for (int i = 0; i < 37 * 53; i++) {
+            cr_assert(abs((int)got[i] - (int)want[i]) <= 1, "element %d: %d vs %d", i, got[i],
+                      want[i]);
+            saturated += want[i] == 0 || want[i] == 255;
+        }
+        cr_assert(saturated > 0 && saturated < 37 * 53, "both saturated and in-range values");
+        dqg_compiled_destroy(c);
+        free(in);
+        dqg_graph_destroy(g);
+    }
+}
