@@ -224,7 +224,8 @@ dqg_tensor_id dqg_transpose(dqg_graph *graph, const char *name, dqg_tensor_id x,
                             const int64_t *perm);
 /**
  * Conversion to a float type (f32, f16, bf16) from any float or integer type,
- * rounding to nearest even.
+ * rounding to nearest even; or to s8, u8, s16, u16, s32 or u32, rounding to
+ * nearest even and saturating to the type's range (NaN gives 0).
  */
 dqg_tensor_id dqg_typecast(dqg_graph *graph, const char *name, dqg_tensor_id x, dqg_dtype to);
 

@@ -216,6 +216,12 @@ dqg_status dqg_kernel_eltwise_build(const dqg_kernel_request *req, dqg_kernel **
         break;
     }
     case DQG_OP_TYPECAST:
+        /* oneDNN leaves NaN -> integer undefined; those casts (rare: the
+         * exact results of integer ops) run on the reference kernel. */
+        if (dqg_dtype_is_integer(y->dtype) && !dqg_dtype_is_integer(x->dtype)) {
+            st = dqg_set_error(DQG_UNSUPPORTED, "float to integer TypeCast");
+            break;
+        }
         if ((st = dqg_dnnl_md_dense(&mds[0], x->rank, x->dims, x->dtype)) != DQG_OK ||
             (st = dqg_dnnl_md_dense(&mds[1], y->rank, y->dims, y->dtype)) != DQG_OK)
             break;

@@ -468,12 +468,58 @@ Test(shape_ops, typecast_rounding)
     run2(g, x, X, DQG_NONE, NULL, dqg_typecast(g, "c", x, DQG_F32), want, 2);
 }
 
-Test(shape_ops, typecast_to_integer_rejected)
+Test(shape_ops, typecast_to_integer_rounds_half_even_and_saturates)
 {
     dqg_graph *g = G();
-    int64_t d[] = {2};
+    int64_t d[] = {8};
+    float X[] = {2.5f, 3.5f, -2.5f, -129.7f, 200.0f, NAN, -0.4f, 127.49f};
+    const int8_t want[] = {2, 4, -2, -128, 127, 0, 0, 127};
     dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 1, d);
-    dqg_typecast(g, "c", x, DQG_S8);
-    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "TypeCast 'c'", "target type s8");
+    dqg_tensor_id y = dqg_typecast(g, "c", x, DQG_S8);
+    cr_assert_eq(dqg_output(g, y, "y"), DQG_OK, "%s", dqg_last_error());
+    finalize_ok(g);
+    dqg_buffer in = {.id = x, .data = X, .size = sizeof X};
+    for (int backend = 0; backend < 3; backend++) {
+        int8_t out[8];
+        memset(out, 0x55, sizeof out);
+        dqg_buffer o = {.id = y, .data = out, .size = sizeof out};
+        if (backend == 0) {
+            cr_assert_eq(dqg_reference_run(g, &in, 1, &o, 1), DQG_OK, "%s", dqg_last_error());
+        } else {
+            dqg_compile_options opt = dqg_compile_options_default();
+            opt.backend = backend == 1 ? DQG_BACKEND_ONEDNN : DQG_BACKEND_REFERENCE;
+            dqg_compiled *c = NULL;
+            cr_assert_eq(dqg_compile(g, &opt, &c), DQG_OK, "%s", dqg_last_error());
+            cr_assert_eq(dqg_execute(c, &in, 1, &o, 1), DQG_OK, "%s", dqg_last_error());
+            dqg_compiled_destroy(c);
+        }
+        for (int i = 0; i < 8; i++)
+            cr_assert_eq(out[i], want[i], "backend %d element %d: %d, want %d", backend, i,
+                         out[i], want[i]);
+    }
+    dqg_graph_destroy(g);
+}
+
+Test(shape_ops, typecast_to_s32_saturates_and_s4_is_rejected)
+{
+    dqg_graph *g = G();
+    int64_t d[] = {3};
+    float X[] = {3e9f, -3e9f, 65536.5f};
+    const int32_t want[] = {INT32_MAX, INT32_MIN, 65536};
+    dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 1, d);
+    dqg_tensor_id y = dqg_typecast(g, "c", x, DQG_S32);
+    cr_assert_eq(dqg_output(g, y, "y"), DQG_OK, "%s", dqg_last_error());
+    finalize_ok(g);
+    int32_t out[3];
+    dqg_buffer in = {.id = x, .data = X, .size = sizeof X}, o = {.id = y, .data = out, .size = sizeof out};
+    cr_assert_eq(dqg_reference_run(g, &in, 1, &o, 1), DQG_OK, "%s", dqg_last_error());
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(out[i], want[i], "element %d: %d", i, out[i]);
+    dqg_graph_destroy(g);
+
+    g = G();
+    x = dqg_input(g, "x", DQG_F32, 1, d);
+    dqg_typecast(g, "c4", x, DQG_S4);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "TypeCast 'c4'", "target type s4");
     dqg_graph_destroy(g);
 }

@@ -1,6 +1,11 @@
 /* TypeCast: conversion to f32, f16 or bf16 from any float or integer type,
  * rounding once to nearest even (as oneDNN Graph's TypeCast, extended to
- * every dqgraph type on the input side). */
+ * every dqgraph type on the input side), and to 8-, 16- and 32-bit integers
+ * rounding to nearest even and saturating (as oneDNN's reorder; NaN gives
+ * 0). The ONNX front end uses the integer targets for the exact integer
+ * results of MatMulInteger, ConvInteger and integer Clip. */
+#include <math.h>
+
 #include "graph/dtype.h"
 #include "graph/graph_internal.h"
 
@@ -11,10 +16,11 @@ dqg_tensor_id dqg_typecast(dqg_graph *g, const char *name, dqg_tensor_id x, dqg_
     if (!dqg_graph_can_build(g, KIND, name) ||
         !dqg_graph_check_input(g, KIND, name, 0, "x", x, false))
         return DQG_NONE;
-    if (to != DQG_F32 && to != DQG_F16 && to != DQG_BF16)
+    if (to != DQG_F32 && to != DQG_F16 && to != DQG_BF16 && to != DQG_S8 && to != DQG_U8 &&
+        to != DQG_S16 && to != DQG_U16 && to != DQG_S32 && to != DQG_U32)
         return dqg_graph_fail(g, DQG_INVALID_ARGUMENT,
-                              KIND " '%s': target type %s is not supported; expected f32, f16 or "
-                                   "bf16 (use QuantizeLinear for integer targets)",
+                              KIND " '%s': target type %s is not supported; expected f32, f16, "
+                                   "bf16, s8, u8, s16, u16, s32 or u32",
                               dqg_op_display_name(name), dqg_dtype_name(to));
     const dqg_tensor *t = &g->tensors[x];
     int rank = t->rank;
@@ -38,9 +44,16 @@ static dqg_status typecast_reference(const dqg_graph *g, const dqg_op *op, dqg_r
          * int64: via float (f16, bf16) or via double (s64 beyond 2^53) a wide
          * integer would be rounded twice. Every float type fits in f32, so
          * those load exactly and round once on the store. */
-        if (dqg_dtype_is_integer(x->dtype))
+        if (dqg_dtype_is_integer(x->dtype)) {
             dqg_store_int(y->dtype, Y, i, dqg_load_int(x->dtype, X, i));
-        else
+        } else if (dqg_dtype_is_integer(y->dtype)) {
+            /* Every target integer fits in double exactly; rint rounds half
+             * to even in the default rounding mode. */
+            double f = (double)dqg_load_float(x->dtype, X, i);
+            double lo = (double)dqg_int_min(y->dtype), hi = (double)dqg_int_max(y->dtype);
+            f = isnan(f) ? 0.0 : rint(f);
+            dqg_store_int(y->dtype, Y, i, (int64_t)(f < lo ? lo : f > hi ? hi : f));
+        } else
             dqg_store_float(y->dtype, Y, i, dqg_load_float(x->dtype, X, i));
     }
     return DQG_OK;
