@@ -6,8 +6,12 @@ set -euo pipefail
 DQG_PACKAGES=(
   cmake gcc g++ make pkg-config
   libdnnl-dev      # oneDNN 2.6: int8/f32 primitives and reorders
+  ocl-icd-opencl-dev # oneDNN's CMake package looks for OpenCL even for CPU use
   libxxhash-dev    # XXH3-128 keys of the compiled-partition cache
   libcriterion-dev # the unit-test framework
+  libprotobuf-c-dev protobuf-c-compiler # ONNX model and TensorProto decoding
+  libonnx-dev      # ships onnx.proto, compiled by protobuf-c at configure time
+  libonnx-testdata # ONNX backend node tests, registered as conformance tests
 )
 
 dqg_install_missing() {

@@ -1,0 +1,578 @@
+/* Importers of the float and layout operators: MatMul, Gemm, Conv, Add,
+ * Mul, Relu, Clip, Reshape, Transpose, Identity, Constant, Cast, Flatten,
+ * Squeeze and Unsqueeze. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx/onnx_import.h"
+#include "onnx/onnx_ops.h"
+
+static const char *const no_attrs[] = {NULL};
+
+static dqg_status unary_output(onnx_import *c, dqg_tensor_id y)
+{
+    return y == DQG_NONE ? onnx_builder_failed(c) : onnx_set_output(c, 0, y);
+}
+
+/* ---- MatMul and Gemm ------------------------------------------------------ */
+
+static dqg_status import_matmul(onnx_import *c)
+{
+    dqg_status st;
+    dqg_tensor_id a, b;
+    if ((st = onnx_check_arity(c, 2, 2, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, no_attrs)) != DQG_OK ||
+        (st = onnx_input(c, 0, "A", true, &a)) != DQG_OK ||
+        (st = onnx_input(c, 1, "B", true, &b)) != DQG_OK ||
+        (st = onnx_require_float(c, 0, a)) != DQG_OK)
+        return st;
+    return unary_output(c, dqg_matmul(c->g, onnx_op_name(c, NULL), a, b, NULL));
+}
+
+static dqg_status import_gemm(onnx_import *c)
+{
+    static const char *const known[] = {"alpha", "beta", "transA", "transB", "broadcast", NULL};
+    dqg_status st;
+    if ((st = onnx_check_arity(c, 2, 3, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, known)) != DQG_OK)
+        return st;
+    float alpha, beta;
+    int64_t ta, tb;
+    if ((st = onnx_attr_float(c, "alpha", 1.0f, &alpha)) != DQG_OK ||
+        (st = onnx_attr_float(c, "beta", 1.0f, &beta)) != DQG_OK ||
+        (st = onnx_attr_int(c, "transA", 0, &ta)) != DQG_OK ||
+        (st = onnx_attr_int(c, "transB", 0, &tb)) != DQG_OK)
+        return st;
+    dqg_tensor_id a, b, bias;
+    if ((st = onnx_input(c, 0, "A", true, &a)) != DQG_OK ||
+        (st = onnx_input(c, 1, "B", true, &b)) != DQG_OK ||
+        (st = onnx_input(c, 2, "C", c->node_opset < 11, &bias)) != DQG_OK ||
+        (st = onnx_require_float(c, 0, a)) != DQG_OK)
+        return st;
+    if (dqg_tensor_rank(c->g, a) != 2 || dqg_tensor_rank(c->g, b) != 2)
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                              "A and B must be 2-D; they have rank %d "
+                              "and %d",
+                              dqg_tensor_rank(c->g, a), dqg_tensor_rank(c->g, b));
+    dqg_matmul_attrs ma = {.transpose_a = ta != 0, .transpose_b = tb != 0};
+    dqg_tensor_id y = dqg_matmul(
+        c->g, onnx_op_name(c, bias == DQG_NONE && alpha == 1.0f ? NULL : "matmul"), a, b, &ma);
+    if (y == DQG_NONE)
+        return onnx_builder_failed(c);
+    dqg_dtype t = dqg_tensor_dtype(c->g, y);
+    if (alpha != 1.0f) {
+        dqg_tensor_id s = onnx_add_scalar(c, "alpha", t, alpha);
+        y = s == DQG_NONE
+                ? DQG_NONE
+                : dqg_mul(c->g, onnx_op_name(c, bias == DQG_NONE ? NULL : "scaled"), y, s);
+        if (y == DQG_NONE)
+            return onnx_builder_failed(c);
+    }
+    if (bias != DQG_NONE && beta != 0.0f) {
+        if (beta != 1.0f) {
+            dqg_tensor_id s = onnx_add_scalar(c, "beta", t, beta);
+            bias = s == DQG_NONE ? DQG_NONE : dqg_mul(c->g, onnx_op_name(c, "beta_c"), bias, s);
+            if (bias == DQG_NONE)
+                return onnx_builder_failed(c);
+        }
+        y = dqg_add(c->g, onnx_op_name(c, NULL), y, bias);
+    } else if (bias != DQG_NONE) {
+        /* beta = 0: C is ignored (but still checked for a broadcastable shape). */
+        dqg_tensor_id z =
+            dqg_mul(c->g, onnx_op_name(c, "zero_c"), bias, onnx_add_scalar(c, "beta", t, 0.0f));
+        y = z == DQG_NONE ? DQG_NONE : dqg_add(c->g, onnx_op_name(c, NULL), y, z);
+    }
+    return unary_output(c, y);
+}
+
+/* ---- Conv ------------------------------------------------------------------- */
+
+const char *const onnx_conv_attr_names[] = {"auto_pad", "dilations", "group", "kernel_shape",
+                                            "pads",     "strides",   NULL};
+
+static dqg_status conv_ints(onnx_import *c, const char *name, size_t want, const int64_t **v,
+                            bool *present)
+{
+    size_t n;
+    dqg_status st = onnx_attr_ints(c, name, v, &n, present);
+    if (st == DQG_OK && *present && n != want)
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                              "attribute '%s' has %zu values; the convolution has %zu spatial "
+                              "dimensions%s",
+                              name, n, strcmp(name, "pads") == 0 ? want / 2 : want,
+                              strcmp(name, "pads") == 0 ? " (pads holds begins then ends)" : "");
+    return st;
+}
+
+dqg_status onnx_build_conv(onnx_import *c, dqg_tensor_id x, dqg_tensor_id w, dqg_tensor_id bias,
+                           dqg_tensor_id *out)
+{
+    onnx_shape xs = onnx_tensor_shape(c, x), ws = onnx_tensor_shape(c, w);
+    int sr = ws.rank - 2;
+    if (sr < 1 || sr > 3)
+        return onnx_node_fail(c, DQG_UNSUPPORTED,
+                              "weights of rank %d: dqgraph has 1-D, 2-D and 3-D convolutions",
+                              ws.rank);
+    if (xs.rank != ws.rank)
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                              "X has rank %d and W rank %d; they must "
+                              "be equal",
+                              xs.rank, ws.rank);
+    const int64_t *strides, *pads, *dil, *ks;
+    bool has_s, has_p, has_d, has_k;
+    dqg_status st;
+    if ((st = conv_ints(c, "strides", (size_t)sr, &strides, &has_s)) != DQG_OK ||
+        (st = conv_ints(c, "pads", 2 * (size_t)sr, &pads, &has_p)) != DQG_OK ||
+        (st = conv_ints(c, "dilations", (size_t)sr, &dil, &has_d)) != DQG_OK ||
+        (st = conv_ints(c, "kernel_shape", (size_t)sr, &ks, &has_k)) != DQG_OK)
+        return st;
+    int64_t group;
+    char auto_pad[32];
+    if ((st = onnx_attr_int(c, "group", 1, &group)) != DQG_OK ||
+        (st = onnx_attr_string(c, "auto_pad", "NOTSET", auto_pad, sizeof auto_pad)) != DQG_OK)
+        return st;
+    dqg_conv_attrs a = {.spatial_rank = sr, .groups = group, .data_format = DQG_FORMAT_NCX};
+    for (int i = 0; i < sr; i++) {
+        if (has_k && ks[i] != ws.dims[2 + i])
+            return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                                  "kernel_shape[%d] is %lld but W's dimension %d is %lld", i,
+                                  (long long)ks[i], 2 + i, (long long)ws.dims[2 + i]);
+        a.strides[i] = has_s ? strides[i] : 1;
+        a.dilations[i] = has_d ? dil[i] : 1;
+        if (a.strides[i] < 1 || a.dilations[i] < 1)
+            return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                                  "strides and dilations must be >= 1 (dimension %d: %lld, %lld)",
+                                  i, (long long)a.strides[i], (long long)a.dilations[i]);
+    }
+    bool same_upper = strcmp(auto_pad, "SAME_UPPER") == 0,
+         same_lower = strcmp(auto_pad, "SAME_LOWER") == 0;
+    if (same_upper || same_lower) {
+        if (has_p)
+            return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "pads cannot be given with auto_pad %s",
+                                  auto_pad);
+        for (int i = 0; i < sr; i++) {
+            int64_t in = xs.dims[2 + i], s = a.strides[i];
+            int64_t eff = (ws.dims[2 + i] - 1) * a.dilations[i] + 1;
+            int64_t o = (in + s - 1) / s;
+            int64_t total = (o - 1) * s + eff - in;
+            if (total < 0)
+                total = 0;
+            a.pads_begin[i] = same_upper ? total / 2 : total - total / 2;
+            a.pads_end[i] = total - a.pads_begin[i];
+        }
+    } else if (strcmp(auto_pad, "VALID") == 0 || strcmp(auto_pad, "NOTSET") == 0) {
+        if (strcmp(auto_pad, "VALID") == 0 && has_p)
+            return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                                  "pads cannot be given with auto_pad "
+                                  "VALID");
+        for (int i = 0; i < sr && has_p; i++) {
+            a.pads_begin[i] = pads[i];
+            a.pads_end[i] = pads[sr + i];
+            if (pads[i] < 0 || pads[sr + i] < 0)
+                return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "pads must be >= 0");
+        }
+    } else {
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                              "auto_pad '%s' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID",
+                              auto_pad);
+    }
+    *out =
+        dqg_convolution(c->g, onnx_op_name(c, bias == DQG_NONE ? "conv" : "conv"), x, w, bias, &a);
+    return *out == DQG_NONE ? onnx_builder_failed(c) : DQG_OK;
+}
+
+static dqg_status import_conv(onnx_import *c)
+{
+    dqg_status st;
+    dqg_tensor_id x, w, b, y;
+    if ((st = onnx_check_arity(c, 2, 3, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, onnx_conv_attr_names)) != DQG_OK ||
+        (st = onnx_input(c, 0, "X", true, &x)) != DQG_OK ||
+        (st = onnx_input(c, 1, "W", true, &w)) != DQG_OK ||
+        (st = onnx_input(c, 2, "B", false, &b)) != DQG_OK ||
+        (st = onnx_require_float(c, 0, x)) != DQG_OK ||
+        (st = onnx_build_conv(c, x, w, b, &y)) != DQG_OK)
+        return st;
+    return onnx_set_output(c, 0, y);
+}
+
+/* ---- Element-wise ------------------------------------------------------------- */
+
+static dqg_status import_binary(onnx_import *c)
+{
+    static const char *const known[] = {"axis", "broadcast", NULL};
+    dqg_status st;
+    dqg_tensor_id a, b;
+    if ((st = onnx_check_arity(c, 2, 2, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, known)) != DQG_OK)
+        return st;
+    if (onnx_attr(c, "axis") || onnx_attr(c, "broadcast"))
+        return onnx_node_fail(c, DQG_UNSUPPORTED,
+                              "the legacy broadcast/axis attributes (opset < 7) are not supported");
+    if ((st = onnx_input(c, 0, "A", true, &a)) != DQG_OK ||
+        (st = onnx_input(c, 1, "B", true, &b)) != DQG_OK || (st = onnx_require_float(c, 0, a)))
+        return st;
+    const char *name = onnx_op_name(c, NULL);
+    bool add = strcmp(c->node->op_type, "Add") == 0;
+    return unary_output(c, add ? dqg_add(c->g, name, a, b) : dqg_mul(c->g, name, a, b));
+}
+
+static dqg_status import_relu(onnx_import *c)
+{
+    dqg_status st;
+    dqg_tensor_id x;
+    if ((st = onnx_check_arity(c, 1, 1, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, no_attrs)) != DQG_OK ||
+        (st = onnx_input(c, 0, "X", true, &x)) != DQG_OK || (st = onnx_require_float(c, 0, x)))
+        return st;
+    return unary_output(c, dqg_relu(c->g, onnx_op_name(c, NULL), x));
+}
+
+/* A bound of Clip given as an input (opset 11+): a scalar constant. */
+static dqg_status clip_bound(onnx_import *c, int i, const char *what, float *v)
+{
+    const onnx_tensor *t;
+    dqg_status st = onnx_input_const(c, i, what, false, &t);
+    if (st != DQG_OK || !t)
+        return st;
+    if (t->nelems != 1)
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                              "input %d (%s) must be a scalar; it has "
+                              "%lld elements",
+                              i, what, (long long)t->nelems);
+    *v = (float)onnx_tensor_get(t, 0);
+    if (isnan(*v))
+        return onnx_node_fail(c, DQG_UNSUPPORTED, "input %d (%s) is NaN", i, what);
+    return DQG_OK;
+}
+
+static dqg_status import_clip(onnx_import *c)
+{
+    static const char *const known_old[] = {"min", "max", NULL};
+    dqg_status st;
+    bool old = c->node_opset < 11;
+    if ((st = onnx_check_arity(c, 1, old ? 1 : 3, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, old ? known_old : no_attrs)) != DQG_OK)
+        return st;
+    float lo = -INFINITY, hi = INFINITY;
+    if (old) {
+        if ((st = onnx_attr_float(c, "min", -INFINITY, &lo)) != DQG_OK ||
+            (st = onnx_attr_float(c, "max", INFINITY, &hi)) != DQG_OK)
+            return st;
+    } else if ((st = clip_bound(c, 1, "min", &lo)) != DQG_OK ||
+               (st = clip_bound(c, 2, "max", &hi)) != DQG_OK) {
+        return st;
+    }
+    if (lo > hi)
+        lo = hi; /* min(max(x, lo), hi) is hi everywhere */
+    dqg_tensor_id x;
+    if ((st = onnx_input(c, 0, "input", true, &x)) != DQG_OK)
+        return st;
+    dqg_dtype t = dqg_tensor_dtype(c->g, x);
+    if (t == DQG_F32 || t == DQG_F16 || t == DQG_BF16)
+        return unary_output(c, dqg_clip(c->g, onnx_op_name(c, NULL), x, lo, hi));
+    if (t != DQG_S8 && t != DQG_U8 && t != DQG_S16 && t != DQG_U16)
+        return onnx_node_fail(c, DQG_UNSUPPORTED,
+                              "input 0 has type %s; dqgraph imports Clip for f32, f16, bf16, s8, "
+                              "u8, s16 and u16",
+                              dqg_dtype_name(t));
+    /* Small integers are exact in f32, and so is the clipped result. */
+    dqg_tensor_id f = dqg_typecast(c->g, onnx_op_name(c, "to_f32"), x, DQG_F32);
+    dqg_tensor_id y = f == DQG_NONE ? DQG_NONE : dqg_clip(c->g, onnx_op_name(c, "clip"), f, lo, hi);
+    return unary_output(c,
+                        y == DQG_NONE ? DQG_NONE : dqg_typecast(c->g, onnx_op_name(c, NULL), y, t));
+}
+
+static dqg_status import_identity(onnx_import *c)
+{
+    dqg_status st;
+    if ((st = onnx_check_arity(c, 1, 1, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, no_attrs)) != DQG_OK)
+        return st;
+    return onnx_alias_output(c, 0, 0);
+}
+
+static dqg_status import_cast(onnx_import *c)
+{
+    static const char *const known[] = {"to", "saturate", NULL};
+    dqg_status st;
+    int64_t to;
+    dqg_tensor_id x;
+    if ((st = onnx_check_arity(c, 1, 1, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, known)) != DQG_OK ||
+        (st = onnx_attr_int(c, "to", 0, &to)) != DQG_OK ||
+        (st = onnx_input(c, 0, "input", true, &x)) != DQG_OK)
+        return st;
+    dqg_dtype t = onnx_dtype_to_dqg(to), from = dqg_tensor_dtype(c->g, x);
+    char b[32];
+    if (t == DQG_DTYPE_UNDEF)
+        return onnx_node_fail(c, DQG_UNSUPPORTED, "target type %s is not supported",
+                              onnx_dtype_name(to, b, sizeof b));
+    if (t == from)
+        return onnx_alias_output(c, 0, 0);
+    if (dqg_dtype_is_integer(t) && !dqg_dtype_is_integer(from))
+        return onnx_node_fail(c, DQG_UNSUPPORTED,
+                              "Cast from %s to %s: ONNX truncates toward zero, dqgraph's TypeCast "
+                              "rounds; only casts to f32, f16, bf16 and between integers are "
+                              "imported",
+                              dqg_dtype_name(from), dqg_dtype_name(t));
+    return unary_output(c, dqg_typecast(c->g, onnx_op_name(c, NULL), x, t));
+}
+
+/* ---- Constants ------------------------------------------------------------------ */
+
+static dqg_status import_constant(onnx_import *c)
+{
+    dqg_status st;
+    if ((st = onnx_check_arity(c, 0, 0, 1, 1)) != DQG_OK)
+        return st;
+    if (c->node->n_attribute != 1)
+        return onnx_node_fail(c, DQG_PARSE_ERROR, "must have exactly one attribute; it has %zu",
+                              c->node->n_attribute);
+    const Onnx__AttributeProto *a = c->node->attribute[0];
+    const char *name = a->name ? a->name : "";
+    onnx_tensor t = {0};
+    if (strcmp(name, "value") == 0) {
+        if (!a->t)
+            return onnx_node_fail(c, DQG_PARSE_ERROR, "attribute 'value' holds no tensor");
+        char what[700];
+        snprintf(what, sizeof what, "%s value", c->node->op_type);
+        if ((st = onnx_tensor_decode(a->t, what, false, &c->ext, &t)) != DQG_OK) {
+            char msg[1500];
+            snprintf(msg, sizeof msg, "%s", dqg_last_error());
+            return onnx_node_fail(c, st, "%s", msg);
+        }
+        return onnx_const_output(c, 0, &t);
+    }
+    bool scalar = strcmp(name, "value_float") == 0 || strcmp(name, "value_int") == 0;
+    bool ints = strcmp(name, "value_int") == 0 || strcmp(name, "value_ints") == 0;
+    if (!scalar && strcmp(name, "value_floats") != 0 && strcmp(name, "value_ints") != 0)
+        return onnx_node_fail(c, DQG_UNSUPPORTED,
+                              "attribute '%s' is not supported (value, "
+                              "value_float(s) and value_int(s) are)",
+                              name);
+    int64_t n = scalar ? 1 : (int64_t)(ints ? a->n_ints : a->n_floats);
+    if (n == 0)
+        return onnx_node_fail(c, DQG_UNSUPPORTED,
+                              "attribute '%s' is empty; dqgraph tensors "
+                              "have at least one element",
+                              name);
+    t.dtype = ints ? DQG_S64 : DQG_F32;
+    t.rank = scalar ? 0 : 1;
+    t.dims[0] = n;
+    t.nelems = n;
+    t.nbytes = (size_t)n * (ints ? 8 : 4);
+    t.data = malloc(t.nbytes);
+    if (!t.data)
+        return onnx_node_fail(c, DQG_OUT_OF_MEMORY, "out of memory");
+    for (int64_t i = 0; i < n; i++) {
+        if (ints)
+            ((int64_t *)t.data)[i] = scalar ? a->i : a->ints[i];
+        else
+            ((float *)t.data)[i] = scalar ? a->f : a->floats[i];
+    }
+    return onnx_const_output(c, 0, &t);
+}
+
+/* ---- Shapes ---------------------------------------------------------------------- */
+
+static dqg_status reshape_to(onnx_import *c, dqg_tensor_id x, int rank, const int64_t *dims)
+{
+    return unary_output(c, dqg_reshape(c->g, onnx_op_name(c, NULL), x, rank, dims));
+}
+
+static dqg_status import_reshape(onnx_import *c)
+{
+    static const char *const known[] = {"allowzero", NULL};
+    static const char *const known_old[] = {"shape", NULL};
+    bool old = c->node_opset < 5;
+    dqg_status st;
+    if ((st = onnx_check_arity(c, old ? 1 : 2, old ? 1 : 2, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, old ? known_old : known)) != DQG_OK)
+        return st;
+    int64_t dims[DQG_MAX_RANK + 1], allowzero;
+    size_t n;
+    if ((st = onnx_attr_int(c, "allowzero", 0, &allowzero)) != DQG_OK)
+        return st;
+    if (old) {
+        const int64_t *v;
+        if ((st = onnx_attr_ints(c, "shape", &v, &n, NULL)) != DQG_OK)
+            return st;
+        if (n > DQG_MAX_RANK)
+            return onnx_node_fail(c, DQG_UNSUPPORTED,
+                                  "shape has %zu dimensions; dqgraph's "
+                                  "limit is %d",
+                                  n, DQG_MAX_RANK);
+        memcpy(dims, v, n * sizeof *v);
+    } else {
+        const onnx_tensor *t;
+        if ((st = onnx_input_const(c, 1, "shape", true, &t)) != DQG_OK)
+            return st;
+        if (t->dtype != DQG_S64 || t->rank != 1)
+            return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                                  "input 1 (shape) must be a 1-D int64 "
+                                  "tensor");
+        if (t->nelems > DQG_MAX_RANK)
+            return onnx_node_fail(c, DQG_UNSUPPORTED,
+                                  "shape has %lld dimensions; dqgraph's "
+                                  "limit is %d",
+                                  (long long)t->nelems, DQG_MAX_RANK);
+        n = (size_t)t->nelems;
+        memcpy(dims, t->data, n * sizeof *dims);
+    }
+    for (size_t i = 0; i < n && allowzero; i++)
+        if (dims[i] == 0)
+            return onnx_node_fail(c, DQG_UNSUPPORTED,
+                                  "allowzero = 1 with a 0 in the shape makes an empty tensor; "
+                                  "dqgraph tensors have at least one element");
+    dqg_tensor_id x;
+    if ((st = onnx_input(c, 0, "data", true, &x)) != DQG_OK)
+        return st;
+    return reshape_to(c, x, (int)n, dims);
+}
+
+static unsigned reshape_const_inputs(int64_t opset)
+{
+    return opset >= 5 ? 1u << 1 : 0;
+}
+
+static unsigned clip_const_inputs(int64_t opset)
+{
+    return opset >= 11 ? (1u << 1) | (1u << 2) : 0;
+}
+
+static unsigned axes_const_inputs(int64_t opset)
+{
+    return opset >= 13 ? 1u << 1 : 0;
+}
+
+static dqg_status import_transpose(onnx_import *c)
+{
+    static const char *const known[] = {"perm", NULL};
+    dqg_status st;
+    dqg_tensor_id x;
+    const int64_t *perm;
+    size_t n;
+    bool has;
+    if ((st = onnx_check_arity(c, 1, 1, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, known)) != DQG_OK ||
+        (st = onnx_attr_ints(c, "perm", &perm, &n, &has)) != DQG_OK ||
+        (st = onnx_input(c, 0, "data", true, &x)) != DQG_OK)
+        return st;
+    if (has && (int)n != dqg_tensor_rank(c->g, x))
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                              "perm has %zu values; the input has rank "
+                              "%d",
+                              n, dqg_tensor_rank(c->g, x));
+    return unary_output(c, dqg_transpose(c->g, onnx_op_name(c, NULL), x, has ? perm : NULL));
+}
+
+static dqg_status import_flatten(onnx_import *c)
+{
+    static const char *const known[] = {"axis", NULL};
+    dqg_status st;
+    dqg_tensor_id x;
+    int64_t axis;
+    if ((st = onnx_check_arity(c, 1, 1, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, known)) != DQG_OK ||
+        (st = onnx_attr_int(c, "axis", 1, &axis)) != DQG_OK ||
+        (st = onnx_input(c, 0, "input", true, &x)) != DQG_OK)
+        return st;
+    onnx_shape s = onnx_tensor_shape(c, x);
+    if (axis < -s.rank || axis > s.rank)
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "axis %lld is outside [-%d, %d]",
+                              (long long)axis, s.rank, s.rank);
+    if (axis < 0)
+        axis += s.rank;
+    int64_t d[2] = {1, 1};
+    for (int i = 0; i < s.rank; i++)
+        d[i < axis ? 0 : 1] *= s.dims[i];
+    return reshape_to(c, x, 2, d);
+}
+
+/* Squeeze and Unsqueeze: axes from the attribute (opset < 13) or input 1. */
+static dqg_status import_squeeze(onnx_import *c)
+{
+    static const char *const known_old[] = {"axes", NULL};
+    bool old = c->node_opset < 13;
+    bool unsq = strcmp(c->node->op_type, "Unsqueeze") == 0;
+    dqg_status st;
+    if ((st = onnx_check_arity(c, 1, old ? 1 : 2, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, old ? known_old : no_attrs)) != DQG_OK)
+        return st;
+    const int64_t *axes = NULL;
+    size_t n = 0;
+    if (old) {
+        if ((st = onnx_attr_ints(c, "axes", &axes, &n, NULL)) != DQG_OK)
+            return st;
+    } else {
+        const onnx_tensor *t;
+        if ((st = onnx_input_const(c, 1, "axes", unsq, &t)) != DQG_OK)
+            return st;
+        if (t) {
+            if (t->dtype != DQG_S64 || t->rank != 1)
+                return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                                      "input 1 (axes) must be a 1-D int64 tensor");
+            axes = t->data;
+            n = (size_t)t->nelems;
+        }
+    }
+    dqg_tensor_id x;
+    if ((st = onnx_input(c, 0, "data", true, &x)) != DQG_OK)
+        return st;
+    onnx_shape s = onnx_tensor_shape(c, x);
+    int out_rank = unsq ? s.rank + (int)n : s.rank;
+    if (unsq && out_rank > DQG_MAX_RANK)
+        return onnx_node_fail(c, DQG_UNSUPPORTED,
+                              "the result would have rank %d; dqgraph's limit "
+                              "is %d",
+                              out_rank, DQG_MAX_RANK);
+    bool marked[DQG_MAX_RANK * 2] = {false};
+    for (size_t i = 0; i < n; i++) {
+        int64_t ax = axes[i];
+        if (ax < -out_rank || ax >= out_rank)
+            return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "axis %lld is outside [-%d, %d]",
+                                  (long long)ax, out_rank, out_rank - 1);
+        if (ax < 0)
+            ax += out_rank;
+        if (marked[ax])
+            return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "axis %lld is repeated",
+                                  (long long)axes[i]);
+        if (!unsq && s.dims[ax] != 1)
+            return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                                  "axis %lld has size %lld; Squeeze removes size-1 axes only",
+                                  (long long)axes[i], (long long)s.dims[ax]);
+        marked[ax] = true;
+    }
+    int64_t d[DQG_MAX_RANK];
+    int r = 0;
+    if (unsq) {
+        for (int i = 0, k = 0; i < out_rank; i++)
+            d[r++] = marked[i] ? 1 : s.dims[k++];
+    } else {
+        for (int i = 0; i < s.rank; i++)
+            if (!(n ? marked[i] : s.dims[i] == 1))
+                d[r++] = s.dims[i];
+    }
+    return reshape_to(c, x, r, d);
+}
+
+const onnx_op_entry onnx_nn_ops[] = {
+    {"", "MatMul", import_matmul, NULL},
+    {"", "Gemm", import_gemm, NULL},
+    {"", "Conv", import_conv, NULL},
+    {"", "Add", import_binary, NULL},
+    {"", "Mul", import_binary, NULL},
+    {"", "Relu", import_relu, NULL},
+    {"", "Clip", import_clip, clip_const_inputs},
+    {"", "Reshape", import_reshape, reshape_const_inputs},
+    {"", "Transpose", import_transpose, NULL},
+    {"", "Identity", import_identity, NULL},
+    {"", "Cast", import_cast, NULL},
+    {"", "Constant", import_constant, NULL},
+    {"", "Flatten", import_flatten, NULL},
+    {"", "Squeeze", import_squeeze, axes_const_inputs},
+    {"", "Unsqueeze", import_squeeze, axes_const_inputs},
+};
+const size_t onnx_n_nn_ops = sizeof onnx_nn_ops / sizeof onnx_nn_ops[0];

@@ -1,0 +1,536 @@
+/* The ONNX front end on models the tests write themselves through protobuf-c:
+ * the Quark operator, opset 19-23 types, blocked quantization, a QDQ MatMul
+ * that must fuse, external data, TensorProto files, and every import error
+ * rule with its status and message. Expected values are computed by hand
+ * from the specifications. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "dqgraph_onnx.h"
+#include "support/onnx_model.h"
+#include "test_common.h"
+
+enum {
+    T_FLOAT = 1,
+    T_UINT8 = 2,
+    T_INT8 = 3,
+    T_INT16 = 5,
+    T_INT64 = 7,
+    T_F8E4M3FN = 17,
+    T_INT4 = 22,
+    T_FLOAT4E2M1 = 23
+};
+
+static dqg_graph *load(tm_model *m, const dqg_onnx_options *opts)
+{
+    size_t n;
+    uint8_t *bytes = tm_pack(m, &n);
+    dqg_graph *g = NULL;
+    dqg_status st = dqg_onnx_load_memory(bytes, n, NULL, opts, &g);
+    free(bytes);
+    cr_assert_eq(st, DQG_OK, "import: %s: %s", dqg_status_name(st), dqg_last_error());
+    cr_assert(dqg_graph_is_finalized(g));
+    return g;
+}
+
+static dqg_status load_status(tm_model *m, const dqg_onnx_options *opts)
+{
+    size_t n;
+    uint8_t *bytes = tm_pack(m, &n);
+    dqg_graph *g = (dqg_graph *)1;
+    dqg_status st = dqg_onnx_load_memory(bytes, n, NULL, opts, &g);
+    free(bytes);
+    if (st == DQG_OK)
+        dqg_graph_destroy(g);
+    else
+        cr_assert_null(g, "a failed import must leave *out NULL");
+    return st;
+}
+
+/* Runs g (one input, one f32 output) on the reference interpreter and, when
+ * `compiled`, with the default compile options; returns the fused count. */
+static size_t run_f32(dqg_graph *g, const void *x, size_t xsize, float *y, size_t ysize,
+                      bool compiled)
+{
+    size_t n_in = dqg_graph_input_count(g);
+    dqg_buffer in = {
+        .id = n_in ? dqg_graph_input_id(g, 0) : DQG_NONE, .data = (void *)x, .size = xsize};
+    dqg_buffer out = {.id = dqg_graph_output_id(g, 0), .data = y, .size = ysize};
+    cr_assert_eq(dqg_reference_run(g, &in, n_in, &out, 1), DQG_OK, "%s", dqg_last_error());
+    if (!compiled)
+        return 0;
+    float *y2 = malloc(ysize);
+    out.data = y2;
+    dqg_compiled *c = NULL;
+    cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+    cr_assert_eq(dqg_execute(c, &in, n_in, &out, 1), DQG_OK, "%s", dqg_last_error());
+    size_t fused = dqg_compiled_fused_count(c);
+    for (size_t i = 0; i < ysize / sizeof(float); i++)
+        cr_assert(fabsf(y2[i] - y[i]) <= 1e-5f * fabsf(y[i]) + 1e-6f,
+                  "compiled[%zu] = %g, reference %g", i, y2[i], y[i]);
+    free(y2);
+    dqg_compiled_destroy(c);
+    return fused;
+}
+
+Test(onnx, quark_extended_dequantize_s16_per_axis)
+{
+    tm_model *m = tm_new(21);
+    tm_opset(m, "com.amd.quark", 1);
+    int64_t xd[] = {2, 3}, sd[] = {3};
+    float scale[] = {0.5f, 0.25f, 2.0f};
+    int16_t zp[] = {0, 4, -1};
+    tm_input(m, "x", T_INT16, 2, xd, NULL);
+    tm_init(m, "scale", T_FLOAT, 1, sd, scale, sizeof scale);
+    tm_init(m, "zp", T_INT16, 1, sd, zp, sizeof zp);
+    Onnx__NodeProto *n =
+        tm_node(m, "ExtendedDequantizeLinear", "com.amd.quark", "edq", "x,scale,zp", "y");
+    tm_attr_int(m, n, "axis", 1);
+    tm_output(m, "y", T_FLOAT, 2, xd);
+    dqg_graph *g = load(m, NULL);
+    int16_t x[] = {-32768, 0, 32767, 100, -100, 7};
+    float y[6];
+    run_f32(g, x, sizeof x, y, sizeof y, true);
+    const float want[] = {-16384.0f, -1.0f, 65536.0f, 50.0f, -26.0f, 16.0f};
+    for (int i = 0; i < 6; i++)
+        cr_assert_eq(y[i], want[i], "y[%d] = %g, want %g", i, y[i], want[i]);
+    cr_assert_str_eq(dqg_tensor_name(g, dqg_graph_output_id(g, 0)), "y");
+    dqg_graph_destroy(g);
+    tm_free(m);
+}
+
+Test(onnx, blocked_int4_weight_only_matmul_opset21)
+{
+    tm_model *m = tm_new(21);
+    int64_t xd[] = {1, 4}, wd[] = {4, 2}, sd[] = {2, 2}, yd[] = {1, 2};
+    /* W = [[1,-2],[3,-4],[7,-8],[0,5]], packed low nibble first. */
+    const uint8_t w[] = {0xE1, 0xC3, 0x87, 0x50};
+    const float scale[] = {0.5f, 1.0f, 2.0f, 0.25f};
+    tm_input(m, "x", T_FLOAT, 2, xd, NULL);
+    tm_init(m, "w", T_INT4, 2, wd, w, sizeof w);
+    tm_init(m, "w_scale", T_FLOAT, 2, sd, scale, sizeof scale);
+    Onnx__NodeProto *dq = tm_node(m, "DequantizeLinear", NULL, "dq_w", "w,w_scale", "wf");
+    tm_attr_int(m, dq, "axis", 0);
+    tm_attr_int(m, dq, "block_size", 2);
+    tm_node(m, "MatMul", NULL, "mm", "x,wf", "y");
+    tm_output(m, "y", T_FLOAT, 2, yd);
+    dqg_graph *g = load(m, NULL);
+    const float x[] = {1, 2, 3, 4};
+    float y[2];
+    run_f32(g, x, sizeof x, y, sizeof y, true);
+    /* Dequantized W = [[0.5,-2],[1.5,-4],[14,-2],[0,1.25]]. */
+    cr_assert_eq(y[0], 45.5f, "y[0] = %g", y[0]);
+    cr_assert_eq(y[1], -11.0f, "y[1] = %g", y[1]);
+    dqg_graph_destroy(g);
+    tm_free(m);
+}
+
+Test(onnx, float8_and_float4_inputs_opset23)
+{
+    tm_model *m = tm_new(23);
+    int64_t d4[] = {4}, d2[] = {2};
+    const uint8_t f8[] = {0x38, 0x40, 0xC4, 0x7E}; /* 1, 2, -3, 448 */
+    const uint8_t f4[] = {0xF2};                   /* 1, -6 */
+    const float half = 0.5f, two = 2.0f;
+    tm_init(m, "a", T_F8E4M3FN, 1, d4, f8, sizeof f8);
+    tm_init(m, "b", T_FLOAT4E2M1, 1, d2, f4, sizeof f4);
+    tm_init(m, "sa", T_FLOAT, 0, NULL, &half, 4);
+    tm_init(m, "sb", T_FLOAT, 0, NULL, &two, 4);
+    tm_input(m, "x", T_FLOAT, 1, d4, NULL);
+    tm_node(m, "DequantizeLinear", NULL, "dqa", "a,sa", "af");
+    tm_node(m, "DequantizeLinear", NULL, "dqb", "b,sb", "bf");
+    tm_node(m, "Add", NULL, "add", "x,af", "y");
+    tm_output(m, "y", T_FLOAT, 1, d4);
+    tm_output(m, "bf", T_FLOAT, 1, d2);
+    dqg_graph *g = load(m, NULL);
+    const float x[] = {0, 0, 0, 0};
+    float y[4], b[2];
+    dqg_buffer in = {.id = dqg_graph_input_id(g, 0), .data = (void *)x, .size = sizeof x};
+    dqg_buffer out[2] = {{.name = "y", .data = y, .size = sizeof y},
+                         {.name = "bf", .data = b, .size = sizeof b}};
+    const float want[] = {0.5f, 1.0f, -1.5f, 224.0f};
+    for (int pass = 0; pass < 2; pass++) {
+        memset(y, 0, sizeof y);
+        memset(b, 0, sizeof b);
+        if (pass == 0) {
+            cr_assert_eq(dqg_reference_run(g, &in, 1, out, 2), DQG_OK, "%s", dqg_last_error());
+        } else {
+            dqg_compiled *c = NULL;
+            cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+            cr_assert_eq(dqg_execute(c, &in, 1, out, 2), DQG_OK, "%s", dqg_last_error());
+            dqg_compiled_destroy(c);
+        }
+        for (int i = 0; i < 4; i++)
+            cr_assert_eq(y[i], want[i], "pass %d: y[%d] = %g", pass, i, y[i]);
+        /* The second output is a dequantized constant, computed by an op. */
+        cr_assert_eq(b[0], 2.0f, "pass %d: bf[0] = %g", pass, b[0]);
+        cr_assert_eq(b[1], -12.0f, "pass %d: bf[1] = %g", pass, b[1]);
+    }
+    dqg_graph_destroy(g);
+    tm_free(m);
+}
+
+/* x f32 -> QuantizeLinear u8 -> DequantizeLinear -> MatMul with a per-channel
+ * s8 weight -> y: the QDQ pattern an ONNX Runtime quantizer writes. */
+static tm_model *qdq_matmul_model(void)
+{
+    tm_model *m = tm_new(13);
+    int64_t xd[] = {4, 8}, wd[] = {8, 6}, sd[] = {6}, yd[] = {4, 6};
+    int8_t w[48];
+    float ws[6];
+    for (int i = 0; i < 48; i++)
+        w[i] = (int8_t)((i * 37) % 255 - 127);
+    for (int i = 0; i < 6; i++)
+        ws[i] = 0.01f * (float)(i + 1);
+    const float xs = 0.05f;
+    const uint8_t xzp = 128;
+    tm_input(m, "x", T_FLOAT, 2, xd, NULL);
+    tm_init(m, "x_scale", T_FLOAT, 0, NULL, &xs, 4);
+    tm_init(m, "x_zp", T_UINT8, 0, NULL, &xzp, 1);
+    tm_init(m, "w", T_INT8, 2, wd, w, sizeof w);
+    tm_init(m, "w_scale", T_FLOAT, 1, sd, ws, sizeof ws);
+    tm_node(m, "QuantizeLinear", NULL, "q_x", "x,x_scale,x_zp", "xq");
+    tm_node(m, "DequantizeLinear", NULL, "dq_x", "xq,x_scale,x_zp", "xf");
+    Onnx__NodeProto *dq = tm_node(m, "DequantizeLinear", NULL, "dq_w", "w,w_scale", "wf");
+    tm_attr_int(m, dq, "axis", 1);
+    tm_node(m, "MatMul", NULL, "mm", "xf,wf", "y");
+    tm_output(m, "y", T_FLOAT, 2, yd);
+    return m;
+}
+
+Test(onnx, qdq_matmul_fuses_and_matches_reference)
+{
+    tm_model *m = qdq_matmul_model();
+    dqg_graph *g = load(m, NULL);
+    float x[32], y[24];
+    for (int i = 0; i < 32; i++)
+        x[i] = (float)((i * 13) % 17 - 8) * 0.37f;
+    size_t fused = run_f32(g, x, sizeof x, y, sizeof y, true);
+    cr_assert_geq(fused, 1, "the DQ -> MatMul pattern must fuse");
+    /* y[0][0] by hand from the quantized operands. */
+    double acc = 0;
+    for (int k = 0; k < 8; k++) {
+        float q = rintf(x[k] / 0.05f) + 128.0f;
+        q = q < 0 ? 0 : q > 255 ? 255 : q;
+        acc += (double)((q - 128.0f) * 0.05f) *
+               (double)((float)(int8_t)((k * 6 * 37) % 255 - 127) * 0.01f);
+    }
+    cr_assert(fabs(y[0] - acc) < 1e-4, "y[0][0] = %g, by hand %g", y[0], acc);
+    dqg_graph_destroy(g);
+    tm_free(m);
+}
+
+Test(onnx, gemm_and_conv_attributes)
+{
+    tm_model *m = tm_new(13);
+    int64_t ad[] = {3, 2}, bd[] = {4, 3}, cd[] = {4}, yd[] = {2, 4};
+    const float b[] = {1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1}, c[] = {1, 2, 3, 4};
+    tm_input(m, "a", T_FLOAT, 2, ad, NULL);
+    tm_init(m, "b", T_FLOAT, 2, bd, b, sizeof b);
+    tm_init(m, "c", T_FLOAT, 1, cd, c, sizeof c);
+    Onnx__NodeProto *n = tm_node(m, "Gemm", NULL, "gemm", "a,b,c", "y");
+    tm_attr_int(m, n, "transA", 1);
+    tm_attr_int(m, n, "transB", 1);
+    tm_attr_float(m, n, "alpha", 2.0f);
+    tm_attr_float(m, n, "beta", -1.0f);
+    tm_output(m, "y", T_FLOAT, 2, yd);
+    dqg_graph *g = load(m, NULL);
+    /* A' = [[1,3,5],[2,4,6]]; A'B' = [[1,3,5,9],[2,4,6,12]]; y = 2 A'B' - c. */
+    const float a[] = {1, 2, 3, 4, 5, 6};
+    float y[8];
+    run_f32(g, a, sizeof a, y, sizeof y, true);
+    const float want[] = {1, 4, 7, 14, 3, 6, 9, 20};
+    for (int i = 0; i < 8; i++)
+        cr_assert_eq(y[i], want[i], "gemm y[%d] = %g, want %g", i, y[i], want[i]);
+    dqg_graph_destroy(g);
+    tm_free(m);
+
+    /* Conv 1x1x3x3, kernel 2x2 of ones, stride 2, SAME_LOWER: output 2x2 with
+     * the padding row and column in front. */
+    m = tm_new(13);
+    int64_t xd[] = {1, 1, 3, 3}, wd[] = {1, 1, 2, 2}, od[] = {1, 1, 2, 2};
+    const float ones[] = {1, 1, 1, 1};
+    tm_input(m, "x", T_FLOAT, 4, xd, NULL);
+    tm_init(m, "w", T_FLOAT, 4, wd, ones, sizeof ones);
+    n = tm_node(m, "Conv", NULL, "conv", "x,w", "y");
+    tm_attr_string(m, n, "auto_pad", "SAME_LOWER");
+    int64_t strides[] = {2, 2};
+    tm_attr_ints(m, n, "strides", strides, 2);
+    tm_output(m, "y", T_FLOAT, 4, od);
+    g = load(m, NULL);
+    const float x[] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    float o[4];
+    run_f32(g, x, sizeof x, o, sizeof o, true);
+    const float want_o[] = {1, 2 + 3, 4 + 7, 5 + 6 + 8 + 9};
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(o[i], want_o[i], "conv y[%d] = %g, want %g", i, o[i], want_o[i]);
+    dqg_graph_destroy(g);
+    tm_free(m);
+}
+
+Test(onnx, matmul_integer_is_exact_int32)
+{
+    tm_model *m = tm_new(10);
+    int64_t ad[] = {2, 3}, bd[] = {3, 2}, yd[] = {2, 2};
+    const uint8_t b[] = {255, 0, 1, 2, 3, 4};
+    const uint8_t azp = 10, bzp = 1;
+    tm_input(m, "a", T_UINT8, 2, ad, NULL);
+    tm_init(m, "b", T_UINT8, 2, bd, b, sizeof b);
+    tm_init(m, "azp", T_UINT8, 0, NULL, &azp, 1);
+    tm_init(m, "bzp", T_UINT8, 0, NULL, &bzp, 1);
+    tm_node(m, "MatMulInteger", NULL, "mmi", "a,b,azp,bzp", "y");
+    tm_output(m, "y", 6, 2, yd);
+    dqg_graph *g = load(m, NULL);
+    cr_assert_eq(dqg_tensor_dtype(g, dqg_graph_output_id(g, 0)), DQG_S32);
+    const uint8_t a[] = {11, 12, 13, 0, 255, 7};
+    int32_t y[4];
+    dqg_buffer in = {.id = dqg_graph_input_id(g, 0), .data = (void *)a, .size = sizeof a};
+    dqg_buffer out = {.id = dqg_graph_output_id(g, 0), .data = y, .size = sizeof y};
+    dqg_compiled *c = NULL;
+    cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+    cr_assert_eq(dqg_execute(c, &in, 1, &out, 1), DQG_OK, "%s", dqg_last_error());
+    /* (A - 10) = [[1,2,3],[-10,245,-3]]; (B - 1) = [[254,-1],[0,1],[2,3]]. */
+    const int32_t want[] = {1 * 254 + 0 + 3 * 2, -1 + 2 + 9, -10 * 254 + 0 - 6, 10 + 245 - 9};
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(y[i], want[i], "y[%d] = %d, want %d", i, y[i], want[i]);
+    dqg_compiled_destroy(c);
+    dqg_graph_destroy(g);
+    tm_free(m);
+}
+
+/* ---- Import errors ------------------------------------------------------------ */
+
+Test(onnx, unsupported_operator_names_type_domain_opset_and_node)
+{
+    tm_model *m = tm_new(13);
+    int64_t d[] = {4};
+    tm_input(m, "x", T_FLOAT, 1, d, NULL);
+    tm_node(m, "Softmax", NULL, "sm", "x", "y");
+    tm_output(m, "y", T_FLOAT, 1, d);
+    expect_error(load_status(m, NULL), DQG_UNSUPPORTED, "Softmax", "'sm'", "ai.onnx", "opset 13");
+    tm_free(m);
+}
+
+Test(onnx, malformed_and_truncated_bytes_are_parse_errors)
+{
+    dqg_graph *g = NULL;
+    const uint8_t junk[] = {0xff, 0xff, 0xff, 0xff, 0x0f};
+    expect_error(dqg_onnx_load_memory(junk, sizeof junk, NULL, NULL, &g), DQG_PARSE_ERROR,
+                 "ModelProto");
+    cr_assert_null(g);
+    tm_model *m = qdq_matmul_model();
+    size_t n;
+    uint8_t *bytes = tm_pack(m, &n);
+    expect_error(dqg_onnx_load_memory(bytes, n / 2, NULL, NULL, &g), DQG_PARSE_ERROR,
+                 "truncated or corrupt");
+    cr_assert_null(g);
+    dqg_onnx_options o = {.max_model_bytes = n - 1};
+    expect_error(dqg_onnx_load_memory(bytes, n, NULL, &o, &g), DQG_INVALID_ARGUMENT,
+                 "exceeds the limit");
+    free(bytes);
+    tm_free(m);
+    expect_error(dqg_onnx_load_file("/nonexistent/model.onnx", NULL, &g), DQG_IO_ERROR,
+                 "/nonexistent/model.onnx");
+}
+
+Test(onnx, symbolic_dimension_needs_a_value)
+{
+    tm_model *m = tm_new(13);
+    int64_t d[] = {-1, 4};
+    tm_input(m, "x", T_FLOAT, 2, d, "batch");
+    tm_node(m, "Relu", NULL, "r", "x", "y");
+    tm_output(m, "y", T_FLOAT, -1, NULL);
+    expect_error(load_status(m, NULL), DQG_INVALID_ARGUMENT, "graph input 'x'", "dimension 0",
+                 "'batch'");
+    dqg_onnx_dim_param p = {"batch", 3};
+    dqg_onnx_options o = {.dim_params = &p, .n_dim_params = 1};
+    dqg_graph *g = load(m, &o);
+    int64_t dims[DQG_MAX_RANK];
+    cr_assert_eq(dqg_tensor_dims(g, dqg_graph_input_id(g, 0), dims), 2);
+    cr_assert_eq(dims[0], 3);
+    cr_assert_eq(dims[1], 4);
+    dqg_graph_destroy(g);
+    p.value = 0;
+    expect_error(load_status(m, &o), DQG_INVALID_ARGUMENT, "'batch'", ">= 1");
+    tm_free(m);
+}
+
+Test(onnx, structural_errors)
+{
+    int64_t d[] = {4};
+    /* A cycle through names. */
+    tm_model *m = tm_new(13);
+    tm_input(m, "x", T_FLOAT, 1, d, NULL);
+    tm_node(m, "Add", NULL, "a", "x,b_out", "a_out");
+    tm_node(m, "Relu", NULL, "b", "a_out", "b_out");
+    tm_output(m, "a_out", T_FLOAT, 1, d);
+    expect_error(load_status(m, NULL), DQG_PARSE_ERROR, "cycle");
+    tm_free(m);
+    /* A value produced twice. */
+    m = tm_new(13);
+    tm_input(m, "x", T_FLOAT, 1, d, NULL);
+    tm_node(m, "Relu", NULL, "r1", "x", "y");
+    tm_node(m, "Relu", NULL, "r2", "x", "y");
+    tm_output(m, "y", T_FLOAT, 1, d);
+    expect_error(load_status(m, NULL), DQG_PARSE_ERROR, "'y' is produced twice");
+    tm_free(m);
+    /* An input nobody produces. */
+    m = tm_new(13);
+    tm_input(m, "x", T_FLOAT, 1, d, NULL);
+    tm_node(m, "Add", NULL, "a", "x,ghost", "y");
+    tm_output(m, "y", T_FLOAT, 1, d);
+    expect_error(load_status(m, NULL), DQG_PARSE_ERROR, "'ghost'");
+    tm_free(m);
+    /* A domain without an opset import. */
+    m = tm_new(21);
+    tm_input(m, "x", T_INT16, 1, d, NULL);
+    tm_init(m, "s", T_FLOAT, 0, NULL, (float[]){1.0f}, 4);
+    tm_node(m, "ExtendedDequantizeLinear", "com.amd.quark", "q", "x,s", "y");
+    tm_output(m, "y", T_FLOAT, 1, d);
+    expect_error(load_status(m, NULL), DQG_PARSE_ERROR, "com.amd.quark", "no opset");
+    tm_free(m);
+    /* raw_data shorter than the shape. */
+    m = tm_new(13);
+    tm_input(m, "x", T_FLOAT, 1, d, NULL);
+    tm_init(m, "w", T_FLOAT, 1, d, (float[]){1, 2, 3}, 12);
+    tm_node(m, "Add", NULL, "a", "x,w", "y");
+    tm_output(m, "y", T_FLOAT, 1, d);
+    expect_error(load_status(m, NULL), DQG_PARSE_ERROR, "initializer 'w'", "raw_data has 12 bytes",
+                 "needs 16");
+    tm_free(m);
+    /* A declared output type that the graph does not compute. */
+    m = tm_new(13);
+    tm_input(m, "x", T_FLOAT, 1, d, NULL);
+    tm_node(m, "Relu", NULL, "r", "x", "y");
+    tm_output(m, "y", T_INT8, 1, d);
+    expect_error(load_status(m, NULL), DQG_PARSE_ERROR, "graph output 'y'", "INT8");
+    tm_free(m);
+    /* A builder rule, reported with the node: DequantizeLinear block_size before opset 21. */
+    m = tm_new(19);
+    int64_t wd[] = {4, 2};
+    tm_init(m, "w", T_INT8, 2, wd, (int8_t[]){1, 2, 3, 4, 5, 6, 7, 8}, 8);
+    tm_init(m, "s", T_FLOAT, 0, NULL, (float[]){1.0f}, 4);
+    Onnx__NodeProto *n = tm_node(m, "DequantizeLinear", NULL, "dq", "w,s", "y");
+    tm_attr_int(m, n, "block_size", 2);
+    tm_output(m, "y", T_FLOAT, 2, wd);
+    expect_error(load_status(m, NULL), DQG_INVALID_ARGUMENT, "DequantizeLinear node 'dq'",
+                 "block_size");
+    tm_free(m);
+}
+
+Test(onnx, initializer_shadowing_an_input_is_a_constant)
+{
+    tm_model *m = tm_new(13);
+    int64_t d[] = {2};
+    const float w[] = {10, 20};
+    tm_input(m, "x", T_FLOAT, 1, d, NULL);
+    tm_input(m, "w", T_FLOAT, 1, d, NULL);
+    tm_init(m, "w", T_FLOAT, 1, d, w, sizeof w);
+    tm_node(m, "Add", NULL, "a", "x,w", "y");
+    tm_output(m, "y", T_FLOAT, 1, d);
+    dqg_graph *g = load(m, NULL);
+    cr_assert_eq(dqg_graph_input_count(g), 1, "the shadowed input is not a graph input");
+    const float x[] = {1, 2};
+    float y[2];
+    run_f32(g, x, sizeof x, y, sizeof y, false);
+    cr_assert_eq(y[0], 11.0f);
+    cr_assert_eq(y[1], 22.0f);
+    dqg_graph_destroy(g);
+    tm_free(m);
+}
+
+static char *temp_dir(void)
+{
+    char tmpl[] = "/tmp/dqg_onnx_XXXXXX";
+    char *d = mkdtemp(tmpl);
+    cr_assert_not_null(d);
+    return strdup(d);
+}
+
+Test(onnx, external_data_is_confined_to_the_model_folder)
+{
+    char *dir = temp_dir();
+    char path[512], wpath[512];
+    snprintf(wpath, sizeof wpath, "%s/weights.bin", dir);
+    const float w[] = {1.5f, -2.0f};
+    FILE *f = fopen(wpath, "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(w, 4, 2, f), 2);
+    fclose(f);
+    int64_t d[] = {2};
+    const char *locations[] = {"weights.bin", "../weights.bin", "/etc/passwd"};
+    for (int k = 0; k < 3; k++) {
+        tm_model *m = tm_new(13);
+        tm_input(m, "x", T_FLOAT, 1, d, NULL);
+        tm_init_external(m, "w", T_FLOAT, 1, d, locations[k]);
+        tm_node(m, "Mul", NULL, "mul", "x,w", "y");
+        tm_output(m, "y", T_FLOAT, 1, d);
+        snprintf(path, sizeof path, "%s/model.onnx", dir);
+        cr_assert_eq(tm_write(m, path), 0);
+        dqg_graph *g = NULL;
+        dqg_status st = dqg_onnx_load_file(path, NULL, &g);
+        if (k == 0) {
+            cr_assert_eq(st, DQG_OK, "%s", dqg_last_error());
+            const float x[] = {2, 3};
+            float y[2];
+            run_f32(g, x, sizeof x, y, sizeof y, false);
+            cr_assert_eq(y[0], 3.0f);
+            cr_assert_eq(y[1], -6.0f);
+            dqg_graph_destroy(g);
+            /* From memory without a base folder, external data is refused. */
+            size_t n;
+            uint8_t *bytes = tm_pack(m, &n);
+            expect_error(dqg_onnx_load_memory(bytes, n, NULL, NULL, &g), DQG_UNSUPPORTED,
+                         "initializer 'w'", "without a base folder");
+            free(bytes);
+        } else {
+            expect_error(st, DQG_PARSE_ERROR, "initializer 'w'", locations[k], "refused");
+            cr_assert_null(g);
+        }
+        tm_free(m);
+    }
+    unlink(path);
+    unlink(wpath);
+    rmdir(dir);
+    free(dir);
+}
+
+Test(onnx, tensor_files_round_trip)
+{
+    char *dir = temp_dir();
+    char path[512];
+    snprintf(path, sizeof path, "%s/t.pb", dir);
+    int64_t dims[] = {3};
+    const uint8_t s4[] = {0x7F, 0x08}; /* -1, 7, -8 */
+    cr_assert_eq(dqg_tensor_file_write(path, "w4", DQG_S4, 1, dims, s4), DQG_OK, "%s",
+                 dqg_last_error());
+    char *name = NULL;
+    dqg_dtype dt;
+    int rank;
+    int64_t got[DQG_MAX_RANK];
+    void *data = NULL;
+    size_t size;
+    cr_assert_eq(dqg_tensor_file_read(path, &name, &dt, &rank, got, &data, &size), DQG_OK, "%s",
+                 dqg_last_error());
+    cr_assert_str_eq(name, "w4");
+    cr_assert_eq(dt, DQG_S4);
+    cr_assert_eq(rank, 1);
+    cr_assert_eq(got[0], 3);
+    cr_assert_eq(size, 2);
+    cr_assert_eq(memcmp(data, s4, 2), 0);
+    free(name);
+    free(data);
+    /* Corrupt files are parse errors; missing ones I/O errors. */
+    FILE *f = fopen(path, "wb");
+    fwrite("\x08\xff\xff\xff", 1, 4, f);
+    fclose(f);
+    expect_error(dqg_tensor_file_read(path, &name, &dt, &rank, got, &data, &size), DQG_PARSE_ERROR,
+                 "t.pb");
+    unlink(path);
+    expect_error(dqg_tensor_file_read(path, &name, &dt, &rank, got, &data, &size), DQG_IO_ERROR,
+                 "t.pb");
+    rmdir(dir);
+    free(dir);
+}
