@@ -392,14 +392,20 @@ Test(shape_ops_invalid, transpose_perm_out_of_range)
     }
 }
 
-Test(shape_ops_invalid, typecast_to_integer)
+Test(shape_ops_invalid, typecast_to_4bit_or_64bit_integer)
 {
     dqg_graph *g = new_graph();
     int64_t d[] = {2};
     dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 1, d);
-    cr_assert_eq(dqg_typecast(g, "c", x, DQG_S8), DQG_NONE);
+    cr_assert_eq(dqg_typecast(g, "c", x, DQG_U4), DQG_NONE);
     expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "TypeCast 'c'",
-                 "target type s8 is not supported", "f32, f16 or bf16");
+                 "target type u4 is not supported", "f32, f16, bf16, s8");
+    dqg_graph_destroy(g);
+    g = new_graph();
+    x = dqg_input(g, "x", DQG_F32, 1, d);
+    cr_assert_eq(dqg_typecast(g, "c64", x, DQG_S64), DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "TypeCast 'c64'",
+                 "target type s64 is not supported");
     dqg_graph_destroy(g);
 }
 
