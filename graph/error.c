@@ -39,7 +39,11 @@ void dqg_clear_error(void)
 
 dqg_status dqg_set_error_v(dqg_status status, const char *fmt, va_list ap)
 {
-    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    /* Through a copy: callers may pass dqg_last_error() itself as an
+     * argument, to prefix the message with context. */
+    char buf[sizeof last_error];
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    memcpy(last_error, buf, sizeof buf);
     return status;
 }
 

@@ -59,7 +59,6 @@ void dqg_graph_destroy(dqg_graph *g)
     free(g->inputs);
     free(g->outputs);
     free(g->warnings);
-    free(g->sticky_message);
     free(g);
 }
 
@@ -70,7 +69,7 @@ static void make_sticky(dqg_graph *g, dqg_status status)
     if (g->sticky_status != DQG_OK)
         return;
     g->sticky_status = status;
-    g->sticky_message = dup_string(dqg_last_error()); /* NULL on OOM: the status is kept */
+    snprintf(g->sticky_message, sizeof g->sticky_message, "%s", dqg_last_error());
 }
 
 dqg_tensor_id dqg_graph_fail(dqg_graph *g, dqg_status status, const char *fmt, ...)
@@ -93,7 +92,7 @@ bool dqg_graph_can_build(dqg_graph *g, const char *op_kind, const char *name)
     }
     if (g->sticky_status != DQG_OK) {
         dqg_set_error(g->sticky_status, "%s",
-                      g->sticky_message ? g->sticky_message : "graph has failed earlier");
+                      g->sticky_message);
         return false;
     }
     if (g->finalized) {
@@ -427,7 +426,7 @@ dqg_status dqg_graph_finalize(dqg_graph *g)
         return dqg_set_error(DQG_INVALID_ARGUMENT, "dqg_graph_finalize: graph is NULL");
     if (g->sticky_status != DQG_OK)
         return dqg_set_error(g->sticky_status, "%s",
-                             g->sticky_message ? g->sticky_message : "graph has failed earlier");
+                             g->sticky_message);
     if (g->finalized)
         return DQG_OK;
     if (g->n_outputs == 0)

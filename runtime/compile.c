@@ -307,10 +307,12 @@ dqg_status dqg_compile(const dqg_graph *graph, const dqg_compile_options *option
     /* Compile; a refused fused partition is split and compilation restarts
      * over the new list (hits make the restart cheap). */
     for (;;) {
-        c->n_parts = s->n_parts;
+        c->n_parts = 0;
         c->parts = calloc((size_t)s->n_parts + 1, sizeof *c->parts);
         maps = calloc((size_t)s->n_parts + 1, sizeof *maps);
         n_maps = calloc((size_t)s->n_parts + 1, sizeof *n_maps);
+        if (c->parts)
+            c->n_parts = s->n_parts;
         if (!c->parts || !maps || !n_maps) {
             st = dqg_set_error(DQG_OUT_OF_MEMORY, "compile: out of memory");
             goto fail;
