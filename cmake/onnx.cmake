@@ -29,3 +29,47 @@ add_dependencies(dqgraph dqgraph_onnx_proto)
 set(DQG_ONNX_TESTDATA /usr/share/libonnx-testdata/data/node CACHE PATH
     "Folder of the ONNX backend node tests (libonnx-testdata)")
 
+# Registers every ONNX backend node test of the supported operators as two
+# ctest tests, onnx/<case>/fused and onnx/<case>/unfused, run by
+# `dqgraph test`. Called after the tool target exists.
+function(dqg_register_onnx_conformance)
+  if(NOT IS_DIRECTORY ${DQG_ONNX_TESTDATA})
+    message(WARNING "ONNX backend tests not found at ${DQG_ONNX_TESTDATA}; "
+                    "install libonnx-testdata to run the conformance suite")
+    return()
+  endif()
+  set(_patterns
+      test_dequantizelinear* test_quantizelinear* test_dynamicquantizelinear*
+      test_matmul_* test_matmulinteger* test_qlinearmatmul*
+      test_basic_conv_* test_conv_with_* test_basic_convinteger* test_convinteger*
+      test_qlinearconv* test_gemm_* test_add test_add_* test_relu test_clip*
+      test_identity* test_transpose_* test_reshape_*)
+  # Cases outside what dqgraph imports, each with the reason:
+  #  *_expanded             the function body uses ReduceMin/Max, Div, Round, Saturate ops
+  #  test_add_uint8         integer Add wraps around; dqgraph's Add is float-only
+  #  test_identity_opt      optional type, not a tensor
+  #  test_identity_sequence sequence type, not a tensor
+  #  test_reshape_allowzero_reordered  produces an empty tensor (a 0 dimension)
+  set(_excluded test_add_uint8 test_identity_opt test_identity_sequence
+      test_reshape_allowzero_reordered)
+  set(_cases "")
+  foreach(_p ${_patterns})
+    file(GLOB _found LIST_DIRECTORIES true ${DQG_ONNX_TESTDATA}/${_p})
+    list(APPEND _cases ${_found})
+  endforeach()
+  list(REMOVE_DUPLICATES _cases)
+  list(SORT _cases)
+  set(_n 0)
+  foreach(_dir ${_cases})
+    get_filename_component(_case ${_dir} NAME)
+    if(NOT EXISTS ${_dir}/model.onnx OR _case IN_LIST _excluded OR _case MATCHES "_expanded$")
+      continue()
+    endif()
+    add_test(NAME onnx/${_case}/fused COMMAND dqgraph_tool test ${_dir})
+    add_test(NAME onnx/${_case}/unfused COMMAND dqgraph_tool test --no-fuse ${_dir})
+    set_tests_properties(onnx/${_case}/fused onnx/${_case}/unfused PROPERTIES
+                         PASS_REGULAR_EXPRESSION "1 passed, 0 failed")
+    math(EXPR _n "${_n} + 1")
+  endforeach()
+  message(STATUS "ONNX conformance: ${_n} backend node tests, each fused and unfused")
+endfunction()

@@ -481,6 +481,37 @@ static dqg_status add_value(onnx_import *c, const char *name, onnx_value_kind ki
     return DQG_OK;
 }
 
+static dqg_status check_shadowed_input(const Onnx__ValueInfoProto *vi, const Onnx__TensorProto *t)
+{
+    if (!vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+        !vi->type->tensor_type)
+        return dqg_set_error(DQG_PARSE_ERROR,
+                             "initializer '%s' shadows graph input '%s', which is not a tensor",
+                             vi->name, vi->name);
+    const Onnx__TypeProto__Tensor *tt = vi->type->tensor_type;
+    char a[32], b[32];
+    if (tt->has_elem_type && tt->elem_type != 0 && t->data_type != tt->elem_type)
+        return dqg_set_error(DQG_PARSE_ERROR,
+                             "initializer '%s' shadows graph input '%s' but has type %s, not the "
+                             "input's %s",
+                             vi->name, vi->name, onnx_dtype_name(t->data_type, a, sizeof a),
+                             onnx_dtype_name(tt->elem_type, b, sizeof b));
+    if (!tt->shape)
+        return DQG_OK;
+    bool same = tt->shape->n_dim == t->n_dims;
+    for (size_t d = 0; same && d < t->n_dims; d++) {
+        const Onnx__TensorShapeProto__Dimension *dim = tt->shape->dim[d];
+        same = dim->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE ||
+               dim->dim_value == t->dims[d];
+    }
+    if (!same)
+        return dqg_set_error(DQG_PARSE_ERROR,
+                             "initializer '%s' shadows graph input '%s' but its shape (rank %zu) "
+                             "differs from the input's declared shape (rank %zu)",
+                             vi->name, vi->name, t->n_dims, tt->shape->n_dim);
+    return DQG_OK;
+}
+
 static dqg_status collect_values(onnx_import *c)
 {
     const Onnx__GraphProto *G = c->model->graph;
@@ -507,8 +538,14 @@ static dqg_status collect_values(onnx_import *c)
         if (!name || !*name)
             return dqg_set_error(DQG_PARSE_ERROR, "graph input %zu has no name", i);
         onnx_value *prev = value_named(c, name);
-        if (prev && prev->kind == ONNX_VALUE_INITIALIZER)
-            continue; /* IR >= 4: the initializer is the input's default; it wins */
+        if (prev && prev->kind == ONNX_VALUE_INITIALIZER) {
+            /* IR >= 4: the initializer is the input's default; it wins, but
+             * only if the input's declared type and shape agree with it. */
+            dqg_status sst = check_shadowed_input(G->input[i], prev->proto);
+            if (sst != DQG_OK)
+                return sst;
+            continue;
+        }
         if (prev)
             return dqg_set_error(DQG_PARSE_ERROR, "two graph inputs are named '%s'", name);
         if ((st = add_value(c, name, ONNX_VALUE_INPUT, -1, &v)) != DQG_OK)

@@ -30,6 +30,34 @@ static dqg_status attr_dtype(onnx_import *c, const char *name, dqg_dtype *out)
     return DQG_OK;
 }
 
+/* A scale that is a constant of the model must be finite and non-zero: the
+ * builders would compute NaN, infinities or zeros from it as the
+ * specifications' arithmetic says, but no quantizer writes such a scale, so
+ * in a model file it means corruption. Run-time scales are not checked. */
+static dqg_status check_const_scale(onnx_import *c, int i, const char *what)
+{
+    if (!onnx_input_is_const(c, i))
+        return DQG_OK;
+    const onnx_tensor *t;
+    dqg_status st = onnx_input_const(c, i, what, true, &t);
+    if (st != DQG_OK)
+        return st;
+    if (!dqg_dtype_is_float(t->dtype))
+        return DQG_OK; /* the builder reports the type */
+    for (int64_t k = 0; k < t->nelems; k++) {
+        double v = onnx_tensor_get(t, k);
+        if (!isfinite(v) || v == 0.0)
+            return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                                  "input %d (%s) element %lld is %s; a model's constant scales "
+                                  "must be finite and non-zero",
+                                  i, what, (long long)k,
+                                  isnan(v)   ? "NaN"
+                                  : isinf(v) ? (v > 0 ? "inf" : "-inf")
+                                             : "0");
+    }
+    return DQG_OK;
+}
+
 static dqg_status import_dequantize_linear(onnx_import *c)
 {
     static const char *const known[] = {"axis", "block_size", "output_dtype", NULL};
@@ -44,7 +72,8 @@ static dqg_status import_dequantize_linear(onnx_import *c)
         (st = attr_dtype(c, "output_dtype", &a.output_dtype)) != DQG_OK)
         return st;
     dqg_tensor_id x, s, zp;
-    if ((st = onnx_input(c, 0, "x", true, &x)) != DQG_OK ||
+    if ((st = check_const_scale(c, 1, "x_scale")) != DQG_OK ||
+        (st = onnx_input(c, 0, "x", true, &x)) != DQG_OK ||
         (st = onnx_input(c, 1, "x_scale", true, &s)) != DQG_OK ||
         (st = onnx_input(c, 2, "x_zero_point", false, &zp)) != DQG_OK)
         return st;
@@ -69,7 +98,8 @@ static dqg_status import_quantize_linear(onnx_import *c)
         return st;
     a.no_saturate = saturate == 0;
     dqg_tensor_id x, s, zp;
-    if ((st = onnx_input(c, 0, "x", true, &x)) != DQG_OK ||
+    if ((st = check_const_scale(c, 1, "y_scale")) != DQG_OK ||
+        (st = onnx_input(c, 0, "x", true, &x)) != DQG_OK ||
         (st = onnx_input(c, 1, "y_scale", true, &s)) != DQG_OK ||
         (st = onnx_input(c, 2, "y_zero_point", false, &zp)) != DQG_OK)
         return st;
@@ -106,7 +136,8 @@ static dqg_status import_extended_dequantize_linear(onnx_import *c)
     if ((st = onnx_attr_int(c, "axis", 1, &axis)) != DQG_OK)
         return st;
     dqg_tensor_id x, s, zp;
-    if ((st = onnx_input(c, 0, "x", true, &x)) != DQG_OK ||
+    if ((st = check_const_scale(c, 1, "x_scale")) != DQG_OK ||
+        (st = onnx_input(c, 0, "x", true, &x)) != DQG_OK ||
         (st = onnx_input(c, 1, "x_scale", true, &s)) != DQG_OK ||
         (st = onnx_input(c, 2, "x_zero_point", false, &zp)) != DQG_OK)
         return st;
@@ -254,7 +285,10 @@ static dqg_status import_qlinear_matmul(onnx_import *c)
         (st = onnx_check_attrs(c, known)) != DQG_OK)
         return st;
     dqg_tensor_id a, as, azp, b, bs, bzp, da, db;
-    if ((st = onnx_input(c, 0, "a", true, &a)) != DQG_OK ||
+    if ((st = check_const_scale(c, 1, "a_scale")) != DQG_OK ||
+        (st = check_const_scale(c, 4, "b_scale")) != DQG_OK ||
+        (st = check_const_scale(c, 6, "y_scale")) != DQG_OK ||
+        (st = onnx_input(c, 0, "a", true, &a)) != DQG_OK ||
         (st = onnx_input(c, 1, "a_scale", true, &as)) != DQG_OK ||
         (st = onnx_input(c, 2, "a_zero_point", false, &azp)) != DQG_OK ||
         (st = onnx_input(c, 3, "b", true, &b)) != DQG_OK ||
@@ -281,7 +315,10 @@ static dqg_status import_qlinear_conv(onnx_import *c)
         (st = onnx_check_attrs(c, onnx_conv_attr_names)) != DQG_OK)
         return st;
     dqg_tensor_id x, xs, xzp, w, ws, wzp, dx, dw, db = DQG_NONE;
-    if ((st = onnx_input(c, 0, "x", true, &x)) != DQG_OK ||
+    if ((st = check_const_scale(c, 1, "x_scale")) != DQG_OK ||
+        (st = check_const_scale(c, 4, "w_scale")) != DQG_OK ||
+        (st = check_const_scale(c, 6, "y_scale")) != DQG_OK ||
+        (st = onnx_input(c, 0, "x", true, &x)) != DQG_OK ||
         (st = onnx_input(c, 1, "x_scale", true, &xs)) != DQG_OK ||
         (st = onnx_input(c, 2, "x_zero_point", false, &xzp)) != DQG_OK ||
         (st = onnx_input(c, 3, "w", true, &w)) != DQG_OK ||

@@ -378,6 +378,19 @@ dqg_status onnx_tensor_decode(const Onnx__TensorProto *t, const char *what, bool
                              o->nbytes);
     if (!external && !raw && o->nelems > 0 && !typed)
         return dqg_set_error(DQG_PARSE_ERROR, "%s: the tensor holds no data", what);
+    if (!external && !raw && typed) {
+        /* Before allocating: no typed encoding packs more than two elements
+         * into one value, so a short field is caught whatever the claim. */
+        size_t have = t->n_float_data + t->n_int32_data + t->n_int64_data + t->n_uint64_data +
+                      t->n_double_data + t->n_string_data;
+        if ((uint64_t)have < (uint64_t)(o->nelems + 1) / 2)
+            return count_error(what, typed, have, o->nelems);
+    }
+    if (external && ext && (uint64_t)o->nbytes > ext->budget)
+        return dqg_set_error(DQG_INVALID_ARGUMENT,
+                             "%s: the tensor claims %zu bytes of external data, more than the "
+                             "model size limit leaves (%llu bytes)",
+                             what, o->nbytes, (unsigned long long)ext->budget);
     o->data = malloc(o->nbytes ? o->nbytes : 1);
     if (!o->data)
         return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory (%zu bytes)", what, o->nbytes);
