@@ -91,8 +91,7 @@ bool dqg_graph_can_build(dqg_graph *g, const char *op_kind, const char *name)
         return false;
     }
     if (g->sticky_status != DQG_OK) {
-        dqg_set_error(g->sticky_status, "%s",
-                      g->sticky_message);
+        dqg_set_error(g->sticky_status, "%s", g->sticky_message);
         return false;
     }
     if (g->finalized) {
@@ -425,8 +424,7 @@ dqg_status dqg_graph_finalize(dqg_graph *g)
     if (!g)
         return dqg_set_error(DQG_INVALID_ARGUMENT, "dqg_graph_finalize: graph is NULL");
     if (g->sticky_status != DQG_OK)
-        return dqg_set_error(g->sticky_status, "%s",
-                             g->sticky_message);
+        return dqg_set_error(g->sticky_status, "%s", g->sticky_message);
     if (g->finalized)
         return DQG_OK;
     if (g->n_outputs == 0)

@@ -104,7 +104,7 @@ struct dqg_graph {
     int32_t n_outputs, cap_outputs;
     char **warnings;
     int32_t n_warnings, cap_warnings;
-    dqg_status sticky_status; /* first builder error, DQG_OK if none */
+    dqg_status sticky_status;  /* first builder error, DQG_OK if none */
     char sticky_message[1024]; /* its message; held inline so out of memory keeps it */
     bool finalized;
     uint32_t name_counter; /* for generated names */

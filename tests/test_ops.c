@@ -494,8 +494,8 @@ Test(shape_ops, typecast_to_integer_rounds_half_even_and_saturates)
             dqg_compiled_destroy(c);
         }
         for (int i = 0; i < 8; i++)
-            cr_assert_eq(out[i], want[i], "backend %d element %d: %d, want %d", backend, i,
-                         out[i], want[i]);
+            cr_assert_eq(out[i], want[i], "backend %d element %d: %d, want %d", backend, i, out[i],
+                         want[i]);
     }
     dqg_graph_destroy(g);
 }
@@ -511,7 +511,8 @@ Test(shape_ops, typecast_to_s32_saturates_and_s4_is_rejected)
     cr_assert_eq(dqg_output(g, y, "y"), DQG_OK, "%s", dqg_last_error());
     finalize_ok(g);
     int32_t out[3];
-    dqg_buffer in = {.id = x, .data = X, .size = sizeof X}, o = {.id = y, .data = out, .size = sizeof out};
+    dqg_buffer in = {.id = x, .data = X, .size = sizeof X},
+               o = {.id = y, .data = out, .size = sizeof out};
     cr_assert_eq(dqg_reference_run(g, &in, 1, &o, 1), DQG_OK, "%s", dqg_last_error());
     for (int i = 0; i < 3; i++)
         cr_assert_eq(out[i], want[i], "element %d: %d", i, out[i]);
