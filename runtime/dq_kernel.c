@@ -109,7 +109,11 @@ static inline __attribute__((always_inline)) void encode_bf16(const float *r, ui
     const dqg_dq_desc *d = &k->d;                                                                  \
     float xf[CHUNK], zf[CHUNK], sf[CHUNK], r[CHUNK];                                               \
     bool has_z = d->zp_dtype != DQG_DTYPE_UNDEF;                                                   \
-    if (!vec && k->x_lut_used && d->out_dtype == DQG_F32 && n >= (k->nibbles ? 32 : 1024)) {       \
+    /* A 32-bit integer x or zero point: x - zp in int64, not in float. */                         \
+    bool wide = d->x_dtype == DQG_S32 || d->x_dtype == DQG_U32 || d->zp_dtype == DQG_S32 ||        \
+                d->zp_dtype == DQG_U32;                                                            \
+    if (!vec && !wide && k->x_lut_used && d->out_dtype == DQG_F32 &&                               \
+        n >= (k->nibbles ? 32 : 1024)) {                                                           \
         /* One scale for the whole run: (decode(c) - zp) * scale per code,                         \
          * computed in the same float32 steps, then a table lookup. */                             \
         float tbl[256];                                                                            \
@@ -135,7 +139,6 @@ static inline __attribute__((always_inline)) void encode_bf16(const float *r, ui
         }                                                                                          \
         return;                                                                                    \
     }                                                                                              \
-    bool wide = d->x_dtype == DQG_S32 || d->x_dtype == DQG_U32;                                    \
     float s1 = vec ? 0.0f : dqg_load_float(d->scale_dtype, s, sidx);                               \
     float z1 = (!vec && has_z && !wide) ? dqg_load_float(d->zp_dtype, z, sidx) : 0.0f;             \
     int64_t zi1 = (!vec && has_z && wide && dqg_dtype_is_integer(d->zp_dtype))                     \
@@ -518,8 +521,10 @@ static void run_all(const struct dqg_dq_kernel *k, const void *x, const void *s,
     case DQG_PER_AXIS: {
         if (k->inner == 1) {
             /* Along the last axis: each row walks the whole scale vector. */
+            /* The row kernel reads the zero points as x's type. */
             if (k->impl == DQG_DQ_IMPL_OWN_AVX512 && d->out_dtype == DQG_F32 &&
-                d->scale_dtype == DQG_F32 && (d->x_dtype == DQG_U8 || d->x_dtype == DQG_S8)) {
+                d->scale_dtype == DQG_F32 && (d->x_dtype == DQG_U8 || d->x_dtype == DQG_S8) &&
+                (d->zp_dtype == DQG_DTYPE_UNDEF || d->zp_dtype == d->x_dtype)) {
 #pragma omp parallel for num_threads(threads) schedule(static)
                 for (int64_t o = 0; o < k->outer; o++)
                     axis8_row_avx512(k, x, s, z, y, o * k->D, k->D);
@@ -562,8 +567,10 @@ static void run_blocked_last(const struct dqg_dq_kernel *k, const void *x, const
     int64_t B = k->d.block_size, D = k->D, nblk = (D + B - 1) / B;
     int64_t total = k->outer * nblk;
     int threads = k->n >= PARALLEL_MIN ? omp_get_max_threads() : 1;
+    /* The row kernel subtracts the zero point in float32: not for 32-bit
+     * integer zero points. */
     if (k->impl == DQG_DQ_IMPL_OWN_AVX512 && k->nibbles && k->d.out_dtype == DQG_F32 &&
-        (B & 1) == 0 && (D & 1) == 0) {
+        (B & 1) == 0 && (D & 1) == 0 && k->d.zp_dtype != DQG_S32 && k->d.zp_dtype != DQG_U32) {
 #pragma omp parallel for num_threads(threads) schedule(static)
         for (int64_t o = 0; o < k->outer; o++)
             blocked4_row_avx512(k, x, s, z, y, o * D, D, o * k->S);

@@ -28,13 +28,17 @@ static dqg_status dequantize_execute(dqg_kernel *k, void *const *args, void *scr
     const void *scale = d->scale_arg >= 0 ? args[d->scale_arg] : d->const_scale;
     const void *zp = d->zp_arg >= 0 ? args[d->zp_arg] : d->const_zp;
     if (d->check_zp_zero)
-        for (int64_t i = 0; i < d->zp_count; i++)
-            if (dqg_load_int(d->zp_dtype, zp, i) != 0)
+        for (int64_t i = 0; i < d->zp_count; i++) {
+            /* Exactly 0, as the reference checks: a float zero point of 0.3
+             * or NaN is refused, not rounded. */
+            double v = dqg_load_double(d->zp_dtype, zp, i);
+            if (v != 0)
                 return dqg_set_error(DQG_INVALID_ARGUMENT,
-                                     "Dequantize '%s': input 2 (zero point): element %lld is "
-                                     "%lld; an int32 input has no zero point (it must be 0)",
-                                     d->op_name, (long long)i,
-                                     (long long)dqg_load_int(d->zp_dtype, zp, i));
+                                     "Dequantize '%s': input 2 (zero point): element %lld is %g "
+                                     "(given at run time); an int32 input has no zero point (it "
+                                     "must be absent or 0)",
+                                     d->op_name, (long long)i, v);
+        }
     return dqg_dq_kernel_run(d->dq, x, scale, zp, args[d->y_arg]);
 }
 
