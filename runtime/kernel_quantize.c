@@ -5,6 +5,7 @@
  * that sits exactly on a rounding boundary by one unit, the contract of
  * every quantized output outside the reference. Other cases return
  * DQG_UNSUPPORTED and run on the reference kernel. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "graph/dtype.h"
@@ -45,15 +46,30 @@ dqg_status dqg_kernel_quantize_build(const dqg_kernel_request *req, dqg_kernel *
               x->rank >= 1 && dqg_kernel_arg_index(g, op->inputs[0]) >= 0;
     if (!ok)
         return dqg_set_error(DQG_UNSUPPORTED, "no oneDNN reorder for this quantize");
+    /* The reorder rounds x / scale + zp as one value: round half to even
+     * then lands on the same integer as the definition's round(x / scale)
+     * + zp only when zp is even. */
+    int32_t zp = z ? (int32_t)dqg_load_int(z->dtype, z->data, 0) : 0;
+    if (zp & 1)
+        return dqg_set_error(DQG_UNSUPPORTED,
+                             "quantize zero point %d is odd (the reorder rounds after adding it)",
+                             (int)zp);
     int64_t ns = qa->granularity == DQG_PER_AXIS ? x->dims[qa->axis] : 1;
     float *inv = malloc((size_t)ns * sizeof(float));
     if (!inv)
         return dqg_set_error(DQG_OUT_OF_MEMORY, "quantize kernel: out of memory");
     for (int64_t i = 0; i < ns; i++) {
         float sv = dqg_load_float(s->dtype, s->data, i);
-        if (!(sv > 0.0f)) {
+        /* The reorder multiplies by 1 / scale where the definition divides
+         * by the scale: the same result only when 1 / scale is exact, that
+         * is, for finite powers of two. Other scales take the reference
+         * kernel (exact division). */
+        int e;
+        if (!(sv > 0.0f) || !isfinite(sv) || frexpf(sv, &e) != 0.5f || !isfinite(1.0f / sv)) {
             free(inv);
-            return dqg_set_error(DQG_UNSUPPORTED, "quantize scale %g is not positive", (double)sv);
+            return dqg_set_error(DQG_UNSUPPORTED,
+                                 "quantize scale %g is not a finite positive power of two",
+                                 (double)sv);
         }
         inv[i] = 1.0f / sv;
     }
@@ -80,10 +96,8 @@ dqg_status dqg_kernel_quantize_build(const dqg_kernel_request *req, dqg_kernel *
     dnnl_status_t ds = dnnl_primitive_attr_set_output_scales(
         attr, ns, qa->granularity == DQG_PER_AXIS ? 1 << qa->axis : 0, inv);
     free(inv);
-    if (ds == dnnl_success && z) {
-        int32_t zp = (int32_t)dqg_load_int(z->dtype, z->data, 0);
-        if (zp != 0)
-            ds = dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_DST, 1, 0, &zp);
+    if (ds == dnnl_success && zp != 0) {
+        ds = dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_DST, 1, 0, &zp);
     }
     dnnl_primitive_desc_t pd = NULL;
     if (ds == dnnl_success) {

@@ -309,17 +309,27 @@ Test(kernels, f32_epilogue_as_post_ops)
 }
 
 /* A lone QuantizeLinear runs on a oneDNN reorder (per tensor with a zero
- * point, per axis without); outputs within one unit of the reference. */
+ * point, per axis without) when every scale is a power of two, whose
+ * reciprocal is exact, so x * (1 / scale) equals x / scale; other scales
+ * (0.01, a subnormal, 2^-140 whose reciprocal overflows) take the reference
+ * kernel, as do odd zero points (the reorder rounds x / scale + zp as one
+ * value). Bit-exact against the reference interpreter either way. */
 Test(kernels, quantize_on_reorder)
 {
     rng_state = 0x9A9Au;
-    for (int per_axis = 0; per_axis < 2; per_axis++) {
+    /* scales: 0 and 4 powers of two, 1 decimal steps, 2 subnormal, 3 2^-140 */
+    for (int variant = 0; variant < 10; variant++) {
+        int per_axis = variant & 1, kind = variant >> 1;
         dqg_graph *g = G();
         int64_t xd[] = {37, 53}, one = 1, n53 = 53;
         float sc[53];
         for (int i = 0; i < 53; i++)
-            sc[i] = 0.01f + 0.003f * (float)i;
-        uint8_t zp = 7;
+            sc[i] = kind % 4 == 0 ? ldexpf(1.0f, -3 - i % 6)
+                    : kind == 1   ? 0.01f + 0.003f * (float)i
+                    : kind == 2   ? 1e-40f
+                                  : ldexpf(1.0f, -140);
+        /* 8 on the reorder; odd (7) where the reference kernel runs. */
+        uint8_t zp = kind == 0 ? 8 : 7;
         dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 2, xd);
         dqg_quantize_linear_attrs a = {.opset = 13, .has_axis = true, .axis = 1};
         dqg_tensor_id y = dqg_quantize_linear(
@@ -330,23 +340,34 @@ Test(kernels, quantize_on_reorder)
         dqg_output(g, y, "y");
         finalize_ok(g);
         float *in = rand_buf(37 * 53);
+        /* Ties: x / scale exactly k + 0.5 (rounds to even). */
+        for (int i = 0; i < 37 * 53; i += 7)
+            in[i] = ((float)(i % 9) - 4.5f) * sc[per_axis ? i % 53 : 0];
         uint8_t got[37 * 53], want[37 * 53];
         dqg_buffer ib = {.name = "x", .data = in, .size = 37 * 53 * 4};
         dqg_buffer o1 = {.name = "y", .data = got, .size = sizeof got};
         dqg_buffer o2 = {.name = "y", .data = want, .size = sizeof want};
         dqg_compiled *c = NULL;
         cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
-        cr_assert(strstr(dqg_compiled_partition_info(c, 0), "onednn:reorder:f32->u8"), "%s",
-                  dqg_compiled_partition_info(c, 0));
+        const char *impl = dqg_compiled_partition_info(c, 0);
+        if (kind == 0 || (kind == 4 && per_axis))
+            cr_assert(strstr(impl, "onednn:reorder:f32->u8"), "%s", impl);
+        else if (kind == 4)
+            cr_assert(strstr(impl, "zero point 7 is odd"), "%s", impl);
+        else
+            cr_assert(strstr(impl, per_axis ? "reference (quantize scale" : "reference (quantize"),
+                      "%s", impl);
         cr_assert_eq(dqg_execute(c, &ib, 1, &o1, 1), DQG_OK, "%s", dqg_last_error());
         cr_assert_eq(dqg_reference_run(g, &ib, 1, &o2, 1), DQG_OK);
         int saturated = 0;
         for (int i = 0; i < 37 * 53; i++) {
-            cr_assert(abs((int)got[i] - (int)want[i]) <= 1, "element %d: %d vs %d", i, got[i],
-                      want[i]);
+            cr_assert_eq(got[i], want[i], "variant %d element %d (x %a): %d vs %d", variant, i,
+                         (double)in[i], got[i], want[i]);
             saturated += want[i] == 0 || want[i] == 255;
         }
-        cr_assert(saturated > 0 && saturated < 37 * 53, "both saturated and in-range values");
+        cr_assert(saturated > 0, "saturated values");
+        if (kind <= 1 || kind == 4)
+            cr_assert(saturated < 37 * 53, "in-range values");
         dqg_compiled_destroy(c);
         free(in);
         dqg_graph_destroy(g);
