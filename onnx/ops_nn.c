@@ -2,6 +2,7 @@
  * Mul, Relu, Clip, Reshape, Transpose, Identity, Constant, Cast, Flatten,
  * Squeeze and Unsqueeze. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -144,6 +145,12 @@ dqg_status onnx_build_conv(onnx_import *c, dqg_tensor_id x, dqg_tensor_id w, dqg
             return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
                                   "strides and dilations must be >= 1 (dimension %d: %lld, %lld)",
                                   i, (long long)a.strides[i], (long long)a.dilations[i]);
+        /* The limit of dqg_convolution, checked here before the auto_pad
+         * arithmetic below can overflow. */
+        if (a.strides[i] > INT32_MAX || a.dilations[i] > INT32_MAX)
+            return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                                  "strides and dilations must be <= %d (dimension %d: %lld, %lld)",
+                                  INT32_MAX, i, (long long)a.strides[i], (long long)a.dilations[i]);
     }
     bool same_upper = strcmp(auto_pad, "SAME_UPPER") == 0,
          same_lower = strcmp(auto_pad, "SAME_LOWER") == 0;
@@ -153,7 +160,15 @@ dqg_status onnx_build_conv(onnx_import *c, dqg_tensor_id x, dqg_tensor_id w, dqg
                                   auto_pad);
         for (int i = 0; i < sr; i++) {
             int64_t in = xs.dims[2 + i], s = a.strides[i];
-            int64_t eff = (ws.dims[2 + i] - 1) * a.dilations[i] + 1;
+            int64_t eff;
+            /* Past 2^42 the pads it needs exceed dqg_convolution's limit. */
+            if (__builtin_mul_overflow(ws.dims[2 + i] - 1, a.dilations[i], &eff) ||
+                eff > ((int64_t)1 << 42))
+                return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                                      "the dilated kernel at dimension %d is larger than any "
+                                      "input",
+                                      i);
+            eff += 1;
             int64_t o = (in + s - 1) / s;
             int64_t total = (o - 1) * s + eff - in;
             if (total < 0)

@@ -1,6 +1,7 @@
 /* Convolution: cross-correlation as in ONNX Conv and oneDNN, 1-D to 3-D,
  * with strides, asymmetric pads, dilations and groups; src/dst in NCX or NXC,
  * weights always OIX [O, C/groups, K...], optional bias [O]. */
+#include <stdint.h>
 #include <string.h>
 
 #include "graph/dtype.h"
@@ -63,6 +64,16 @@ dqg_tensor_id dqg_convolution(dqg_graph *g, const char *name, dqg_tensor_id src,
                 g, DQG_INVALID_ARGUMENT,
                 KIND " '%s': negative pad at spatial dim %d (begin %lld, end %lld)", shown, i,
                 (long long)attrs->pads_begin[i], (long long)attrs->pads_end[i]);
+        /* oneDNN keeps these in 32-bit fields; larger values also overflow
+         * the output-size arithmetic below. */
+        if (attrs->strides[i] > INT32_MAX || attrs->dilations[i] > INT32_MAX ||
+            attrs->pads_begin[i] > INT32_MAX || attrs->pads_end[i] > INT32_MAX)
+            return dqg_graph_fail(g, DQG_INVALID_ARGUMENT,
+                                  KIND " '%s': stride %lld, dilation %lld or pads %lld+%lld at "
+                                       "spatial dim %d exceed the limit %d",
+                                  shown, (long long)attrs->strides[i],
+                                  (long long)attrs->dilations[i], (long long)attrs->pads_begin[i],
+                                  (long long)attrs->pads_end[i], i, INT32_MAX);
         a.strides[i] = attrs->strides[i] ? attrs->strides[i] : 1;
         a.dilations[i] = attrs->dilations[i] ? attrs->dilations[i] : 1;
         a.pads_begin[i] = attrs->pads_begin[i];
@@ -110,8 +121,16 @@ dqg_tensor_id dqg_convolution(dqg_graph *g, const char *name, dqg_tensor_id src,
     out[0][channel_axis(a.data_format, rank)] = O;
     for (int i = 0; i < sr; i++) {
         int64_t X = x->dims[spatial_axis(a.data_format, i)], K = w->dims[2 + i];
-        int64_t span = (K - 1) * a.dilations[i] + 1;
+        /* X and pads are at most 2^40 and 2^31 (no overflow); the dilated
+         * kernel can exceed int64 and then is larger than any input. */
+        int64_t span;
         int64_t padded = X + a.pads_begin[i] + a.pads_end[i];
+        if (__builtin_mul_overflow(K - 1, a.dilations[i], &span))
+            return dqg_graph_fail(g, DQG_INVALID_ARGUMENT,
+                                  KIND " '%s': the dilated kernel at spatial dim %d ((%lld - 1) * "
+                                       "%lld + 1) is larger than any input",
+                                  shown, i, (long long)K, (long long)a.dilations[i]);
+        span += 1;
         if (padded < span)
             return dqg_graph_fail(g, DQG_INVALID_ARGUMENT,
                                   KIND
