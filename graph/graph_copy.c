@@ -71,8 +71,11 @@ static dqg_status clone(const dqg_graph *g, dqg_graph **out, bool borrow)
         if (!c->ops[i].name)
             return oom(c);
     }
-    memcpy(c->inputs, g->inputs, (size_t)g->n_inputs * sizeof *c->inputs);
-    memcpy(c->outputs, g->outputs, (size_t)g->n_outputs * sizeof *c->outputs);
+    /* A graph without inputs (all constants) may have no inputs array. */
+    if (g->n_inputs)
+        memcpy(c->inputs, g->inputs, (size_t)g->n_inputs * sizeof *c->inputs);
+    if (g->n_outputs)
+        memcpy(c->outputs, g->outputs, (size_t)g->n_outputs * sizeof *c->outputs);
     c->n_inputs = g->n_inputs;
     c->n_outputs = g->n_outputs;
     c->name_counter = g->name_counter;

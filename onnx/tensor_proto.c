@@ -142,13 +142,19 @@ static bool location_is_confined(const char *loc)
     return true;
 }
 
+/* Reads the tensor's external data into a new buffer (*dst) of nbytes,
+ * allocated only once the file is known to hold them. */
 static dqg_status read_external(const Onnx__TensorProto *t, const char *what,
-                                onnx_external_ctx *ext, void *dst, size_t nbytes)
+                                onnx_external_ctx *ext, void **dst, size_t nbytes)
 {
     const char *loc = entry(t, "location");
     if (!loc)
         return dqg_set_error(DQG_PARSE_ERROR, "%s: external data without a 'location' entry", what);
-    if (!ext || !ext->base_dir)
+    if (!ext)
+        return dqg_set_error(DQG_UNSUPPORTED,
+                             "%s: external data ('%s') is not supported in a tensor file", what,
+                             loc);
+    if (!ext->base_dir)
         return dqg_set_error(DQG_UNSUPPORTED,
                              "%s: external data ('%s') cannot be read: the model was loaded from "
                              "memory without a base folder",
@@ -223,8 +229,10 @@ static dqg_status read_external(const Onnx__TensorProto *t, const char *what,
                                    (unsigned long long)ext->budget);
         }
     }
+    if (st == DQG_OK && !(*dst = malloc(nbytes ? nbytes : 1)))
+        st = dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory (%zu bytes)", what, nbytes);
     if (st == DQG_OK) {
-        if (fseeko(f, (off_t)offset, SEEK_SET) != 0 || fread(dst, 1, nbytes, f) != nbytes)
+        if (fseeko(f, (off_t)offset, SEEK_SET) != 0 || fread(*dst, 1, nbytes, f) != nbytes)
             st = dqg_set_error(DQG_IO_ERROR,
                                "%s: reading %zu bytes of external data from '%s' "
                                "failed",
@@ -391,13 +399,17 @@ dqg_status onnx_tensor_decode(const Onnx__TensorProto *t, const char *what, bool
                              "%s: the tensor claims %zu bytes of external data, more than the "
                              "model size limit leaves (%llu bytes)",
                              what, o->nbytes, (unsigned long long)ext->budget);
+    if (external) {
+        dqg_status st = read_external(t, what, ext, &o->data, o->nbytes);
+        if (st != DQG_OK)
+            onnx_tensor_release(o);
+        return st;
+    }
     o->data = malloc(o->nbytes ? o->nbytes : 1);
     if (!o->data)
         return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory (%zu bytes)", what, o->nbytes);
     dqg_status st = DQG_OK;
-    if (external)
-        st = read_external(t, what, ext, o->data, o->nbytes);
-    else if (raw) {
+    if (raw) {
         if (o->nbytes)
             memcpy(o->data, t->raw_data.data, o->nbytes);
         if (dqg_dtype_bits(o->dtype) == 4 && (o->nelems & 1))
