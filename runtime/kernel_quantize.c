@@ -1,35 +1,152 @@
-/* A lone QUANTIZE on a oneDNN reorder: f32 to u8/s8 with output scales
- * 1/scale (per tensor or per axis, constant) and a constant per-tensor zero
- * point as the destination zero point; oneDNN rounds to nearest even and
- * saturates. Multiplying by 1/scale instead of dividing may move a value
- * that sits exactly on a rounding boundary by one unit, the contract of
- * every quantized output outside the reference. Other cases return
- * DQG_UNSUPPORTED and run on the reference kernel. */
+/* A lone QUANTIZE, f32 to u8/s8/u16/s16, per tensor or per axis, with
+ * constant or run-time scales and zero points: dqgraph's own kernel
+ * (AVX-512 or plain C, chosen at run time; OpenMP over rows), bit-identical
+ * to the definition y = saturate(round_half_even(x / scale) + zp), NaN
+ * giving 0 as in the reference.
+ *
+ * oneDNN 2.6's reorder is not used: it multiplies by 1 / scale and rounds
+ * x / scale + zp as one value, which differs from the definition by one
+ * unit on ties (odd zero points) and for scales whose reciprocal is
+ * inexact, and it turns NaN into the type's maximum. Other cases (blocked,
+ * float outputs, 4-bit, f16 inputs) return DQG_UNSUPPORTED and run on the
+ * reference kernel. */
+#include <immintrin.h>
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "graph/dtype.h"
 #include "runtime/kernel.h"
-#include "runtime/onednn_exec.h"
+
+#define PARALLEL_MIN (64 * 1024)
 
 typedef struct quantize_kernel {
     dqg_kernel base;
-    dqg_dnnl_prim prim;
-    int x_arg, y_arg;
+    int x_arg, scale_arg, zp_arg, y_arg; /* -1: constant (or no zero point) */
+    float *const_scale, *const_zp;       /* constant parameters as f32 */
+    dqg_dtype y_dtype, zp_dtype;
+    int64_t ns;              /* scales: 1 or the axis length */
+    int64_t outer, D, inner; /* x as [outer, D, inner] around the axis */
+    float lo, hi;            /* the output type's range */
+    bool avx512;
 } quantize_kernel;
 
-static dqg_status quantize_execute(dqg_kernel *k, void *const *args, void *scratch)
+/* ---- Rows: n elements at y[first..], one scale (vec = false) or one per
+ * element (vec = true) -------------------------------------------------- */
+
+static inline void store_int(dqg_dtype t, void *y, int64_t i, int32_t v)
 {
-    quantize_kernel *q = (quantize_kernel *)k;
-    void *h[2] = {args[q->x_arg], args[q->y_arg]};
-    return dqg_dnnl_prim_execute(&q->prim, h, q->base.impl);
+    switch (t) {
+    case DQG_U8:
+        ((uint8_t *)y)[i] = (uint8_t)v;
+        break;
+    case DQG_S8:
+        ((int8_t *)y)[i] = (int8_t)v;
+        break;
+    case DQG_U16:
+        ((uint16_t *)y)[i] = (uint16_t)v;
+        break;
+    default:
+        ((int16_t *)y)[i] = (int16_t)v;
+        break;
+    }
 }
 
-static void quantize_destroy(dqg_kernel *k)
+static void row_scalar(const quantize_kernel *k, const float *x, const float *s, const float *z,
+                       bool vec, void *y, int64_t first, int64_t n)
 {
-    quantize_kernel *q = (quantize_kernel *)k;
-    dqg_dnnl_prim_destroy(&q->prim);
-    free(q);
+    for (int64_t i = 0; i < n; i++) {
+        float q = x[first + i] / s[vec ? i : 0];
+        float r;
+        if (isnan(q)) {
+            r = 0.0f;
+        } else {
+            r = nearbyintf(q) + z[vec ? i : 0]; /* default rounding: to nearest even */
+            r = r < k->lo ? k->lo : r > k->hi ? k->hi : r;
+        }
+        store_int(k->y_dtype, y, first + i, (int32_t)r);
+    }
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static void
+row_avx512(const quantize_kernel *k, const float *x, const float *s, const float *z, bool vec,
+           void *y, int64_t first, int64_t n)
+{
+    const __m512 lo = _mm512_set1_ps(k->lo), hi = _mm512_set1_ps(k->hi);
+    __m512 vs = _mm512_set1_ps(s[0]), vz = _mm512_set1_ps(z[0]);
+    bool wide = k->y_dtype == DQG_U16 || k->y_dtype == DQG_S16;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        if (vec) {
+            vs = _mm512_loadu_ps(s + i);
+            vz = _mm512_loadu_ps(z + i);
+        }
+        __m512 q = _mm512_div_ps(_mm512_loadu_ps(x + first + i), vs);
+        __mmask16 nan = _mm512_cmp_ps_mask(q, q, _CMP_UNORD_Q);
+        __m512 r = _mm512_roundscale_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        r = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(r, vz), lo), hi);
+        __m512i v = _mm512_cvtps_epi32(_mm512_maskz_mov_ps((__mmask16)~nan, r));
+        if (wide)
+            _mm256_storeu_si256((__m256i *)((uint16_t *)y + first + i), _mm512_cvtepi32_epi16(v));
+        else
+            _mm_storeu_si128((__m128i *)((uint8_t *)y + first + i), _mm512_cvtepi32_epi8(v));
+    }
+    if (i < n)
+        row_scalar(k, x, vec ? s + i : s, vec ? z + i : z, vec, y, first + i, n - i);
+}
+
+static void row(const quantize_kernel *k, const float *x, const float *s, const float *z, bool vec,
+                void *y, int64_t first, int64_t n)
+{
+    if (k->avx512)
+        row_avx512(k, x, s, z, vec, y, first, n);
+    else
+        row_scalar(k, x, s, z, vec, y, first, n);
+}
+
+static dqg_status quantize_execute(dqg_kernel *base, void *const *args, void *scratch)
+{
+    const quantize_kernel *k = (const quantize_kernel *)base;
+    const float *x = args[k->x_arg];
+    const float *s = k->scale_arg >= 0 ? args[k->scale_arg] : k->const_scale;
+    const float *z = k->const_zp;
+    if (k->zp_arg >= 0) { /* run-time zero points, as f32 in the scratch */
+        float *zf = scratch;
+        for (int64_t i = 0; i < k->ns; i++)
+            zf[i] = (float)dqg_load_int(k->zp_dtype, args[k->zp_arg], i);
+        z = zf;
+    }
+    void *y = args[k->y_arg];
+    int64_t total = k->outer * k->D * k->inner;
+    int threads = total >= PARALLEL_MIN ? omp_get_max_threads() : 1;
+    if (k->ns == 1) {
+        int64_t per = (total + threads - 1) / threads;
+#pragma omp parallel for num_threads(threads) schedule(static)
+        for (int t = 0; t < threads; t++) {
+            int64_t a = t * per, b = a + per < total ? a + per : total;
+            if (a < b)
+                row(k, x, s, z, false, y, a, b - a);
+        }
+    } else if (k->inner == 1) { /* along the last axis: a scale per element of a row */
+#pragma omp parallel for num_threads(threads) schedule(static)
+        for (int64_t o = 0; o < k->outer; o++)
+            row(k, x, s, z, true, y, o * k->D, k->D);
+    } else {
+        int64_t rows = k->outer * k->D;
+#pragma omp parallel for num_threads(threads) schedule(static)
+        for (int64_t r = 0; r < rows; r++)
+            row(k, x, s + r % k->D, z + r % k->D, false, y, r * k->inner, k->inner);
+    }
+    return DQG_OK;
+}
+
+static void quantize_destroy(dqg_kernel *base)
+{
+    quantize_kernel *k = (quantize_kernel *)base;
+    free(k->const_scale);
+    free(k->const_zp);
+    free(k);
 }
 
 dqg_status dqg_kernel_quantize_build(const dqg_kernel_request *req, dqg_kernel **out)
@@ -40,82 +157,63 @@ dqg_status dqg_kernel_quantize_build(const dqg_kernel_request *req, dqg_kernel *
     const dqg_tensor *x = &g->tensors[op->inputs[0]], *s = &g->tensors[op->inputs[1]];
     const dqg_tensor *z = op->inputs[2] != DQG_NONE ? &g->tensors[op->inputs[2]] : NULL;
     const dqg_tensor *y = &g->tensors[op->outputs[0]];
-    bool ok = x->dtype == DQG_F32 && (y->dtype == DQG_U8 || y->dtype == DQG_S8) &&
-              s->kind == DQG_TENSOR_CONSTANT && (!z || z->kind == DQG_TENSOR_CONSTANT) &&
-              (qa->granularity == DQG_PER_TENSOR || (qa->granularity == DQG_PER_AXIS && !z)) &&
-              x->rank >= 1 && dqg_kernel_arg_index(g, op->inputs[0]) >= 0;
+    dqg_dtype yt = y->dtype;
+    bool ok = x->dtype == DQG_F32 && s->dtype == DQG_F32 &&
+              (yt == DQG_U8 || yt == DQG_S8 || yt == DQG_U16 || yt == DQG_S16) &&
+              (!z || z->dtype == yt) &&
+              (qa->granularity == DQG_PER_TENSOR || qa->granularity == DQG_PER_AXIS) &&
+              dqg_kernel_arg_index(g, op->inputs[0]) >= 0;
     if (!ok)
-        return dqg_set_error(DQG_UNSUPPORTED, "no oneDNN reorder for this quantize");
-    /* The reorder rounds x / scale + zp as one value: round half to even
-     * then lands on the same integer as the definition's round(x / scale)
-     * + zp only when zp is even. */
-    int32_t zp = z ? (int32_t)dqg_load_int(z->dtype, z->data, 0) : 0;
-    if (zp & 1)
-        return dqg_set_error(DQG_UNSUPPORTED,
-                             "quantize zero point %d is odd (the reorder rounds after adding it)",
-                             (int)zp);
-    int64_t ns = qa->granularity == DQG_PER_AXIS ? x->dims[qa->axis] : 1;
-    float *inv = malloc((size_t)ns * sizeof(float));
-    if (!inv)
+        return dqg_set_error(DQG_UNSUPPORTED, "no own kernel for this quantize");
+    quantize_kernel *k = calloc(1, sizeof *k);
+    if (!k)
         return dqg_set_error(DQG_OUT_OF_MEMORY, "quantize kernel: out of memory");
-    for (int64_t i = 0; i < ns; i++) {
-        float sv = dqg_load_float(s->dtype, s->data, i);
-        /* The reorder multiplies by 1 / scale where the definition divides
-         * by the scale: the same result only when 1 / scale is exact, that
-         * is, for finite powers of two. Other scales take the reference
-         * kernel (exact division). */
-        int e;
-        if (!(sv > 0.0f) || !isfinite(sv) || frexpf(sv, &e) != 0.5f || !isfinite(1.0f / sv)) {
-            free(inv);
-            return dqg_set_error(DQG_UNSUPPORTED,
-                                 "quantize scale %g is not a finite positive power of two",
-                                 (double)sv);
-        }
-        inv[i] = 1.0f / sv;
+    k->base.execute = quantize_execute;
+    k->base.destroy = quantize_destroy;
+    k->x_arg = dqg_kernel_arg_index(g, op->inputs[0]);
+    k->scale_arg = dqg_kernel_arg_index(g, op->inputs[1]);
+    k->zp_arg = z ? dqg_kernel_arg_index(g, op->inputs[2]) : -1;
+    k->y_arg = dqg_kernel_arg_index(g, op->outputs[0]);
+    k->y_dtype = yt;
+    k->zp_dtype = z ? z->dtype : yt;
+    k->lo = (float)dqg_int_min(yt);
+    k->hi = (float)dqg_int_max(yt);
+    int axis = qa->granularity == DQG_PER_AXIS ? qa->axis : 0;
+    k->outer = 1;
+    k->inner = 1;
+    k->D = qa->granularity == DQG_PER_AXIS ? x->dims[axis] : 1;
+    for (int i = 0; i < x->rank; i++) {
+        if (qa->granularity == DQG_PER_AXIS && i < axis)
+            k->outer *= x->dims[i];
+        else if (qa->granularity == DQG_PER_TENSOR || i > axis)
+            k->inner *= x->dims[i];
     }
-    quantize_kernel *q = calloc(1, sizeof *q);
-    if (!q) {
-        free(inv);
+    k->ns = k->D;
+    __builtin_cpu_init();
+    k->avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                __builtin_cpu_supports("avx512vl");
+    /* Constant parameters as f32 (a zero point converts exactly). */
+    size_t bytes = (size_t)k->ns * sizeof(float);
+    bool oom = false;
+    if (k->scale_arg < 0) {
+        oom |= !(k->const_scale = malloc(bytes));
+        for (int64_t i = 0; !oom && i < k->ns; i++)
+            k->const_scale[i] = dqg_load_float(DQG_F32, s->data, i);
+    }
+    if (k->zp_arg < 0) {
+        oom |= !(k->const_zp = calloc((size_t)k->ns, sizeof(float)));
+        for (int64_t i = 0; !oom && z && i < k->ns; i++)
+            k->const_zp[i] = (float)dqg_load_int(z->dtype, z->data, i);
+    } else {
+        k->base.scratch_size = bytes;
+    }
+    if (oom) {
+        quantize_destroy(&k->base);
         return dqg_set_error(DQG_OUT_OF_MEMORY, "quantize kernel: out of memory");
     }
-    q->base.execute = quantize_execute;
-    q->base.destroy = quantize_destroy;
-    snprintf(q->base.impl, sizeof q->base.impl, "onednn:reorder:f32->%s", dqg_dtype_name(y->dtype));
-    q->x_arg = dqg_kernel_arg_index(g, op->inputs[0]);
-    q->y_arg = dqg_kernel_arg_index(g, op->outputs[0]);
-    dnnl_memory_desc_t mds[2];
-    dqg_status st;
-    if ((st = dqg_dnnl_md_dense(&mds[0], x->rank, x->dims, x->dtype)) != DQG_OK ||
-        (st = dqg_dnnl_md_dense(&mds[1], y->rank, y->dims, y->dtype)) != DQG_OK) {
-        free(inv);
-        quantize_destroy(&q->base);
-        return st;
-    }
-    dnnl_primitive_attr_t attr = NULL;
-    dnnl_primitive_attr_create(&attr);
-    dnnl_status_t ds = dnnl_primitive_attr_set_output_scales(
-        attr, ns, qa->granularity == DQG_PER_AXIS ? 1 << qa->axis : 0, inv);
-    free(inv);
-    if (ds == dnnl_success && zp != 0) {
-        ds = dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_DST, 1, 0, &zp);
-    }
-    dnnl_primitive_desc_t pd = NULL;
-    if (ds == dnnl_success) {
-        dnnl_engine_t eng = dqg_onednn_engine();
-        ds = dnnl_reorder_primitive_desc_create(&pd, &mds[0], eng, &mds[1], eng, attr);
-    }
-    dnnl_primitive_attr_destroy(attr);
-    if (ds != dnnl_success) {
-        quantize_destroy(&q->base);
-        return dqg_dnnl_error(ds, "quantize reorder", "creation");
-    }
-    int kinds[2] = {DNNL_ARG_FROM, DNNL_ARG_TO};
-    st = dqg_dnnl_prim_init(&q->prim, pd, 2, kinds, mds, q->base.impl);
-    dnnl_primitive_desc_destroy(pd);
-    if (st != DQG_OK) {
-        quantize_destroy(&q->base);
-        return st;
-    }
-    *out = &q->base;
+    k->base.bytes = 2 * bytes;
+    snprintf(k->base.impl, sizeof k->base.impl, "own:%s:quantize:f32->%s",
+             k->avx512 ? "avx512" : "scalar", dqg_dtype_name(yt));
+    *out = &k->base;
     return DQG_OK;
 }

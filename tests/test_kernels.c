@@ -308,66 +308,93 @@ Test(kernels, f32_epilogue_as_post_ops)
     }
 }
 
-/* A lone QuantizeLinear runs on a oneDNN reorder (per tensor with a zero
- * point, per axis without) when every scale is a power of two, whose
- * reciprocal is exact, so x * (1 / scale) equals x / scale; other scales
- * (0.01, a subnormal, 2^-140 whose reciprocal overflows) take the reference
- * kernel, as do odd zero points (the reorder rounds x / scale + zp as one
- * value). Bit-exact against the reference interpreter either way. */
-Test(kernels, quantize_on_reorder)
+/* A lone QuantizeLinear runs on dqgraph's own kernel: f32 to u8, s8, u16
+ * or s16, per tensor or per axis (a middle axis and the last), scales and
+ * zero points constant or given at run time; bit-exact against the
+ * reference interpreter, with ties (x / scale = k + 0.5, odd zero points),
+ * saturation, infinities, NaN (gives 0), and scales that are not powers of
+ * two, subnormal, or 2^-140 (whose reciprocal overflows). */
+Test(kernels, quantize_own_kernel)
 {
     rng_state = 0x9A9Au;
-    /* scales: 0 and 4 powers of two, 1 decimal steps, 2 subnormal, 3 2^-140 */
-    for (int variant = 0; variant < 10; variant++) {
-        int per_axis = variant & 1, kind = variant >> 1;
+    const dqg_dtype types[] = {DQG_U8, DQG_S8, DQG_U16, DQG_S16};
+    for (int variant = 0; variant < 64; variant++) {
+        dqg_dtype yt = types[variant % 4];
+        int gran = (variant / 4) % 3; /* per tensor, axis 1 of 3, last axis */
+        bool runtime = (variant / 12) % 2, with_zp = variant % 5 != 0;
+        int scales = variant % 4 + (variant / 16) % 2; /* 0..4 */
         dqg_graph *g = G();
-        int64_t xd[] = {37, 53}, one = 1, n53 = 53;
-        float sc[53];
-        for (int i = 0; i < 53; i++)
-            sc[i] = kind % 4 == 0 ? ldexpf(1.0f, -3 - i % 6)
-                    : kind == 1   ? 0.01f + 0.003f * (float)i
-                    : kind == 2   ? 1e-40f
-                                  : ldexpf(1.0f, -140);
-        /* 8 on the reorder; odd (7) where the reference kernel runs. */
-        uint8_t zp = kind == 0 ? 8 : 7;
-        dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 2, xd);
-        dqg_quantize_linear_attrs a = {.opset = 13, .has_axis = true, .axis = 1};
-        dqg_tensor_id y = dqg_quantize_linear(
-            g, "q", x,
-            per_axis ? dqg_constant(g, "s", DQG_F32, 1, &n53, sc, sizeof sc)
-                     : dqg_constant(g, "s", DQG_F32, 0, &one, sc, 4),
-            per_axis ? DQG_NONE : dqg_constant(g, "z", DQG_U8, 0, &one, &zp, 1), &a);
+        int64_t xd[] = {5, 23, 19}, one = 1, ns = gran == 0 ? 1 : gran == 1 ? 23 : 19;
+        int64_t n = 5 * 23 * 19;
+        float sc[23];
+        int16_t zp16[23];
+        uint8_t zp8[23];
+        for (int i = 0; i < 23; i++) {
+            sc[i] = scales == 0   ? ldexpf(1.0f, -3 - i % 6)
+                    : scales == 1 ? 0.01f + 0.003f * (float)i
+                    : scales == 2 ? 1e-40f
+                    : scales == 3 ? ldexpf(1.0f, -140)
+                                  : -0.07f * (float)(i + 1);
+            zp16[i] = (int16_t)(yt == DQG_U16 ? 1001 + 7 * i : -333 + 7 * i);
+            zp8[i] = (uint8_t)(yt == DQG_U8 ? 101 + 3 * i : (uint8_t)(int8_t)(-31 + 3 * i));
+        }
+        size_t zsize = (size_t)ns * (dqg_dtype_bits(yt) / 8);
+        const void *zdata = dqg_dtype_bits(yt) == 16 ? (const void *)zp16 : (const void *)zp8;
+        int srank = gran == 0 ? 0 : 1;
+        dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 3, xd);
+        dqg_tensor_id st =
+            runtime ? dqg_input(g, "s", DQG_F32, srank, srank ? &ns : &one)
+                    : dqg_constant(g, "s", DQG_F32, srank, srank ? &ns : &one, sc, (size_t)ns * 4);
+        dqg_tensor_id zt = !with_zp ? DQG_NONE
+                           : runtime
+                               ? dqg_input(g, "z", yt, srank, srank ? &ns : &one)
+                               : dqg_constant(g, "z", yt, srank, srank ? &ns : &one, zdata, zsize);
+        dqg_quantize_linear_attrs a = {.opset = 21, .has_axis = true, .axis = gran == 2 ? 2 : 1};
+        if (!with_zp)
+            a.output_dtype = yt;
+        dqg_tensor_id y = dqg_quantize_linear(g, "q", x, st, zt, &a);
+        cr_assert_neq(y, DQG_NONE, "%s", dqg_last_error());
+        cr_assert_eq(dqg_tensor_dtype(g, y), yt);
         dqg_output(g, y, "y");
         finalize_ok(g);
-        float *in = rand_buf(37 * 53);
-        /* Ties: x / scale exactly k + 0.5 (rounds to even). */
-        for (int i = 0; i < 37 * 53; i += 7)
-            in[i] = ((float)(i % 9) - 4.5f) * sc[per_axis ? i % 53 : 0];
-        uint8_t got[37 * 53], want[37 * 53];
-        dqg_buffer ib = {.name = "x", .data = in, .size = 37 * 53 * 4};
-        dqg_buffer o1 = {.name = "y", .data = got, .size = sizeof got};
-        dqg_buffer o2 = {.name = "y", .data = want, .size = sizeof want};
+        float *in = rand_buf(n);
+        for (int64_t i = 0; i < n; i++) {
+            int64_t si = gran == 0 ? 0 : gran == 1 ? (i / 19) % 23 : i % 19;
+            if (i % 7 == 0) /* ties */
+                in[i] = ((float)(i % 9) - 4.5f) * sc[si];
+            else if (i % 11 == 0) /* far outside every range */
+                in[i] = ((float)(i % 3) - 1.0f) * 1e30f;
+            else if (i % 13 == 0)
+                in[i] = i % 2 ? NAN : (i % 3 ? INFINITY : -INFINITY);
+            else
+                in[i] *= 300.0f * sc[si];
+        }
+        uint16_t got[5 * 23 * 19], want[5 * 23 * 19];
+        dqg_buffer ib[3] = {{.name = "x", .data = in, .size = (size_t)n * 4},
+                            {.name = "s", .data = sc, .size = (size_t)ns * 4},
+                            {.name = "z", .data = (void *)zdata, .size = zsize}};
+        size_t n_in = runtime ? (with_zp ? 3 : 2) : 1;
+        size_t ysize = dqg_tensor_byte_size(g, y);
+        dqg_buffer o1 = {.name = "y", .data = got, .size = ysize};
+        dqg_buffer o2 = {.name = "y", .data = want, .size = ysize};
         dqg_compiled *c = NULL;
         cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
         const char *impl = dqg_compiled_partition_info(c, 0);
-        if (kind == 0 || (kind == 4 && per_axis))
-            cr_assert(strstr(impl, "onednn:reorder:f32->u8"), "%s", impl);
-        else if (kind == 4)
-            cr_assert(strstr(impl, "zero point 7 is odd"), "%s", impl);
-        else
-            cr_assert(strstr(impl, per_axis ? "reference (quantize scale" : "reference (quantize"),
-                      "%s", impl);
-        cr_assert_eq(dqg_execute(c, &ib, 1, &o1, 1), DQG_OK, "%s", dqg_last_error());
-        cr_assert_eq(dqg_reference_run(g, &ib, 1, &o2, 1), DQG_OK);
+        cr_assert(strstr(impl, ":quantize:f32->"), "variant %d: %s", variant, impl);
+        cr_assert_eq(dqg_execute(c, ib, n_in, &o1, 1), DQG_OK, "%s", dqg_last_error());
+        cr_assert_eq(dqg_reference_run(g, ib, n_in, &o2, 1), DQG_OK, "%s", dqg_last_error());
+        cr_assert_eq(memcmp(got, want, ysize), 0, "variant %d (%s): outputs differ", variant, impl);
         int saturated = 0;
-        for (int i = 0; i < 37 * 53; i++) {
-            cr_assert_eq(got[i], want[i], "variant %d element %d (x %a): %d vs %d", variant, i,
-                         (double)in[i], got[i], want[i]);
-            saturated += want[i] == 0 || want[i] == 255;
+        for (int64_t i = 0; i < n; i++) {
+            int64_t v = dqg_dtype_bits(yt) == 16
+                            ? (yt == DQG_S16 ? (int16_t)want[i] : want[i])
+                            : (yt == DQG_S8 ? ((int8_t *)want)[i] : ((uint8_t *)want)[i]);
+            saturated += v == (yt == DQG_U8    ? 255
+                               : yt == DQG_S8  ? 127
+                               : yt == DQG_U16 ? 65535
+                                               : 32767);
         }
-        cr_assert(saturated > 0, "saturated values");
-        if (kind <= 1 || kind == 4)
-            cr_assert(saturated < 37 * 53, "in-range values");
+        cr_assert(saturated > 0, "variant %d: saturated values", variant);
         dqg_compiled_destroy(c);
         free(in);
         dqg_graph_destroy(g);
