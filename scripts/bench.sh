@@ -35,6 +35,22 @@ dnnl=$(dpkg-query -W -f='${Version}' libdnnl2 2>/dev/null || echo unknown)
     "$b"
     echo
   done
+  # The CLI on the sample QDQ model (samples/onnx_model.c writes it).
+  model_dir=$(mktemp -d)
+  ./build/onnx_model "$model_dir" >/dev/null
+  echo "## dqgraph bench (samples/onnx_model's QDQ MLP, ONNX file through the CLI)"
+  echo
+  echo "| mode | compile (ms) | recompile, cache hit (ms) | median (ms) | min (ms) | partitions | fused |"
+  echo "|---|---|---|---|---|---|---|"
+  for mode in fused unfused; do
+    flag=()
+    if [ "$mode" = unfused ]; then flag=(--no-fuse); fi
+    ./build/dqgraph bench "$model_dir/qdq_mlp.onnx" --iters 200 --warmup 20 "${flag[@]}" |
+      awk -v m="$mode" -F': *' '{v[$1]=$2} END {printf "| %s | %s | %s | %s | %s | %s | %s |\n", m,
+        v["compile_ms"], v["recompile_ms"], v["median_ms"], v["min_ms"], v["partitions"], v["fused"]}'
+  done
+  rm -rf "$model_dir"
+  echo
 } > "$tmp"
 mv "$tmp" "$out"
 chmod 644 "$out"

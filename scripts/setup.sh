@@ -12,6 +12,7 @@ DQG_PACKAGES=(
   libprotobuf-c-dev protobuf-c-compiler # ONNX model and TensorProto decoding
   libonnx-dev      # ships onnx.proto, compiled by protobuf-c at configure time
   libonnx-testdata # ONNX backend node tests, registered as conformance tests
+  clang-format     # the suite checks every C file against .clang-format
 )
 
 dqg_install_missing() {
