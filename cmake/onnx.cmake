@@ -42,15 +42,14 @@ function(dqg_register_onnx_conformance)
       test_dequantizelinear* test_quantizelinear* test_dynamicquantizelinear*
       test_matmul_* test_matmulinteger* test_qlinearmatmul*
       test_basic_conv_* test_conv_with_* test_basic_convinteger* test_convinteger*
-      test_qlinearconv* test_gemm_* test_add test_add_* test_relu test_clip*
+      test_qlinearconv* test_gemm_* test_add test_add_* test_mul test_mul_* test_relu test_clip*
       test_identity* test_transpose_* test_reshape_*)
   # Cases outside what dqgraph imports, each with the reason:
   #  *_expanded             the function body uses ReduceMin/Max, Div, Round, Saturate ops
-  #  test_add_uint8         integer Add wraps around; dqgraph's Add is float-only
   #  test_identity_opt      optional type, not a tensor
   #  test_identity_sequence sequence type, not a tensor
   #  test_reshape_allowzero_reordered  produces an empty tensor (a 0 dimension)
-  set(_excluded test_add_uint8 test_identity_opt test_identity_sequence
+  set(_excluded test_identity_opt test_identity_sequence
       test_reshape_allowzero_reordered)
   set(_cases "")
   foreach(_p ${_patterns})

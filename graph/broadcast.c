@@ -3,14 +3,20 @@
 #include "graph/dtype.h"
 #include "graph/graph_internal.h"
 
+/* Floats, and the 8/16/32-bit integers (which wrap around, as in ONNX). */
+static const dqg_dtype binary_types[] = {DQG_F32, DQG_F16, DQG_BF16, DQG_U8, DQG_S8,
+                                         DQG_U16, DQG_S16, DQG_U32,  DQG_S32};
+#define N_BINARY_TYPES ((int)(sizeof binary_types / sizeof binary_types[0]))
+
 dqg_tensor_id dqg_binary_build(dqg_graph *g, dqg_op_kind kind, const char *name, dqg_tensor_id a,
                                dqg_tensor_id b)
 {
     const char *k = dqg_op_kind_name(kind);
     if (!dqg_graph_can_build(g, k, name) || !dqg_graph_check_input(g, k, name, 0, "a", a, false) ||
         !dqg_graph_check_input(g, k, name, 1, "b", b, false) ||
-        !dqg_check_float_dtype(g, k, name, 0, "a", a) ||
-        !dqg_check_float_dtype(g, k, name, 1, "b", b) || !dqg_check_same_dtype(g, k, name, a, b))
+        !dqg_check_dtype_in(g, k, name, 0, "a", a, binary_types, N_BINARY_TYPES) ||
+        !dqg_check_dtype_in(g, k, name, 1, "b", b, binary_types, N_BINARY_TYPES) ||
+        !dqg_check_same_dtype(g, k, name, a, b))
         return DQG_NONE;
     int64_t dims[1][DQG_MAX_RANK];
     int rank = dqg_broadcast_shapes(g, k, name, &g->tensors[a], &g->tensors[b], dims[0]);
@@ -39,12 +45,26 @@ static int64_t broadcast_offset(const dqg_tensor *t, const dqg_tensor *y, int64_
 }
 
 dqg_status dqg_binary_reference(const dqg_graph *g, const dqg_op *op, dqg_ref_values *v,
-                                float (*fn)(float, float))
+                                float (*fn)(float, float), uint64_t (*ifn)(uint64_t, uint64_t))
 {
     const dqg_tensor *a = &g->tensors[op->inputs[0]], *b = &g->tensors[op->inputs[1]];
     const dqg_tensor *y = &g->tensors[op->outputs[0]];
     const void *A = v->data[op->inputs[0]], *B = v->data[op->inputs[1]];
     void *Y = v->data[op->outputs[0]];
+    if (dqg_dtype_is_integer(y->dtype)) {
+        /* Modulo 2^64, then modulo 2^bits: the two's-complement wraparound. */
+        int bits = dqg_dtype_bits(y->dtype);
+        uint64_t mask = bits == 64 ? ~(uint64_t)0 : ((uint64_t)1 << bits) - 1;
+        bool sgn = dqg_int_min(y->dtype) < 0;
+        for (int64_t i = 0; i < y->nelems; i++) {
+            uint64_t r = ifn((uint64_t)dqg_load_int(a->dtype, A, broadcast_offset(a, y, i)),
+                             (uint64_t)dqg_load_int(b->dtype, B, broadcast_offset(b, y, i))) &
+                         mask;
+            int64_t s = sgn && (r >> (bits - 1)) ? (int64_t)(r | ~mask) : (int64_t)r;
+            dqg_store_int(y->dtype, Y, i, s);
+        }
+        return DQG_OK;
+    }
     for (int64_t i = 0; i < y->nelems; i++) {
         float r = fn(dqg_load_float(a->dtype, A, broadcast_offset(a, y, i)),
                      dqg_load_float(b->dtype, B, broadcast_offset(b, y, i)));

@@ -241,9 +241,10 @@ dqg_status dqg_graph_dump_partitioned(const dqg_graph *g, const int32_t *group, 
 
 dqg_tensor_id dqg_binary_build(dqg_graph *g, dqg_op_kind kind, const char *name, dqg_tensor_id a,
                                dqg_tensor_id b);
-/* y = fn(a, b) in float32, rounded once to the output type. */
+/* Floats: y = fn(a, b) in float32, rounded once to the output type.
+ * Integers: y = ifn(a, b) modulo 2^64, wrapped to the output type. */
 dqg_status dqg_binary_reference(const dqg_graph *g, const dqg_op *op, dqg_ref_values *v,
-                                float (*fn)(float, float));
+                                float (*fn)(float, float), uint64_t (*ifn)(uint64_t, uint64_t));
 
 /* ---- Quantization parameters (graph/quant_params.c) ----------------------- */
 

@@ -207,7 +207,11 @@ dqg_tensor_id dqg_convolution(dqg_graph *graph, const char *name, dqg_tensor_id 
 /** x + bias along the channel axis (axis 1 for NCX, the last for NXC); bias is 1-D. */
 dqg_tensor_id dqg_bias_add(dqg_graph *graph, const char *name, dqg_tensor_id x, dqg_tensor_id bias,
                            dqg_data_format data_format);
-/** Element-wise a + b and a * b with NumPy broadcasting; one float type. */
+/**
+ * Element-wise a + b and a * b with NumPy broadcasting; both inputs of one
+ * type: f32, f16, bf16, or an 8/16/32-bit integer, which wraps around
+ * (modulo 2^bits) as in ONNX.
+ */
 dqg_tensor_id dqg_add(dqg_graph *graph, const char *name, dqg_tensor_id a, dqg_tensor_id b);
 dqg_tensor_id dqg_mul(dqg_graph *graph, const char *name, dqg_tensor_id a, dqg_tensor_id b);
 dqg_tensor_id dqg_relu(dqg_graph *graph, const char *name, dqg_tensor_id x);

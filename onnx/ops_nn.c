@@ -226,8 +226,10 @@ static dqg_status import_binary(onnx_import *c)
         return onnx_node_fail(c, DQG_UNSUPPORTED,
                               "the legacy broadcast/axis attributes (opset < 7) are not supported");
     if ((st = onnx_input(c, 0, "A", true, &a)) != DQG_OK ||
-        (st = onnx_input(c, 1, "B", true, &b)) != DQG_OK || (st = onnx_require_float(c, 0, a)))
+        (st = onnx_input(c, 1, "B", true, &b)) != DQG_OK)
         return st;
+    /* Floats and 8/16/32-bit integers (wrapping); dqg_add and dqg_mul say
+     * which types they take. */
     const char *name = onnx_op_name(c, NULL);
     bool add = strcmp(c->node->op_type, "Add") == 0;
     return unary_output(c, add ? dqg_add(c->g, name, a, b) : dqg_mul(c->g, name, a, b));

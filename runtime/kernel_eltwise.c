@@ -174,6 +174,12 @@ dqg_status dqg_kernel_eltwise_build(const dqg_kernel_request *req, dqg_kernel **
     }
     case DQG_OP_ADD:
     case DQG_OP_MUL:
+        if (dqg_dtype_is_integer(y->dtype)) {
+            /* oneDNN's binary saturates where ONNX's integers wrap around. */
+            st = dqg_set_error(DQG_UNSUPPORTED, "integer %s wraps around; oneDNN saturates",
+                               op->kind == DQG_OP_ADD ? "Add" : "Mul");
+            break;
+        }
         st = binary_kernel(e, op->kind == DQG_OP_ADD ? dnnl_binary_add : dnnl_binary_mul, x,
                            &g->tensors[op->inputs[1]], y, out);
         break;

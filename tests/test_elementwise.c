@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "graph/dtype.h"
 #include "test_common.h"
 
 static dqg_graph *new_graph(void)
@@ -344,15 +345,66 @@ Test(elementwise_invalid, add_dtype_mismatch)
     dqg_graph_destroy(g);
 }
 
-Test(elementwise_invalid, add_integer_input)
+Test(elementwise_invalid, add_4bit_input)
 {
     dqg_graph *g = new_graph();
     int64_t d[] = {2};
-    dqg_tensor_id a = dqg_input(g, "a", DQG_S32, 1, d), b = dqg_input(g, "b", DQG_S32, 1, d);
+    dqg_tensor_id a = dqg_input(g, "a", DQG_S4, 1, d), b = dqg_input(g, "b", DQG_S4, 1, d);
     cr_assert_eq(dqg_add(g, "add", a, b), DQG_NONE);
     expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "Add 'add'", "input 0 (a)",
-                 "data type s32 is not allowed", "f32, f16 or bf16");
+                 "data type s4 is not allowed", "f32", "u8", "s32");
     dqg_graph_destroy(g);
+}
+
+/* Integer Add and Mul wrap around modulo 2^bits, as in ONNX (NumPy), on
+ * the reference interpreter and on both backends (the oneDNN backend runs
+ * them on the reference kernel: oneDNN's binary would saturate). */
+Test(elementwise_ref, add_mul_integers_wrap_around)
+{
+    struct {
+        dqg_dtype t;
+        bool mul;
+        int64_t a[3], b[3], want[3];
+    } cases[] = {
+        {DQG_U8, false, {200, 255, 7}, {100, 1, 8}, {44, 0, 15}},
+        {DQG_S8, false, {100, -128, -5}, {100, -1, 3}, {-56, 127, -2}},
+        {DQG_S8, true, {-128, 16, -3}, {-1, 16, 5}, {-128, 0, -15}},
+        {DQG_U16, true, {65535, 300, 2}, {65535, 300, 3}, {1, 24464, 6}},
+        {DQG_S16, false, {32767, -32768, 1}, {1, -1, -1}, {-32768, 32767, 0}},
+        {DQG_S32, false, {INT32_MAX, INT32_MIN, -7}, {1, -1, 7}, {INT32_MIN, INT32_MAX, 0}},
+        {DQG_U32, true, {UINT32_MAX, 65536, 3}, {UINT32_MAX, 65536, 4}, {1, 0, 12}},
+        {DQG_S32, true, {INT32_MIN, 65536, -46341}, {-1, 65536, 46341}, {INT32_MIN, 0, 2147479015}},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        dqg_graph *g = new_graph();
+        int64_t d[] = {3};
+        dqg_dtype t = cases[k].t;
+        dqg_tensor_id a = dqg_input(g, "a", t, 1, d), b = dqg_input(g, "b", t, 1, d);
+        dqg_tensor_id y = cases[k].mul ? dqg_mul(g, "m", a, b) : dqg_add(g, "m", a, b);
+        uint8_t da[12], db[12], out[12], got[12];
+        for (int i = 0; i < 3; i++) {
+            dqg_store_int(t, da, i, cases[k].a[i]);
+            dqg_store_int(t, db, i, cases[k].b[i]);
+        }
+        size_t size = dqg_dtype_storage_size(t, 3);
+        run_ab(g, a, da, b, db, y, out, size);
+        for (int i = 0; i < 3; i++)
+            cr_assert_eq(dqg_load_int(t, out, i), cases[k].want[i], "case %zu element %d: %lld", k,
+                         i, (long long)dqg_load_int(t, out, i));
+        for (int backend = 0; backend < 2; backend++) {
+            dqg_compile_options o = dqg_compile_options_default();
+            o.backend = backend ? DQG_BACKEND_REFERENCE : DQG_BACKEND_ONEDNN;
+            dqg_compiled *c = NULL;
+            cr_assert_eq(dqg_compile(g, &o, &c), DQG_OK, "%s", dqg_last_error());
+            dqg_buffer in[2] = {{.id = a, .data = da, .size = size},
+                                {.id = b, .data = db, .size = size}};
+            dqg_buffer ob = {.id = y, .data = got, .size = size};
+            cr_assert_eq(dqg_execute(c, in, 2, &ob, 1), DQG_OK, "%s", dqg_last_error());
+            cr_assert_eq(memcmp(got, out, size), 0, "case %zu backend %d", k, backend);
+            dqg_compiled_destroy(c);
+        }
+        dqg_graph_destroy(g);
+    }
 }
 
 Test(elementwise_invalid, mul_float8_second_input)

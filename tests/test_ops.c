@@ -378,10 +378,10 @@ Test(elementwise, invalid_builds)
     expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "must not be NaN");
     dqg_graph_destroy(g);
     g = G();
-    a = dqg_input(g, "a", DQG_U8, 2, ad);
-    b = dqg_input(g, "b", DQG_U8, 2, ad);
+    a = dqg_input(g, "a", DQG_U4, 2, ad);
+    b = dqg_input(g, "b", DQG_U4, 2, ad);
     dqg_mul(g, "m", a, b);
-    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "Mul 'm'", "data type u8");
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "Mul 'm'", "data type u4");
     dqg_graph_destroy(g);
 }
 

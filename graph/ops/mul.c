@@ -1,4 +1,5 @@
-/* Mul: a * b with NumPy broadcasting on one float type. */
+/* Mul: a * b with NumPy broadcasting on one float or integer type
+ * (integers wrap around). */
 #include "graph/graph_internal.h"
 
 dqg_tensor_id dqg_mul(dqg_graph *g, const char *name, dqg_tensor_id a, dqg_tensor_id b)
@@ -11,9 +12,14 @@ static float mul_f(float a, float b)
     return a * b;
 }
 
+static uint64_t mul_i(uint64_t a, uint64_t b)
+{
+    return a * b;
+}
+
 static dqg_status mul_reference(const dqg_graph *g, const dqg_op *op, dqg_ref_values *v)
 {
-    return dqg_binary_reference(g, op, v, mul_f);
+    return dqg_binary_reference(g, op, v, mul_f, mul_i);
 }
 
 const dqg_op_def dqg_op_def_mul = {
