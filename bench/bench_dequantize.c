@@ -1,8 +1,13 @@
-/* Dequantize throughput on 64 Mi elements: dqgraph (a compiled Dequantize
- * graph, which picks its kernel), dqgraph's own kernel, and the oneDNN
- * reorder where one exists, against a two-thread memcpy. Bandwidth counts
- * bytes read plus bytes written. Each repetition runs memcpy and every
- * kernel back to back; the ratio is the median of per-repetition ratios. */
+/* Dequantize throughput on 64 Mi elements: dqgraph (the kernel a compiled
+ * Dequantize picks), dqgraph's own kernel, and the oneDNN reorder where one
+ * exists, against a two-thread memcpy. Then QuantizeLinear f32 -> u8: a
+ * compiled dqgraph graph (its own kernel) against oneDNN's reorder with
+ * output scale 1/scale and a destination zero point, and the number of
+ * elements where the reorder misses the definition's result. Bandwidth
+ * counts bytes read plus bytes written. Each repetition runs memcpy and
+ * every kernel back to back; ratios are medians of per-repetition ratios. */
+#include <dnnl.h>
+#include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +78,105 @@ static double median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof *v, cmp);
     return v[n / 2];
+}
+
+/* QuantizeLinear f32 -> u8 with one scale and zero point, or per column
+ * scales (no zero point): dqgraph vs a oneDNN reorder vs memcpy. */
+static void bench_quantize(int64_t rows, int64_t cols, const float *src, void *y, void *y2,
+                           bool per_axis)
+{
+    int64_t n = rows * cols, dims[2] = {rows, cols};
+    float *sc = malloc((size_t)cols * sizeof(float)), *inv = malloc((size_t)cols * sizeof(float));
+    for (int64_t i = 0; i < cols; i++) {
+        sc[i] = per_axis ? 0.01f + 0.001f * (float)(i % 13) : 0.0137f;
+        inv[i] = 1.0f / sc[i];
+    }
+    int32_t zp = per_axis ? 0 : 127;
+    uint8_t zp8 = (uint8_t)zp;
+    /* dqgraph: a one-node graph, compiled. */
+    dqg_graph *g = NULL;
+    dqg_graph_create(&g);
+    int64_t one = 1;
+    dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 2, dims);
+    dqg_quantize_linear_attrs qa = {.opset = 13, .has_axis = true, .axis = 1};
+    dqg_tensor_id q = dqg_quantize_linear(
+        g, "q", x,
+        per_axis ? dqg_constant(g, "s", DQG_F32, 1, &cols, sc, (size_t)cols * 4)
+                 : dqg_constant(g, "s", DQG_F32, 0, &one, sc, 4),
+        per_axis ? DQG_NONE : dqg_constant(g, "z", DQG_U8, 0, &one, &zp8, 1), &qa);
+    dqg_output(g, q, "y");
+    dqg_compiled *c = NULL;
+    if (dqg_graph_finalize(g) != DQG_OK || dqg_compile(g, NULL, &c) != DQG_OK) {
+        fprintf(stderr, "bench_quantize: %s\n", dqg_last_error());
+        exit(1);
+    }
+    dqg_buffer in = {.id = x, .data = (void *)src, .size = (size_t)n * 4};
+    dqg_buffer out = {.id = q, .data = y, .size = (size_t)n};
+    /* oneDNN: the same reorder the int8 primitives use for requantization. */
+    dnnl_engine_t eng;
+    dnnl_stream_t strm;
+    dnnl_engine_create(&eng, dnnl_cpu, 0);
+    dnnl_stream_create(&strm, eng, dnnl_stream_default_flags);
+    dnnl_memory_desc_t smd, dmd;
+    dnnl_dims_t dd = {rows, cols};
+    dnnl_memory_desc_init_by_tag(&smd, 2, dd, dnnl_f32, dnnl_ab);
+    dnnl_memory_desc_init_by_tag(&dmd, 2, dd, dnnl_u8, dnnl_ab);
+    dnnl_primitive_attr_t attr;
+    dnnl_primitive_attr_create(&attr);
+    dnnl_primitive_attr_set_output_scales(attr, per_axis ? cols : 1, per_axis ? 2 : 0, inv);
+    if (zp)
+        dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_DST, 1, 0, &zp);
+    dnnl_primitive_desc_t pd;
+    dnnl_primitive_t prim;
+    dnnl_memory_t sm, dm;
+    if (dnnl_reorder_primitive_desc_create(&pd, &smd, eng, &dmd, eng, attr) != dnnl_success ||
+        dnnl_primitive_create(&prim, pd) != dnnl_success) {
+        fprintf(stderr, "bench_quantize: oneDNN reorder creation failed\n");
+        exit(1);
+    }
+    dnnl_memory_create(&sm, &smd, eng, (void *)src);
+    dnnl_memory_create(&dm, &dmd, eng, y2);
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, sm}, {DNNL_ARG_TO, dm}};
+    double bytes = 5.0 * (double)n, tm[REPS], tq[REPS], tr[REPS], ratio[REPS], vs[REPS];
+    dqg_execute(c, &in, 1, &out, 1);
+    dnnl_primitive_execute(prim, strm, 2, args);
+    dnnl_stream_wait(strm);
+    for (int r = 0; r < REPS; r++) {
+        double t0 = now_s();
+        run_memcpy((size_t)n * 4, y2, src);
+        tm[r] = now_s() - t0;
+        t0 = now_s();
+        dqg_execute(c, &in, 1, &out, 1);
+        tq[r] = now_s() - t0;
+        t0 = now_s();
+        dnnl_primitive_execute(prim, strm, 2, args);
+        dnnl_stream_wait(strm);
+        tr[r] = now_s() - t0;
+        ratio[r] = (bytes / tq[r]) / (8.0 * (double)n / tm[r]);
+        vs[r] = tr[r] / tq[r];
+    }
+    int64_t differ = 0;
+    for (int64_t i = 0; i < n; i++)
+        differ += ((uint8_t *)y)[i] != ((uint8_t *)y2)[i];
+    result mc = summarize(tm, 8.0 * (double)n), rq = summarize(tq, bytes),
+           rr = summarize(tr, bytes);
+    printf("| f32 -> u8, %s | %.1f (%.1f-%.1f) | %.1f (%.1f-%.1f) | %.1f (%.1f-%.1f) | %.2fx | "
+           "%.2fx | %lld of %lld | %s |\n",
+           per_axis ? "per-axis" : "per-tensor, zero point 127", rq.med, rq.lo, rq.hi, rr.med,
+           rr.lo, rr.hi, mc.med, mc.lo, mc.hi, median(vs, REPS), median(ratio, REPS),
+           (long long)differ, (long long)n, dqg_compiled_partition_info(c, 0));
+    fflush(stdout);
+    dnnl_memory_destroy(sm);
+    dnnl_memory_destroy(dm);
+    dnnl_primitive_destroy(prim);
+    dnnl_primitive_desc_destroy(pd);
+    dnnl_primitive_attr_destroy(attr);
+    dnnl_stream_destroy(strm);
+    dnnl_engine_destroy(eng);
+    dqg_compiled_destroy(c);
+    dqg_graph_destroy(g);
+    free(sc);
+    free(inv);
 }
 
 int main(void)
@@ -146,6 +250,18 @@ int main(void)
         dqg_dq_kernel_destroy(own);
         dqg_dq_kernel_destroy(dnnl);
     }
+    /* Inputs for quantize: values in about [-2, 2], with ties (x / scale
+     * exactly k + 0.5) every 16th element. */
+    float *fx = src;
+    for (int64_t i = 0; i < N; i++)
+        fx[i] = (i % 16 == 0) ? ((float)(i % 64) - 31.5f) * 0.0137f
+                              : (float)((int64_t)(i * 2654435761u % 4001) - 2000) / 1000.0f;
+    printf("\n### QuantizeLinear\n\n"
+           "| case | dqgraph (GB/s) | oneDNN reorder (GB/s) | memcpy, 2 threads (GB/s) | "
+           "oneDNN time / dqgraph time | dqgraph / memcpy | elements where the reorder misses "
+           "the definition | dqgraph kernel |\n|---|---|---|---|---|---|---|---|\n");
+    bench_quantize(rows, cols, fx, x, y, false);
+    bench_quantize(rows, cols, fx, x, y, true);
     free(x);
     free(y);
     free(src);
