@@ -407,9 +407,10 @@ dqg_status onnx_attr_string(onnx_import *c, const char *name, const char *def, c
     }
     if (attr_type(a) != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING)
         return attr_type_error(c, name, "a STRING");
-    if (a->s.len >= size || memchr(a->s.data, 0, a->s.len))
+    if (a->s.len >= size || (a->s.len && memchr(a->s.data, 0, a->s.len)))
         return onnx_node_fail(c, DQG_PARSE_ERROR, "attribute '%s' is not a valid string", name);
-    memcpy(buf, a->s.data, a->s.len);
+    if (a->s.len)
+        memcpy(buf, a->s.data, a->s.len);
     buf[a->s.len] = '\0';
     return DQG_OK;
 }

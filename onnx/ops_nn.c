@@ -1,11 +1,13 @@
 /* Importers of the float and layout operators: MatMul, Gemm, Conv, Add,
  * Mul, Relu, Clip, Reshape, Transpose, Identity, Constant, Cast, Flatten,
  * Squeeze and Unsqueeze. */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/dtype.h"
 #include "onnx/onnx_import.h"
 #include "onnx/onnx_ops.h"
 
@@ -56,6 +58,25 @@ static dqg_status import_gemm(onnx_import *c)
                               "A and B must be 2-D; they have rank %d "
                               "and %d",
                               dqg_tensor_rank(c->g, a), dqg_tensor_rank(c->g, b));
+    if (bias != DQG_NONE) {
+        /* C must broadcast to (M, N) one way: it may not grow the result. */
+        int64_t ad[2], bd[2], cd[DQG_MAX_RANK];
+        dqg_tensor_dims(c->g, a, ad);
+        dqg_tensor_dims(c->g, b, bd);
+        int64_t mn[2] = {ta ? ad[1] : ad[0], tb ? bd[0] : bd[1]};
+        int cr = dqg_tensor_dims(c->g, bias, cd);
+        bool ok = cr <= 2;
+        for (int i = 0; ok && i < cr; i++) {
+            int64_t want = mn[2 - cr + i];
+            ok = cd[i] == 1 || cd[i] == want;
+        }
+        if (!ok)
+            return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                                  "input 2 (C) does not broadcast to the result's shape (%lld, "
+                                  "%lld) (C of rank %d, last dimension %lld)",
+                                  (long long)mn[0], (long long)mn[1], cr,
+                                  (long long)(cr ? cd[cr - 1] : 1));
+    }
     dqg_matmul_attrs ma = {.transpose_a = ta != 0, .transpose_b = tb != 0};
     dqg_tensor_id y = dqg_matmul(
         c->g, onnx_op_name(c, bias == DQG_NONE && alpha == 1.0f ? NULL : "matmul"), a, b, &ma);
@@ -78,12 +99,9 @@ static dqg_status import_gemm(onnx_import *c)
                 return onnx_builder_failed(c);
         }
         y = dqg_add(c->g, onnx_op_name(c, NULL), y, bias);
-    } else if (bias != DQG_NONE) {
-        /* beta = 0: C is ignored (but still checked for a broadcastable shape). */
-        dqg_tensor_id z =
-            dqg_mul(c->g, onnx_op_name(c, "zero_c"), bias, onnx_add_scalar(c, "beta", t, 0.0f));
-        y = z == DQG_NONE ? DQG_NONE : dqg_add(c->g, onnx_op_name(c, NULL), y, z);
     }
+    /* beta = 0: C is left out (0 * inf would be NaN), as ONNX Runtime does;
+     * its shape was checked above. */
     return unary_output(c, y);
 }
 
@@ -133,6 +151,8 @@ dqg_status onnx_build_conv(onnx_import *c, dqg_tensor_id x, dqg_tensor_id w, dqg
     if ((st = onnx_attr_int(c, "group", 1, &group)) != DQG_OK ||
         (st = onnx_attr_string(c, "auto_pad", "NOTSET", auto_pad, sizeof auto_pad)) != DQG_OK)
         return st;
+    if (group < 1)
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "group %lld must be >= 1", (long long)group);
     dqg_conv_attrs a = {.spatial_rank = sr, .groups = group, .data_format = DQG_FORMAT_NCX};
     for (int i = 0; i < sr; i++) {
         if (has_k && ks[i] != ws.dims[2 + i])
@@ -274,8 +294,9 @@ static dqg_status import_clip(onnx_import *c)
         return st;
     float lo = -INFINITY, hi = INFINITY;
     if (old) {
-        if ((st = onnx_attr_float(c, "min", -INFINITY, &lo)) != DQG_OK ||
-            (st = onnx_attr_float(c, "max", INFINITY, &hi)) != DQG_OK)
+        /* Clip-6's defaults are the float range, not infinities. */
+        if ((st = onnx_attr_float(c, "min", -FLT_MAX, &lo)) != DQG_OK ||
+            (st = onnx_attr_float(c, "max", FLT_MAX, &hi)) != DQG_OK)
             return st;
     } else if ((st = clip_bound(c, 1, "min", &lo)) != DQG_OK ||
                (st = clip_bound(c, 2, "max", &hi)) != DQG_OK) {
@@ -333,6 +354,13 @@ static dqg_status import_cast(onnx_import *c)
                               "Cast from %s to %s: ONNX truncates toward zero, dqgraph's TypeCast "
                               "rounds; only casts to f32, f16, bf16 and between integers are "
                               "imported",
+                              dqg_dtype_name(from), dqg_dtype_name(t));
+    if (dqg_dtype_is_integer(t) && dqg_dtype_is_integer(from) &&
+        (dqg_int_min(from) < dqg_int_min(t) || dqg_int_max(from) > dqg_int_max(t)))
+        return onnx_node_fail(c, DQG_UNSUPPORTED,
+                              "Cast from %s to %s: ONNX keeps the low bits of values out of "
+                              "range, dqgraph's TypeCast saturates; only widening integer casts "
+                              "are imported",
                               dqg_dtype_name(from), dqg_dtype_name(t));
     return unary_output(c, dqg_typecast(c->g, onnx_op_name(c, NULL), x, t));
 }
@@ -512,17 +540,26 @@ static dqg_status import_flatten(onnx_import *c)
 static dqg_status import_squeeze(onnx_import *c)
 {
     static const char *const known_old[] = {"axes", NULL};
+    int64_t axes_copy[2 * DQG_MAX_RANK];
     bool old = c->node_opset < 13;
     bool unsq = strcmp(c->node->op_type, "Unsqueeze") == 0;
     dqg_status st;
+    if (!old && onnx_attr(c, "axes"))
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                              "'axes' is given as an attribute; from opset 13 it is input 1");
     if ((st = onnx_check_arity(c, 1, old ? 1 : 2, 1, 1)) != DQG_OK ||
         (st = onnx_check_attrs(c, old ? known_old : no_attrs)) != DQG_OK)
         return st;
     const int64_t *axes = NULL;
     size_t n = 0;
     if (old) {
-        if ((st = onnx_attr_ints(c, "axes", &axes, &n, NULL)) != DQG_OK)
+        bool has_axes = false;
+        if ((st = onnx_attr_ints(c, "axes", &axes, &n, &has_axes)) != DQG_OK)
             return st;
+        if (unsq && !has_axes)
+            return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                                  "attribute 'axes' is required (Unsqueeze-%lld)",
+                                  (long long)c->node_opset);
     } else {
         const onnx_tensor *t;
         if ((st = onnx_input_const(c, 1, "axes", unsq, &t)) != DQG_OK)
@@ -531,8 +568,14 @@ static dqg_status import_squeeze(onnx_import *c)
             if (t->dtype != DQG_S64 || t->rank != 1)
                 return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
                                       "input 1 (axes) must be a 1-D int64 tensor");
-            axes = t->data;
+            if (t->nelems > 2 * DQG_MAX_RANK)
+                return onnx_node_fail(c, DQG_UNSUPPORTED, "input 1 (axes) has %lld entries",
+                                      (long long)t->nelems);
             n = (size_t)t->nelems;
+            /* A copy: building input 0 may release the constant behind t
+             * (when data and axes are the same initializer). */
+            memcpy(axes_copy, t->data, n * sizeof(int64_t));
+            axes = axes_copy;
         }
     }
     dqg_tensor_id x;

@@ -3,6 +3,7 @@
  * that must fuse, external data, TensorProto files, and every import error
  * rule with its status and message. Expected values are computed by hand
  * from the specifications. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -533,4 +534,134 @@ Test(onnx, tensor_files_round_trip)
                  "t.pb");
     rmdir(dir);
     free(dir);
+}
+
+/* One initializer feeding both inputs of Unsqueeze: the axes stay valid
+ * while the data input is built (they were read after being freed). */
+Test(onnx, unsqueeze_data_and_axes_from_one_initializer)
+{
+    tm_model *m = tm_new(13);
+    int64_t d[] = {1}, yd[] = {1, 1};
+    const int64_t a[] = {0};
+    tm_init(m, "a", T_INT64, 1, d, a, sizeof a);
+    tm_node(m, "Unsqueeze", NULL, "unsq", "a,a", "y");
+    tm_output(m, "y", T_INT64, 2, yd);
+    dqg_graph *g = load(m, NULL);
+    dqg_tensor_id y = dqg_graph_output_id(g, 0);
+    int64_t dims[DQG_MAX_RANK];
+    cr_assert_eq(dqg_tensor_dims(g, y, dims), 2);
+    cr_assert(dims[0] == 1 && dims[1] == 1);
+    dqg_graph_destroy(g);
+    tm_free(m);
+}
+
+/* Gemm with beta = 0 leaves C out: 0 * inf would make the result NaN. */
+Test(onnx, gemm_beta_zero_ignores_c)
+{
+    tm_model *m = tm_new(13);
+    int64_t ad[] = {1, 2}, bd[] = {2, 2}, cd[] = {2}, yd[] = {1, 2};
+    const float b[] = {1, 0, 0, 1}, c[] = {INFINITY, NAN};
+    tm_input(m, "a", T_FLOAT, 2, ad, NULL);
+    tm_init(m, "b", T_FLOAT, 2, bd, b, sizeof b);
+    tm_init(m, "c", T_FLOAT, 1, cd, c, sizeof c);
+    Onnx__NodeProto *n = tm_node(m, "Gemm", NULL, "gemm", "a,b,c", "y");
+    tm_attr_float(m, n, "beta", 0.0f);
+    tm_output(m, "y", T_FLOAT, 2, yd);
+    dqg_graph *g = load(m, NULL);
+    const float a[] = {1, 2};
+    float y[2];
+    run_f32(g, a, sizeof a, y, sizeof y, true);
+    cr_assert(y[0] == 1.0f && y[1] == 2.0f, "y = (%g, %g), want (1, 2)", y[0], y[1]);
+    dqg_graph_destroy(g);
+    tm_free(m);
+}
+
+/* Import rules with their messages: Gemm's C broadcasts one way only, Conv
+ * group >= 1, Cast between integers only where no value changes (ONNX keeps
+ * low bits, TypeCast saturates), Unsqueeze's axes by opset, an empty
+ * auto_pad string. */
+Test(onnx, gemm_conv_cast_unsqueeze_rules)
+{
+    tm_model *m = tm_new(13);
+    int64_t ad[] = {1, 4}, bd[] = {4, 3}, cd[] = {5, 3}, yd[] = {1, 3};
+    float zeros[20] = {0};
+    tm_input(m, "a", T_FLOAT, 2, ad, NULL);
+    tm_init(m, "b", T_FLOAT, 2, bd, zeros, 12 * 4);
+    tm_init(m, "c", T_FLOAT, 2, cd, zeros, 15 * 4);
+    tm_node(m, "Gemm", NULL, "gemm", "a,b,c", "y");
+    tm_output(m, "y", T_FLOAT, 2, yd);
+    expect_error(load_status(m, NULL), DQG_INVALID_ARGUMENT, "'gemm'", "input 2 (C)",
+                 "does not broadcast", "(1, 3)");
+    tm_free(m);
+
+    for (int k = 0; k < 2; k++) {
+        m = tm_new(13);
+        int64_t xd[] = {1, 2, 3, 3}, wd[] = {2, 2, 1, 1};
+        tm_input(m, "x", T_FLOAT, 4, xd, NULL);
+        tm_init(m, "w", T_FLOAT, 4, wd, zeros, 4 * 4);
+        Onnx__NodeProto *n = tm_node(m, "Conv", NULL, "conv", "x,w", "y");
+        if (k == 0)
+            tm_attr_int(m, n, "group", 0);
+        else
+            tm_attr_string(m, n, "auto_pad", "");
+        tm_output(m, "y", T_FLOAT, -1, NULL);
+        if (k == 0)
+            expect_error(load_status(m, NULL), DQG_INVALID_ARGUMENT, "'conv'", "group 0");
+        else
+            expect_error(load_status(m, NULL), DQG_INVALID_ARGUMENT, "'conv'",
+                         "auto_pad '' is not one of");
+        tm_free(m);
+    }
+
+    m = tm_new(13);
+    int64_t d[] = {3};
+    tm_input(m, "x", T_INT16, 1, d, NULL);
+    Onnx__NodeProto *n = tm_node(m, "Cast", NULL, "cast", "x", "y");
+    tm_attr_int(m, n, "to", T_INT8);
+    tm_output(m, "y", T_INT8, 1, d);
+    expect_error(load_status(m, NULL), DQG_UNSUPPORTED, "'cast'", "from s16 to s8",
+                 "keeps the low bits");
+    tm_free(m);
+    m = tm_new(13); /* widening is exact */
+    tm_input(m, "x", T_INT8, 1, d, NULL);
+    n = tm_node(m, "Cast", NULL, "cast", "x", "y");
+    tm_attr_int(m, n, "to", T_INT16);
+    tm_output(m, "y", T_INT16, 1, d);
+    cr_assert_eq(load_status(m, NULL), DQG_OK, "%s", dqg_last_error());
+    tm_free(m);
+
+    m = tm_new(11);
+    tm_input(m, "x", T_FLOAT, 1, d, NULL);
+    tm_node(m, "Unsqueeze", NULL, "unsq", "x", "y");
+    tm_output(m, "y", T_FLOAT, -1, NULL);
+    expect_error(load_status(m, NULL), DQG_INVALID_ARGUMENT, "'unsq'", "'axes' is required");
+    tm_free(m);
+    m = tm_new(13);
+    tm_input(m, "x", T_FLOAT, 1, d, NULL);
+    n = tm_node(m, "Unsqueeze", NULL, "unsq", "x", "y");
+    const int64_t axes[] = {0};
+    tm_attr_ints(m, n, "axes", axes, 1);
+    tm_output(m, "y", T_FLOAT, -1, NULL);
+    expect_error(load_status(m, NULL), DQG_INVALID_ARGUMENT, "'unsq'",
+                 "from opset 13 it is input 1");
+    tm_free(m);
+}
+
+/* Clip-6 without min/max clips to the float range (its documented
+ * defaults), so infinities become +-FLT_MAX. */
+Test(onnx, clip6_defaults_are_the_float_range)
+{
+    tm_model *m = tm_new(6);
+    int64_t d[] = {3};
+    tm_input(m, "x", T_FLOAT, 1, d, NULL);
+    tm_node(m, "Clip", NULL, "clip", "x", "y");
+    tm_output(m, "y", T_FLOAT, 1, d);
+    dqg_graph *g = load(m, NULL);
+    const float x[] = {INFINITY, -INFINITY, 2.5f};
+    float y[3];
+    run_f32(g, x, sizeof x, y, sizeof y, true);
+    cr_assert(y[0] == FLT_MAX && y[1] == -FLT_MAX && y[2] == 2.5f, "y = (%g, %g, %g)", y[0], y[1],
+              y[2]);
+    dqg_graph_destroy(g);
+    tm_free(m);
 }
