@@ -43,7 +43,12 @@ function(dqg_register_onnx_conformance)
       test_matmul_* test_matmulinteger* test_qlinearmatmul*
       test_basic_conv_* test_conv_with_* test_basic_convinteger* test_convinteger*
       test_qlinearconv* test_gemm_* test_add test_add_* test_mul test_mul_* test_relu test_clip*
-      test_identity* test_transpose_* test_reshape_*)
+      test_identity* test_transpose_* test_reshape_* test_constant test_flatten_*
+      test_squeeze test_squeeze_* test_unsqueeze_*
+      # Cast between the float types dqgraph has (it has no DOUBLE or STRING;
+      # FLOAT_to_BFLOAT16's expected data is truncated, dqgraph rounds to
+      # nearest even).
+      test_cast_BFLOAT16_to_FLOAT test_cast_FLOAT16_to_FLOAT test_cast_FLOAT_to_FLOAT16)
   # Cases outside what dqgraph imports, each with the reason:
   #  *_expanded             the function body uses ReduceMin/Max, Div, Round, Saturate ops
   #  test_identity_opt      optional type, not a tensor

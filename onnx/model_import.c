@@ -747,16 +747,42 @@ static void mark_build_time_inputs(onnx_import *c, const int32_t *order, const b
 
 /* ---- Graph inputs ---------------------------------------------------------------- */
 
-static const dqg_onnx_input_hint *find_hint(const onnx_import *c, const char *name, size_t position)
+static void format_dims(char *buf, size_t size, int rank, const int64_t *dims)
 {
+    size_t n = (size_t)snprintf(buf, size, "[");
+    for (int d = 0; d < rank && n < size; d++)
+        n += (size_t)snprintf(buf + n, size - n, "%s%lld", d ? "," : "", (long long)dims[d]);
+    if (n < size)
+        snprintf(buf + n, size - n, "]");
+}
+
+/* The caller's hint for a graph input (by name, else by position), or NULL;
+ * two hints that give the input different shapes are an error. */
+static dqg_status find_hint(const onnx_import *c, const char *name, size_t position,
+                            const dqg_onnx_input_hint **out)
+{
+    *out = NULL;
     if (!c->opts)
-        return NULL;
+        return DQG_OK;
     for (size_t i = 0; i < c->opts->n_inputs; i++) {
         const dqg_onnx_input_hint *h = &c->opts->inputs[i];
-        if (h->name ? strcmp(h->name, name) == 0 : h->index == position)
-            return h;
+        if (!(h->name ? strcmp(h->name, name) == 0 : h->index == position))
+            continue;
+        const dqg_onnx_input_hint *f = *out;
+        if (!f) {
+            *out = h;
+        } else if (f->rank != h->rank ||
+                   memcmp(f->dims, h->dims,
+                          sizeof(int64_t) *
+                              (size_t)(h->rank > 0 && h->rank <= DQG_MAX_RANK ? h->rank : 0))) {
+            char a[200], b[200];
+            format_dims(a, sizeof a, f->rank, f->dims);
+            format_dims(b, sizeof b, h->rank, h->dims);
+            return dqg_set_error(DQG_INVALID_ARGUMENT,
+                                 "graph input '%s' is given two shapes: %s and %s", name, a, b);
+        }
     }
-    return NULL;
+    return DQG_OK;
 }
 
 static const dqg_onnx_dim_param *find_dim_param(const onnx_import *c, const char *name)
@@ -797,6 +823,18 @@ static dqg_status input_shape(onnx_import *c, const Onnx__ValueInfoProto *vi,
                                      "graph input '%s': dimension %d is %lld in the model, but "
                                      "the given shape says %lld",
                                      name, i, (long long)d->dim_value, (long long)h->dims[i]);
+            /* A symbol the caller also set must agree with the given shape. */
+            const dqg_onnx_dim_param *p =
+                d && d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+                        d->dim_param
+                    ? find_dim_param(c, d->dim_param)
+                    : NULL;
+            if (p && p->value != h->dims[i])
+                return dqg_set_error(DQG_INVALID_ARGUMENT,
+                                     "graph input '%s': dimension %d is '%s', set to %lld, but "
+                                     "the given shape says %lld",
+                                     name, i, d->dim_param, (long long)p->value,
+                                     (long long)h->dims[i]);
             dims[i] = h->dims[i];
         }
         *rank = h->rank;
@@ -856,7 +894,10 @@ static dqg_status declare_inputs(onnx_import *c)
         onnx_value *v = value_named(c, vi->name);
         if (v->kind != ONNX_VALUE_INPUT)
             continue; /* shadowed by an initializer */
-        const dqg_onnx_input_hint *h = find_hint(c, vi->name, position++);
+        const dqg_onnx_input_hint *h;
+        dqg_status hst = find_hint(c, vi->name, position++, &h);
+        if (hst != DQG_OK)
+            return hst;
         if (!vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
             !vi->type->tensor_type)
             return dqg_set_error(DQG_UNSUPPORTED,
@@ -1020,14 +1061,34 @@ static dqg_status mark_outputs(onnx_import *c)
             return st;
         if (dqg_tensor_is_constant(c->g, id) || is_graph_input_id(c->g, id) ||
             is_output_id(c->g, id)) {
-            /* A graph output must be computed by an op: copy it. */
+            /* A graph output must be computed by an op: copy it, and give
+             * the copy the output's name. */
             char base[600];
             snprintf(base, sizeof base, "%s", vi->name);
+            bool same = strcmp(c->g->tensors[id].name, vi->name) == 0;
+            if (same && is_output_id(c->g, id))
+                return dqg_set_error(DQG_INVALID_ARGUMENT, "graph output '%s' is listed twice",
+                                     vi->name);
+            if (same && is_graph_input_id(c->g, id))
+                return dqg_set_error(DQG_UNSUPPORTED,
+                                     "graph output '%s' is the graph input of that name itself; "
+                                     "dqgraph's inputs and outputs are distinct tensors",
+                                     vi->name);
             c->node_base = base;
             const char *name = onnx_op_name(c, "copy");
+            /* A constant holding the output's name (a Constant node or an
+             * initializer listed as an output) gives that name up. */
+            const char *cname = same ? onnx_op_name(c, "value") : NULL;
             c->node_base = NULL;
-            if (!name)
+            if (!name || (same && !cname))
                 return DQG_OUT_OF_MEMORY;
+            if (same) {
+                char *n = strdup(cname);
+                if (!n)
+                    return dqg_set_error(DQG_OUT_OF_MEMORY, "ONNX import: out of memory");
+                free(c->g->tensors[id].name);
+                c->g->tensors[id].name = n;
+            }
             onnx_shape s = onnx_tensor_shape(c, id);
             id = dqg_reshape(c->g, name, id, s.rank, s.dims);
             if (id == DQG_NONE)
@@ -1059,6 +1120,20 @@ static dqg_status read_opsets(onnx_import *c)
     return DQG_OK;
 }
 
+/* One symbol given two values by the caller is an error. */
+static dqg_status check_dim_params(const dqg_onnx_options *o)
+{
+    for (size_t i = 0; o && i < o->n_dim_params; i++)
+        for (size_t j = 0; j < i; j++) {
+            const dqg_onnx_dim_param *a = &o->dim_params[j], *b = &o->dim_params[i];
+            if (a->name && b->name && strcmp(a->name, b->name) == 0 && a->value != b->value)
+                return dqg_set_error(DQG_INVALID_ARGUMENT,
+                                     "dimension parameter '%s' is given two values: %lld and %lld",
+                                     a->name, (long long)a->value, (long long)b->value);
+        }
+    return DQG_OK;
+}
+
 static void release(onnx_import *c)
 {
     for (int32_t i = 0; i < c->n_values; i++)
@@ -1083,7 +1158,9 @@ static dqg_status import_model(const Onnx__ModelProto *m, const char *base_dir,
                                      m->graph->sparse_initializer[0]->values->name
                                  ? m->graph->sparse_initializer[0]->values->name
                                  : "");
-    dqg_status st = read_opsets(&c);
+    dqg_status st = check_dim_params(opts);
+    if (st == DQG_OK)
+        st = read_opsets(&c);
     int32_t *order = NULL;
     bool *live = NULL;
     if (st == DQG_OK)

@@ -665,3 +665,58 @@ Test(onnx, clip6_defaults_are_the_float_range)
     dqg_graph_destroy(g);
     tm_free(m);
 }
+
+/* The caller's shapes and symbol values must agree with each other; a
+ * graph output that is a constant of its own name is copied under that
+ * name; an output that is the input of that name, or listed twice, is
+ * refused with the reason. */
+Test(onnx, hints_outputs_and_names)
+{
+    tm_model *m = tm_new(13);
+    int64_t d[] = {-1, 3};
+    tm_input(m, "x", T_FLOAT, 2, d, "N");
+    tm_node(m, "Relu", NULL, "relu", "x", "y");
+    tm_output(m, "y", T_FLOAT, -1, NULL);
+    dqg_onnx_input_hint h[2] = {{.name = "x", .rank = 2, .dims = {2, 3}},
+                                {.name = "x", .rank = 2, .dims = {4, 3}}};
+    dqg_onnx_options o = {.inputs = h, .n_inputs = 2};
+    expect_error(load_status(m, &o), DQG_INVALID_ARGUMENT,
+                 "graph input 'x' is given two shapes: [2,3] and [4,3]");
+    h[1].dims[0] = 2; /* the same shape twice is fine */
+    cr_assert_eq(load_status(m, &o), DQG_OK, "%s", dqg_last_error());
+    dqg_onnx_dim_param p[2] = {{"N", 4}, {"N", 5}};
+    dqg_onnx_options o2 = {.dim_params = p, .n_dim_params = 2};
+    expect_error(load_status(m, &o2), DQG_INVALID_ARGUMENT,
+                 "dimension parameter 'N' is given two values: 4 and 5");
+    dqg_onnx_options o3 = {.dim_params = p, .n_dim_params = 1, .inputs = h, .n_inputs = 1};
+    expect_error(load_status(m, &o3), DQG_INVALID_ARGUMENT, "dimension 0 is 'N', set to 4",
+                 "says 2");
+    tm_free(m);
+
+    /* An initializer listed as a graph output under its own name. */
+    m = tm_new(13);
+    int64_t cd[] = {2};
+    const float c[] = {1.5f, -2.0f};
+    tm_init(m, "c", T_FLOAT, 1, cd, c, sizeof c);
+    tm_output(m, "c", T_FLOAT, 1, cd);
+    dqg_graph *g = load(m, NULL);
+    cr_assert_str_eq(dqg_tensor_name(g, dqg_graph_output_id(g, 0)), "c");
+    float y[2];
+    run_f32(g, NULL, 0, y, sizeof y, true);
+    cr_assert(y[0] == 1.5f && y[1] == -2.0f);
+    dqg_graph_destroy(g);
+    tm_free(m);
+
+    m = tm_new(13);
+    tm_input(m, "x", T_FLOAT, 1, cd, NULL);
+    tm_output(m, "x", T_FLOAT, 1, cd);
+    expect_error(load_status(m, NULL), DQG_UNSUPPORTED, "graph output 'x' is the graph input");
+    tm_free(m);
+    m = tm_new(13);
+    tm_input(m, "x", T_FLOAT, 1, cd, NULL);
+    tm_node(m, "Relu", NULL, "relu", "x", "y");
+    tm_output(m, "y", T_FLOAT, 1, cd);
+    tm_output(m, "y", T_FLOAT, 1, cd);
+    expect_error(load_status(m, NULL), DQG_INVALID_ARGUMENT, "graph output 'y' is listed twice");
+    tm_free(m);
+}
