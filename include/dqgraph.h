@@ -394,10 +394,13 @@ typedef enum dqg_fpmath_mode {
     DQG_FPMATH_BF16 = 1,   /**< f32 MatMul/Convolution may compute in bf16 (opt-in) */
 } dqg_fpmath_mode;
 
+/** The most threads a compiled graph may be given (dqg_compile_options.threads). */
+#define DQG_MAX_THREADS 1024
+
 typedef struct dqg_compile_options {
     bool disable_fusion; /**< keep every dequantize as its own partition */
     dqg_backend backend;
-    int threads; /**< 0 = all cores */
+    int threads; /**< 0 = all cores; at most DQG_MAX_THREADS */
     dqg_fpmath_mode fpmath;
 } dqg_compile_options;
 

@@ -284,9 +284,10 @@ dqg_status dqg_compile(const dqg_graph *graph, const dqg_compile_options *option
     if (opt.fpmath != DQG_FPMATH_STRICT && opt.fpmath != DQG_FPMATH_BF16)
         return dqg_set_error(DQG_INVALID_ARGUMENT, "compile: unknown fpmath mode %d",
                              (int)opt.fpmath);
-    if (opt.threads < 0)
-        return dqg_set_error(DQG_INVALID_ARGUMENT, "compile: threads is %d; use 0 for all cores",
-                             opt.threads);
+    if (opt.threads < 0 || opt.threads > DQG_MAX_THREADS)
+        return dqg_set_error(DQG_INVALID_ARGUMENT,
+                             "compile: threads is %d; use 0 for all cores, or 1 to %d", opt.threads,
+                             DQG_MAX_THREADS);
     dqg_compiled *c = calloc(1, sizeof *c);
     if (!c)
         return dqg_set_error(DQG_OUT_OF_MEMORY, "compile: out of memory");

@@ -179,6 +179,8 @@ Test(runtime, compile_rejects_bad_arguments)
     dqg_compile_options o = dqg_compile_options_default();
     o.threads = -1;
     expect_error(dqg_compile(g, &o, &c), DQG_INVALID_ARGUMENT, "threads");
+    o.threads = DQG_MAX_THREADS + 1; /* thread creation would fail or crash in OpenMP */
+    expect_error(dqg_compile(g, &o, &c), DQG_INVALID_ARGUMENT, "threads is 1025", "1 to 1024");
     o = dqg_compile_options_default();
     o.backend = (dqg_backend)7;
     expect_error(dqg_compile(g, &o, &c), DQG_INVALID_ARGUMENT, "backend");

@@ -238,7 +238,7 @@ static const option_def OPTION_DEFS[] = {
 };
 
 #define MAX_ITERS   10000000LL
-#define MAX_THREADS 65536LL
+#define MAX_THREADS ((long long)DQG_MAX_THREADS)
 
 typedef struct shape_opt {
     char *name;
@@ -333,7 +333,12 @@ static int parse_shape_opt(tool_opts *o, const char *arg)
                                    arg);
         }
     }
-    s.name = dup_range(arg, (size_t)(eq - arg));
+    size_t len = (size_t)(eq - arg);
+    for (size_t i = 0; i < o->n_shapes; i++)
+        if (strlen(o->shapes[i].name) == len && strncmp(o->shapes[i].name, arg, len) == 0)
+            return usage_error(o->command, "--shape '%s': input '%s' is given twice", arg,
+                               o->shapes[i].name);
+    s.name = dup_range(arg, len);
     shape_opt *q = s.name ? grow(o->shapes, &o->cap_shapes, o->n_shapes + 1, sizeof *q) : NULL;
     if (!q) {
         free(s.name);
@@ -354,6 +359,11 @@ static int parse_dim_opt(tool_opts *o, const char *arg)
         return usage_error(o->command, "--dim expects SYMBOL=N (got '%s')", arg);
     if (!parse_integer(eq + 1, 1, INT64_MAX, &v))
         return usage_error(o->command, "--dim '%s': the value must be an integer >= 1", arg);
+    size_t len = (size_t)(eq - arg);
+    for (size_t i = 0; i < o->n_dims; i++)
+        if (strlen(o->dims[i].name) == len && strncmp(o->dims[i].name, arg, len) == 0)
+            return usage_error(o->command, "--dim '%s': symbol '%s' is given twice", arg,
+                               o->dims[i].name);
     char *name = dup_range(arg, (size_t)(eq - arg));
     dqg_onnx_dim_param *q = name ? grow(o->dims, &o->cap_dims, o->n_dims + 1, sizeof *q) : NULL;
     if (!q) {
@@ -1023,9 +1033,14 @@ static dqg_status session_open(session *s, const char *model, const tool_opts *o
         if (s->inputs[i].id != DQG_NONE)
             continue;
         dqg_tensor_id id = dqg_graph_input_id(g, i);
+        if (missing == MISSING_ERROR && strcmp(o->command, "test") == 0)
+            return fail(DQG_INVALID_ARGUMENT,
+                        "graph input '%s' has no data: the data set has no input_%zu.pb for it",
+                        dqg_tensor_name(g, id), i);
         if (missing == MISSING_ERROR)
             return fail(DQG_INVALID_ARGUMENT,
-                        "graph input '%s' (#%zu) has no data; give it with -i FILE.pb",
+                        "graph input '%s' (input %zu of the model, counting from 0) has no data; "
+                        "give it with -i FILE.pb",
                         dqg_tensor_name(g, id), i);
         s->inputs[i].id = id;
         s->inputs[i].size = dqg_tensor_byte_size(g, id);
