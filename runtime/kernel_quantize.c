@@ -35,24 +35,6 @@ typedef struct quantize_kernel {
 /* ---- Rows: n elements at y[first..], one scale (vec = false) or one per
  * element (vec = true) -------------------------------------------------- */
 
-static inline void store_int(dqg_dtype t, void *y, int64_t i, int32_t v)
-{
-    switch (t) {
-    case DQG_U8:
-        ((uint8_t *)y)[i] = (uint8_t)v;
-        break;
-    case DQG_S8:
-        ((int8_t *)y)[i] = (int8_t)v;
-        break;
-    case DQG_U16:
-        ((uint16_t *)y)[i] = (uint16_t)v;
-        break;
-    default:
-        ((int16_t *)y)[i] = (int16_t)v;
-        break;
-    }
-}
-
 static void row_scalar(const quantize_kernel *k, const float *x, const float *s, const float *z,
                        bool vec, void *y, int64_t first, int64_t n)
 {
@@ -65,7 +47,7 @@ static void row_scalar(const quantize_kernel *k, const float *x, const float *s,
             r = nearbyintf(q) + z[vec ? i : 0]; /* default rounding: to nearest even */
             r = r < k->lo ? k->lo : r > k->hi ? k->hi : r;
         }
-        store_int(k->y_dtype, y, first + i, (int32_t)r);
+        dqg_store_int(k->y_dtype, y, first + i, (int64_t)r);
     }
 }
 
