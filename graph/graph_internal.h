@@ -237,6 +237,15 @@ dqg_status dqg_bind_buffers(const dqg_graph *g, const char *who, const dqg_buffe
 dqg_status dqg_graph_dump_partitioned(const dqg_graph *g, const int32_t *group, int n_groups,
                                       const char *const *labels, FILE *out);
 
+/* The int32 rule of every dialect ("an int32 input has no zero point"):
+ * DQG_OK when each of the n zero points is exactly 0, else
+ * DQG_INVALID_ARGUMENT naming the dialect, the op and the element (`when`:
+ * "(constant)" or "(given at run time)"). Used by the reference and by the
+ * compiled kernel, so both refuse the same values with the same message. */
+dqg_status dqg_dequantize_check_s32_zero_point(dqg_dq_dialect dialect, const char *op_name,
+                                               dqg_dtype zp_dtype, const void *zp, int64_t n,
+                                               const char *when);
+
 /* ---- Broadcasting binary ops (graph/broadcast.c), for Add and Mul -------- */
 
 dqg_tensor_id dqg_binary_build(dqg_graph *g, dqg_op_kind kind, const char *name, dqg_tensor_id a,

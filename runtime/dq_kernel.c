@@ -520,8 +520,8 @@ static void run_all(const struct dqg_dq_kernel *k, const void *x, const void *s,
     }
     case DQG_PER_AXIS: {
         if (k->inner == 1) {
-            /* Along the last axis: each row walks the whole scale vector. */
-            /* The row kernel reads the zero points as x's type. */
+            /* Along the last axis: each row walks the whole scale vector
+             * (the AVX-512 row kernel reads the zero points as x's type). */
             if (k->impl == DQG_DQ_IMPL_OWN_AVX512 && d->out_dtype == DQG_F32 &&
                 d->scale_dtype == DQG_F32 && (d->x_dtype == DQG_U8 || d->x_dtype == DQG_S8) &&
                 (d->zp_dtype == DQG_DTYPE_UNDEF || d->zp_dtype == d->x_dtype)) {

@@ -17,6 +17,7 @@ typedef struct dequantize_kernel {
     int x_arg, scale_arg, zp_arg, y_arg;    /* argument indexes; -1 = constant */
     bool check_zp_zero;                     /* s32 input with a run-time zero point */
     dqg_dtype zp_dtype;
+    dqg_dq_dialect dialect;
     int64_t zp_count;
     char op_name[200];
 } dequantize_kernel;
@@ -27,18 +28,12 @@ static dqg_status dequantize_execute(dqg_kernel *k, void *const *args, void *scr
     const void *x = d->x_arg >= 0 ? args[d->x_arg] : d->const_x;
     const void *scale = d->scale_arg >= 0 ? args[d->scale_arg] : d->const_scale;
     const void *zp = d->zp_arg >= 0 ? args[d->zp_arg] : d->const_zp;
-    if (d->check_zp_zero)
-        for (int64_t i = 0; i < d->zp_count; i++) {
-            /* Exactly 0, as the reference checks: a float zero point of 0.3
-             * or NaN is refused, not rounded. */
-            double v = dqg_load_double(d->zp_dtype, zp, i);
-            if (v != 0)
-                return dqg_set_error(DQG_INVALID_ARGUMENT,
-                                     "Dequantize '%s': input 2 (zero point): element %lld is %g "
-                                     "(given at run time); an int32 input has no zero point (it "
-                                     "must be absent or 0)",
-                                     d->op_name, (long long)i, v);
-        }
+    if (d->check_zp_zero) {
+        dqg_status st = dqg_dequantize_check_s32_zero_point(d->dialect, d->op_name, d->zp_dtype, zp,
+                                                            d->zp_count, "(given at run time)");
+        if (st != DQG_OK)
+            return st;
+    }
     return dqg_dq_kernel_run(d->dq, x, scale, zp, args[d->y_arg]);
 }
 
@@ -117,6 +112,7 @@ dqg_status dqg_kernel_dequantize_build(const dqg_kernel_request *req, dqg_kernel
     if (z && x->dtype == DQG_S32 && d->zp_arg >= 0) {
         d->check_zp_zero = true;
         d->zp_dtype = z->dtype;
+        d->dialect = q->dialect;
         d->zp_count = z->nelems;
     }
     if (st == DQG_OK)

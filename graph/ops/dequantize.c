@@ -24,20 +24,28 @@ static bool s32_zero_point_rule_applies(const dqg_graph *g, const dqg_op *op)
     return op->inputs[2] != DQG_NONE && g->tensors[op->inputs[0]].dtype == DQG_S32;
 }
 
-static dqg_status first_nonzero(const dqg_graph *g, const dqg_op *op, const void *zp,
-                                const char *when)
+dqg_status dqg_dequantize_check_s32_zero_point(dqg_dq_dialect dialect, const char *op_name,
+                                               dqg_dtype zp_dtype, const void *zp, int64_t n,
+                                               const char *when)
 {
-    const dqg_tensor *z = &g->tensors[op->inputs[2]];
-    for (int64_t i = 0; i < z->nelems; i++) {
-        double v = dqg_load_double(z->dtype, zp, i);
+    for (int64_t i = 0; i < n; i++) {
+        /* Exactly 0: a float zero point of 0.3 or NaN is refused, not rounded. */
+        double v = dqg_load_double(zp_dtype, zp, i);
         if (v != 0)
             return dqg_set_error(DQG_INVALID_ARGUMENT,
                                  "%s '%s': input 2 (zero point): element %lld is %g %s; an int32 "
                                  "input has no zero point (it must be absent or 0)",
-                                 dialect_names[op->attrs.quant.dialect], op->name, (long long)i, v,
-                                 when);
+                                 dialect_names[dialect], op_name, (long long)i, v, when);
     }
     return DQG_OK;
+}
+
+static dqg_status first_nonzero(const dqg_graph *g, const dqg_op *op, const void *zp,
+                                const char *when)
+{
+    const dqg_tensor *z = &g->tensors[op->inputs[2]];
+    return dqg_dequantize_check_s32_zero_point(op->attrs.quant.dialect, op->name, z->dtype, zp,
+                                               z->nelems, when);
 }
 
 static dqg_status dequantize_verify(const dqg_graph *g, const dqg_op *op)
