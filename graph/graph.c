@@ -50,8 +50,10 @@ void dqg_graph_destroy(dqg_graph *g)
         if (!g->tensors[i].borrowed)
             free(g->tensors[i].data);
     }
-    for (int32_t i = 0; i < g->n_ops; i++)
+    for (int32_t i = 0; i < g->n_ops; i++) {
         free(g->ops[i].name);
+        dqg_op_free_io(&g->ops[i]);
+    }
     for (int32_t i = 0; i < g->n_warnings; i++)
         free(g->warnings[i]);
     free(g->tensors);
@@ -340,6 +342,33 @@ dqg_status dqg_output(dqg_graph *g, dqg_tensor_id id, const char *name)
 
 /* ---- Ops ------------------------------------------------------------------ */
 
+bool dqg_op_alloc_io(dqg_op *op, int n_in, const dqg_tensor_id *in, int n_out,
+                     const dqg_tensor_id *out)
+{
+    int cap_in = n_in > DQG_MAX_OP_INPUTS ? n_in : DQG_MAX_OP_INPUTS;
+    int cap_out = n_out > DQG_MAX_OP_OUTPUTS ? n_out : DQG_MAX_OP_OUTPUTS;
+    dqg_tensor_id *io = malloc((size_t)(cap_in + cap_out) * sizeof *io);
+    if (!io)
+        return false;
+    for (int i = 0; i < cap_in + cap_out; i++)
+        io[i] = DQG_NONE;
+    if (in)
+        memcpy(io, in, (size_t)n_in * sizeof *io);
+    if (out)
+        memcpy(io + cap_in, out, (size_t)n_out * sizeof *io);
+    op->inputs = io;
+    op->outputs = io + cap_in;
+    op->n_inputs = n_in;
+    op->n_outputs = n_out;
+    return true;
+}
+
+void dqg_op_free_io(dqg_op *op)
+{
+    free(op->inputs);
+    op->inputs = op->outputs = NULL;
+}
+
 int32_t dqg_graph_add_op(dqg_graph *g, dqg_op_kind kind, const char *name, int n_inputs,
                          const dqg_tensor_id *inputs, int n_outputs, const dqg_dtype *out_dtypes,
                          const int *out_ranks, const int64_t (*out_dims)[DQG_MAX_RANK])
@@ -369,26 +398,33 @@ int32_t dqg_graph_add_op(dqg_graph *g, dqg_op_kind kind, const char *name, int n
         return -1;
     }
     int32_t index = g->n_ops;
-    int64_t nelems[DQG_MAX_OP_OUTPUTS];
+    if (n_inputs < 0 || n_inputs > DQG_MAX_OP_ARITY || n_outputs < 1 ||
+        n_outputs > DQG_MAX_OP_ARITY) {
+        free(op_name);
+        dqg_graph_fail(g, DQG_INVALID_ARGUMENT, "%s '%s': %d inputs and %d outputs; at most %d",
+                       kind_name, name, n_inputs, n_outputs, DQG_MAX_OP_ARITY);
+        return -1;
+    }
     for (int o = 0; o < n_outputs; o++) {
         char who[300];
         snprintf(who, sizeof who, "%s '%s': output %d", kind_name, name, o);
-        nelems[o] = dqg_check_shape(g, who, out_ranks[o], out_dims[o]);
-        if (nelems[o] < 0) {
+        if (dqg_check_shape(g, who, out_ranks[o], out_dims[o]) < 0) {
             free(op_name);
             return -1;
         }
     }
     dqg_op *op = &g->ops[index];
     memset(op, 0, sizeof *op);
+    if (!dqg_op_alloc_io(op, n_inputs, inputs, n_outputs, NULL)) {
+        free(op_name);
+        dqg_graph_fail(g, DQG_OUT_OF_MEMORY, "%s '%s': out of memory", kind_name, name);
+        return -1;
+    }
     op->kind = kind;
     op->name = op_name;
-    op->n_inputs = n_inputs;
-    for (int i = 0; i < n_inputs; i++) {
-        op->inputs[i] = inputs[i];
+    for (int i = 0; i < n_inputs; i++)
         if (inputs[i] != DQG_NONE)
             g->tensors[inputs[i]].use_count++;
-    }
     op->n_outputs = 0;
     g->n_ops++;
     for (int o = 0; o < n_outputs; o++) {
@@ -397,8 +433,11 @@ int32_t dqg_graph_add_op(dqg_graph *g, dqg_op_kind kind, const char *name, int n
             snprintf(base, sizeof base, "%s", name);
         else
             snprintf(base, sizeof base, "%s:%d", name, o);
+        int64_t nelems = 1;
+        for (int d = 0; d < out_ranks[o]; d++)
+            nelems *= out_dims[o][d];
         dqg_tensor_id id = add_tensor(g, unique_tensor_name(g, base), out_dtypes[o], out_ranks[o],
-                                      out_dims[o], nelems[o], DQG_TENSOR_INTERMEDIATE, index);
+                                      out_dims[o], nelems, DQG_TENSOR_INTERMEDIATE, index);
         if (id == DQG_NONE)
             return -1; /* the graph is sticky-failed; the op stays, harmlessly */
         g->ops[index].outputs[g->ops[index].n_outputs++] = id;

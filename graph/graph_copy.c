@@ -65,10 +65,13 @@ static dqg_status clone(const dqg_graph *g, dqg_graph **out, bool borrow)
             return oom(c);
     }
     for (int32_t i = 0; i < no; i++) {
-        c->ops[i] = g->ops[i];
-        c->ops[i].name = dup_str(g->ops[i].name);
+        const dqg_op *src = &g->ops[i];
+        c->ops[i] = *src;
+        c->ops[i].inputs = c->ops[i].outputs = NULL;
+        c->ops[i].name = dup_str(src->name);
         c->n_ops = i + 1;
-        if (!c->ops[i].name)
+        if (!c->ops[i].name ||
+            !dqg_op_alloc_io(&c->ops[i], src->n_inputs, src->inputs, src->n_outputs, src->outputs))
             return oom(c);
     }
     /* A graph without inputs (all constants) may have no inputs array. */
@@ -135,9 +138,11 @@ dqg_status dqg_graph_extract(const dqg_graph *g, const int32_t *ops, int n_ops,
         const dqg_op *src = &g->ops[ops[k]];
         dqg_op *op = &c->ops[c->n_ops];
         *op = *src;
+        op->inputs = op->outputs = NULL;
         op->name = dup_str(src->name);
         c->n_ops++;
-        if (!op->name)
+        if (!op->name ||
+            !dqg_op_alloc_io(op, src->n_inputs, src->inputs, src->n_outputs, src->outputs))
             goto fail;
         for (int i = 0; i < src->n_inputs; i++) {
             dqg_tensor_id t = src->inputs[i];

@@ -7,8 +7,13 @@
 
 #include "dqgraph.h"
 
+/* Every op has room for at least this many inputs and outputs, so a pass
+ * may rewrite an op in place into another kind of up to this arity.
+ * Variadic ops (Concat, Sum, Split) have more. */
 #define DQG_MAX_OP_INPUTS  4
 #define DQG_MAX_OP_OUTPUTS 3
+/* Most inputs or outputs of one op. */
+#define DQG_MAX_OP_ARITY 4096
 
 /* Largest element count of one tensor: keeps every byte size and index
  * computation far from int64/size_t overflow. */
@@ -70,9 +75,9 @@ typedef struct dqg_op {
     bool removed; /* dropped by a pass (graph copies only) */
     char *name;
     int n_inputs;
-    dqg_tensor_id inputs[DQG_MAX_OP_INPUTS]; /* DQG_NONE for absent optional ones */
+    dqg_tensor_id *inputs; /* DQG_NONE for absent optional ones */
     int n_outputs;
-    dqg_tensor_id outputs[DQG_MAX_OP_OUTPUTS];
+    dqg_tensor_id *outputs; /* shares the one allocation of inputs (see dqg_op_alloc_io) */
     union {
         dqg_matmul_attrs matmul;
         dqg_conv_attrs conv; /* normalized: strides/dilations/groups >= 1 */
@@ -134,6 +139,14 @@ bool dqg_graph_can_build(dqg_graph *g, const char *op_kind, const char *name);
  * "<kind> '<name>': input <index> (<what>): unknown tensor id <id>". */
 bool dqg_graph_check_input(dqg_graph *g, const char *op_kind, const char *op_name, int index,
                            const char *what, dqg_tensor_id id, bool optional);
+
+/* Allocates op->inputs and op->outputs (one block, capacity at least
+ * DQG_MAX_OP_INPUTS and DQG_MAX_OP_OUTPUTS) and copies n_in/n_out ids into
+ * them (either list may be NULL: filled with DQG_NONE). Sets n_inputs and
+ * n_outputs. False on out of memory. Freed with dqg_op_free_io. */
+bool dqg_op_alloc_io(dqg_op *op, int n_in, const dqg_tensor_id *in, int n_out,
+                     const dqg_tensor_id *out);
+void dqg_op_free_io(dqg_op *op);
 
 /* Appends an op with its inputs and creates its output tensors (dtype,
  * shape). out_names may be NULL; names are derived from the op name. Returns

@@ -62,8 +62,12 @@ static dqg_status fold_one(dqg_pass_state *s, int32_t index)
     dqg_status st = dqg_graph_extract(g, &index, 1, op.outputs, op.n_outputs, &mini, NULL, NULL);
     if (st != DQG_OK)
         return st;
-    void *data[DQG_MAX_OP_OUTPUTS] = {0};
-    dqg_buffer out[DQG_MAX_OP_OUTPUTS];
+    void **data = calloc((size_t)op.n_outputs, sizeof *data);
+    dqg_buffer *out = calloc((size_t)op.n_outputs, sizeof *out);
+    if (!data || !out) {
+        st = dqg_set_error(DQG_OUT_OF_MEMORY, "fold constants: out of memory");
+        goto done;
+    }
     for (int o = 0; o < op.n_outputs; o++) {
         size_t n = g->tensors[op.outputs[o]].nbytes;
         data[o] = malloc(n ? n : 1);
@@ -98,8 +102,10 @@ static dqg_status fold_one(dqg_pass_state *s, int32_t index)
     }
     g->ops[index].removed = true;
 done:
-    for (int o = 0; o < op.n_outputs; o++)
+    for (int o = 0; data && o < op.n_outputs; o++)
         free(data[o]);
+    free(data);
+    free(out);
     dqg_graph_destroy(mini);
     return st;
 }
