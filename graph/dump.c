@@ -95,8 +95,9 @@ static void dump_dot(const dqg_graph *g, const int32_t *group, int n_groups,
         dot_escaped(out, t->name);
         fprintf(out, "\\n%s\"];\n", tensor_type(t, ty, sizeof ty));
     }
-    /* Ops; with a partitioning, each partition is a cluster. */
-    for (int p = group ? 0 : -1; p < (group ? n_groups : 0); p++) {
+    /* Ops; with a partitioning, each partition is a cluster, and ops in no
+     * partition (folded into constants when compiled) stand outside. */
+    for (int p = -1; p < (group ? n_groups : 0); p++) {
         if (p >= 0) {
             fprintf(out, "  subgraph cluster_%d {\n  style=filled; color=\"#dde8f5\"; label=\"", p);
             dot_escaped(out, labels[p]);
@@ -104,7 +105,7 @@ static void dump_dot(const dqg_graph *g, const int32_t *group, int n_groups,
         }
         for (int32_t i = 0; i < g->n_ops; i++) {
             const dqg_op *op = &g->ops[i];
-            if (op->removed || (p >= 0 && group[i] != p))
+            if (op->removed || (p >= 0 && group[i] != p) || (p < 0 && group && group[i] >= 0))
                 continue;
             fprintf(out,
                     "  op%d [shape=box, style=\"rounded,filled\", fillcolor=white, label=\"%s\\n",

@@ -39,6 +39,9 @@ typedef struct dqg_tensor {
     uint64_t data_hash[2]; /* constants: XXH3-128 of the bytes (low, high) */
     int32_t use_count;     /* number of op inputs that read it */
     bool is_output;
+    /* Compile-time copies only: the value depends on constants alone and is
+     * computed when the graph is compiled (a constant-folding partition). */
+    bool folded;
 } dqg_tensor;
 
 /* Which system's front door created a DEQUANTIZE op (kept for messages and
@@ -287,6 +290,12 @@ typedef struct dqg_quant_request {
  * attributes, checking every shape rule (and the zero point's shape). On
  * failure sets a sticky error and returns false. */
 bool dqg_resolve_granularity(dqg_graph *g, const dqg_quant_request *r, dqg_quant_attrs *q);
+
+/* The axis of op's output that axis `axis` of its input becomes, for a
+ * Transpose (any permutation) or a Reshape (only when the reshape keeps
+ * every dimension up to and including that axis: a trailing reshape); -1
+ * when it cannot be followed. */
+int dqg_quant_axis_through(const dqg_graph *g, const dqg_op *op, int axis);
 
 /* Maps an element index of x to the index of its scale (and zero point). */
 typedef struct dqg_quant_index {

@@ -194,3 +194,27 @@ dqg_tensor_id dqg_emit_quant_op(dqg_graph *g, dqg_op_kind kind, const char *name
     g->ops[op].attrs.quant = *q;
     return g->ops[op].outputs[0];
 }
+
+int dqg_quant_axis_through(const dqg_graph *g, const dqg_op *op, int axis)
+{
+    const dqg_tensor *x = &g->tensors[op->inputs[0]], *y = &g->tensors[op->outputs[0]];
+    if (axis < 0 || axis >= x->rank)
+        return -1;
+    if (op->kind == DQG_OP_TRANSPOSE) {
+        for (int j = 0; j < y->rank; j++)
+            if (op->attrs.transpose.perm[j] == axis)
+                return j;
+        return -1;
+    }
+    if (op->kind == DQG_OP_RESHAPE) {
+        /* Row-major order is kept: the axis survives when every dimension
+         * up to it is unchanged (the rest only regroups the inner block). */
+        if (y->rank <= axis)
+            return -1;
+        for (int i = 0; i <= axis; i++)
+            if (x->dims[i] != y->dims[i])
+                return -1;
+        return axis;
+    }
+    return -1;
+}

@@ -464,13 +464,22 @@ const char *dqg_compiled_explain(const dqg_compiled *compiled, size_t index);
  * 0 disables the cache). Thread-safe.
  */
 typedef struct dqg_cache_stats {
-    uint64_t hits;      /**< lookups that found (or waited for) an entry */
-    uint64_t misses;    /**< lookups that compiled */
-    uint64_t evictions; /**< entries dropped to respect the capacity */
-    size_t entries;     /**< entries held now */
-    size_t capacity;    /**< current capacity */
-    size_t bytes;       /**< memory held by the entries' kernels and constants */
-    double compile_ms;  /**< total time spent compiling on misses */
+    uint64_t hits;        /**< partition lookups that found (or waited for) an entry */
+    uint64_t misses;      /**< partition lookups that built a kernel */
+    uint64_t evictions;   /**< partition entries dropped to respect the capacity */
+    size_t entries;       /**< partition entries held now */
+    size_t capacity;      /**< current capacity (of each of the two caches) */
+    size_t bytes;         /**< memory held by the entries' kernels and constants */
+    double compile_ms;    /**< time spent building kernels on misses (constant transforms
+                               included) */
+    uint64_t plan_hits;   /**< compiles of a graph identical to one compiled before */
+    uint64_t plan_misses; /**< compiles that ran the passes */
+    size_t plans;         /**< compiled graphs' plans held now */
+    double passes_ms;     /**< time spent in the pass pipeline */
+    double hash_ms;       /**< time spent serializing and hashing cache keys */
+    /** Constant data transforms run (folds, packs, zero-point folds, relayouts of
+     * weights): a compile served entirely from the caches runs none. */
+    uint64_t constant_transforms;
 } dqg_cache_stats;
 
 void dqg_cache_get_stats(dqg_cache_stats *stats);

@@ -1,18 +1,69 @@
-/* Matching shared by the int8 fusion passes: the conditions under which a
- * dequantize feeds an int8 oneDNN primitive exactly, and the epilogue that
- * oneDNN can apply as post-ops. */
+/* Matching shared by the fusion passes: the conditions under which the ops
+ * around a MatMul or Convolution can run as one kernel, and the epilogue
+ * that kernel can apply. */
 #include <string.h>
 
 #include "graph/dtype.h"
 #include "passes/fuse_common.h"
 
-static bool is_const(const dqg_graph *g, dqg_tensor_id t)
+bool dqg_match_add(dqg_fusion_match *m, int32_t op, dqg_part_role role)
 {
-    return t != DQG_NONE && g->tensors[t].kind == DQG_TENSOR_CONSTANT;
+    if (m->n == DQG_MAX_PART_OPS)
+        return false;
+    m->ops[m->n] = op;
+    m->roles[m->n++] = (uint8_t)role;
+    return true;
 }
 
-bool dqg_fuse_check_src(const dqg_graph *g, int32_t dq, int32_t anchor, char *why, size_t n)
+int32_t dqg_match_op(const dqg_fusion_match *m, dqg_part_role role)
 {
+    for (int i = 0; i < m->n; i++)
+        if (m->roles[i] == role)
+            return m->ops[i];
+    return -1;
+}
+
+bool dqg_match_has(const dqg_fusion_match *m, int32_t op)
+{
+    for (int i = 0; i < m->n; i++)
+        if (m->ops[i] == op)
+            return true;
+    return false;
+}
+
+dqg_tensor_id dqg_match_result(const dqg_graph *g, const dqg_fusion_match *m)
+{
+    int32_t last = dqg_match_op(m, DQG_ROLE_MAIN);
+    for (int i = 0; i < m->n; i++) {
+        dqg_part_role r = m->roles[i];
+        bool chain = r == DQG_ROLE_CAST || r == DQG_ROLE_SCALE || r == DQG_ROLE_BIAS ||
+                     r == DQG_ROLE_POST || r == DQG_ROLE_Q;
+        if (chain && m->ops[i] > last)
+            last = m->ops[i];
+    }
+    return g->ops[last].outputs[0];
+}
+
+bool dqg_fuse_is_const(const dqg_graph *g, dqg_tensor_id t)
+{
+    return t != DQG_NONE && (g->tensors[t].kind == DQG_TENSOR_CONSTANT || g->tensors[t].folded);
+}
+
+static int32_t producer(const dqg_graph *g, dqg_tensor_id t)
+{
+    int32_t p = t == DQG_NONE ? -1 : g->tensors[t].producer;
+    return p >= 0 && !g->ops[p].removed ? p : -1;
+}
+
+bool dqg_fuse_match_src(const dqg_pass_state *s, int32_t anchor, dqg_fusion_match *m, char *why,
+                        size_t n)
+{
+    const dqg_graph *g = s->graph;
+    int32_t dq = producer(g, g->ops[anchor].inputs[0]);
+    if (dq < 0 || g->ops[dq].kind != DQG_OP_DEQUANTIZE) {
+        snprintf(why, n, "the activations are not dequantized");
+        return false;
+    }
     const dqg_op *op = &g->ops[dq];
     const dqg_quant_attrs *q = &op->attrs.quant;
     dqg_dtype xt = g->tensors[op->inputs[0]].dtype;
@@ -26,7 +77,7 @@ bool dqg_fuse_check_src(const dqg_graph *g, int32_t dq, int32_t anchor, char *wh
                  dqg_dtype_name(g->tensors[op->outputs[0]].dtype));
         return false;
     }
-    if (is_const(g, op->inputs[0])) {
+    if (dqg_fuse_is_const(g, op->inputs[0])) {
         snprintf(why, n, "the activations are a constant");
         return false;
     }
@@ -39,189 +90,284 @@ bool dqg_fuse_check_src(const dqg_graph *g, int32_t dq, int32_t anchor, char *wh
                  q->axis);
         return false;
     }
-    if (dqg_pass_single_consumer(g, op->outputs[0]) != anchor) {
+    if (g->tensors[op->inputs[1]].dtype != DQG_F32) {
+        snprintf(why, n, "the activation scale is %s, not f32",
+                 dqg_dtype_name(g->tensors[op->inputs[1]].dtype));
+        return false;
+    }
+    if (op->inputs[2] != DQG_NONE) {
+        dqg_dtype zt = g->tensors[op->inputs[2]].dtype;
+        if (zt != DQG_U8 && zt != DQG_S8 && zt != DQG_S32) {
+            snprintf(why, n, "the activation zero point is %s", dqg_dtype_name(zt));
+            return false;
+        }
+    }
+    if (dqg_pass_single_consumer(s, op->outputs[0]) != anchor) {
         snprintf(why, n, "the dequantized activations are also read elsewhere");
         return false;
     }
-    return true;
+    return dqg_match_add(m, dq, DQG_ROLE_SRC_DQ);
 }
 
-bool dqg_fuse_check_weights(const dqg_graph *g, int32_t dq, int32_t anchor, int oc_axis, char *why,
-                            size_t n)
+int32_t dqg_fuse_match_weights(const dqg_pass_state *s, int32_t anchor, int slot,
+                               dqg_fusion_match *m, char *why, size_t n)
 {
-    const dqg_op *op = &g->ops[dq];
-    const dqg_quant_attrs *q = &op->attrs.quant;
-    const dqg_tensor *w = &g->tensors[op->inputs[0]];
-    if (w->dtype != DQG_S8 && w->dtype != DQG_U8) {
-        snprintf(why, n, "weights are %s; oneDNN's int8 kernels take s8", dqg_dtype_name(w->dtype));
-        return false;
-    }
-    if (!is_const(g, op->inputs[0]) || !is_const(g, op->inputs[1]) ||
-        (op->inputs[2] != DQG_NONE && !is_const(g, op->inputs[2]))) {
-        snprintf(why, n, "the weights, their scale or zero point are not constants");
-        return false;
-    }
-    if (g->tensors[op->outputs[0]].dtype != DQG_F32) {
-        snprintf(why, n, "the weight dequantize outputs %s, not f32",
-                 dqg_dtype_name(g->tensors[op->outputs[0]].dtype));
-        return false;
-    }
-    if (q->granularity == DQG_BLOCKED || q->granularity == DQG_ELEMENTWISE ||
-        (q->granularity == DQG_PER_AXIS && q->axis != oc_axis)) {
-        snprintf(why, n, "weight scales vary along the reduction dimension (%s, axis %d)",
-                 q->granularity == DQG_BLOCKED       ? "blocked"
-                 : q->granularity == DQG_ELEMENTWISE ? "element-wise"
-                                                     : "per-axis",
-                 q->axis);
-        return false;
-    }
-    if (dqg_pass_single_consumer(g, op->outputs[0]) != anchor) {
-        snprintf(why, n, "the dequantized weights are also read elsewhere");
-        return false;
-    }
-    /* The zero point must fold into s8 weights: every w - zp in [-128, 127]. */
-    if (op->inputs[2] != DQG_NONE) {
-        const dqg_tensor *z = &g->tensors[op->inputs[2]];
-        dqg_quant_index ix;
-        dqg_quant_index_init(&ix, w, &g->tensors[op->inputs[1]], q);
-        for (int64_t i = 0; i < w->nelems; i++) {
-            int64_t c = dqg_quant_scale_index(&ix, i);
-            int64_t v = dqg_load_int(w->dtype, w->data, i) - dqg_load_int(z->dtype, z->data, c);
-            if (v < -128 || v > 127) {
-                snprintf(why, n,
-                         "weights zero point %lld on channel %lld does not fit s8 after folding "
-                         "(w - zp = %lld)",
-                         (long long)dqg_load_int(z->dtype, z->data, c), (long long)c, (long long)v);
-                return false;
-            }
+    const dqg_graph *g = s->graph;
+    int32_t layout[8];
+    int n_layout = 0;
+    int32_t reader = anchor;
+    dqg_tensor_id t = g->ops[anchor].inputs[slot];
+    for (;;) {
+        int32_t p = producer(g, t);
+        if (p < 0) {
+            snprintf(why, n, "the weights are not dequantized");
+            return -1;
         }
-    } else if (w->dtype == DQG_U8) {
-        snprintf(why, n, "u8 weights without a zero point do not fit s8");
-        return false;
+        if (dqg_pass_single_consumer(s, t) != reader) {
+            snprintf(why, n, "the dequantized weights are also read elsewhere");
+            return -1;
+        }
+        const dqg_op *op = &g->ops[p];
+        if (op->kind == DQG_OP_DEQUANTIZE) {
+            for (int k = 0; k < 3; k++)
+                if (op->inputs[k] != DQG_NONE && !dqg_fuse_is_const(g, op->inputs[k])) {
+                    snprintf(why, n, "the weights, their scale or zero point are not constants");
+                    return -1;
+                }
+            if (!dqg_match_add(m, p, DQG_ROLE_W_DQ))
+                return -1;
+            for (int i = n_layout - 1; i >= 0; i--)
+                if (!dqg_match_add(m, layout[i], DQG_ROLE_W_LAYOUT))
+                    return -1;
+            return p;
+        }
+        if ((op->kind != DQG_OP_TRANSPOSE && op->kind != DQG_OP_RESHAPE) ||
+            n_layout == (int)(sizeof layout / sizeof *layout)) {
+            snprintf(why, n, "the weights are not dequantized");
+            return -1;
+        }
+        layout[n_layout++] = p;
+        reader = p;
+        t = op->inputs[0];
     }
+}
+
+int dqg_fuse_weight_axis(const dqg_graph *g, const dqg_fusion_match *m)
+{
+    int32_t dq = dqg_match_op(m, DQG_ROLE_W_DQ);
+    const dqg_quant_attrs *q = &g->ops[dq].attrs.quant;
+    if (q->granularity == DQG_PER_TENSOR)
+        return -1;
+    if (q->granularity == DQG_ELEMENTWISE)
+        return -2;
+    int axis = q->axis;
+    /* Layout ops were added from the dequantize towards the anchor. */
+    for (int i = 0; i < m->n && axis >= 0; i++)
+        if (m->roles[i] == DQG_ROLE_W_LAYOUT)
+            axis = dqg_quant_axis_through(g, &g->ops[m->ops[i]], axis);
+    return axis >= 0 ? axis : -2;
+}
+
+bool dqg_fuse_unit_scale(const dqg_graph *g, int32_t dq)
+{
+    const dqg_tensor *sc = &g->tensors[g->ops[dq].inputs[1]];
+    if (sc->kind != DQG_TENSOR_CONSTANT || !sc->data)
+        return false;
+    for (int64_t i = 0; i < sc->nelems; i++)
+        if (dqg_load_float(sc->dtype, sc->data, i) != 1.0f)
+            return false;
     return true;
 }
 
-/* A constant operand that broadcasts to the output as one value or one
- * value per channel. */
-static bool per_channel_const(const dqg_graph *g, dqg_tensor_id t, const dqg_tensor *out, int caxis)
+/* How an operand of Add/Mul broadcasts onto the output: 0 not usable, 1 one
+ * value, 2 one value per channel, 3 the output's own shape. */
+static int operand_shape(const dqg_graph *g, dqg_tensor_id t, const dqg_tensor *out, int caxis)
 {
-    if (!is_const(g, t) || g->tensors[t].dtype != DQG_F32)
-        return false;
     const dqg_tensor *c = &g->tensors[t];
+    if (c->dtype != DQG_F32 || c->rank > out->rank)
+        return 0;
     if (c->nelems == 1)
-        return c->rank <= out->rank;
-    if (c->rank > out->rank)
-        return false;
-    /* Right-aligned: only the channel dimension may differ from 1. */
+        return 1;
+    bool per_channel = true, full = c->rank == out->rank;
     for (int i = 0; i < c->rank; i++) {
         int oi = i + (out->rank - c->rank);
         if (c->dims[i] != 1 && !(oi == caxis && c->dims[i] == out->dims[caxis]))
-            return false;
+            per_channel = false;
+        if (c->dims[i] != out->dims[oi])
+            full = false;
     }
-    return true;
+    return per_channel ? 2 : full ? 3 : 0;
 }
 
-void dqg_fuse_match_epilogue(const dqg_graph *g, dqg_fusion_match *m, int channel_axis,
-                             bool allow_bias)
+/* The operand of binary op `op` other than `cur`, or DQG_NONE when cur is
+ * not one of its inputs exactly once. */
+static dqg_tensor_id other_operand(const dqg_op *op, dqg_tensor_id cur)
 {
-    m->bias = m->q = -1;
-    m->n_post = 0;
-    dqg_tensor_id cur = g->ops[m->main].outputs[0];
+    if (op->n_inputs != 2 || (op->inputs[0] == cur) == (op->inputs[1] == cur))
+        return DQG_NONE;
+    return op->inputs[0] == cur ? op->inputs[1] : op->inputs[0];
+}
+
+/* A run-time f32 scalar (not constant). */
+static bool runtime_scalar(const dqg_graph *g, dqg_tensor_id t)
+{
+    return !dqg_fuse_is_const(g, t) && g->tensors[t].nelems == 1 && g->tensors[t].dtype == DQG_F32;
+}
+
+/* Mul(a, b) making a scale from a run-time scalar and constants: the
+ * SCALE_SRC of an ORT dynamic-quantizer pattern (x_scale * w_scale). */
+static bool scale_source(const dqg_pass_state *s, dqg_tensor_id f, int32_t reader,
+                         const dqg_tensor *out, int caxis)
+{
+    const dqg_graph *g = s->graph;
+    int32_t p = producer(g, f);
+    if (p < 0 || g->ops[p].kind != DQG_OP_MUL || dqg_pass_single_consumer(s, f) != reader)
+        return false;
+    const dqg_op *op = &g->ops[p];
+    dqg_tensor_id a = op->inputs[0], b = op->inputs[1];
+    if (runtime_scalar(g, b)) {
+        dqg_tensor_id tmp = a;
+        a = b;
+        b = tmp;
+    }
+    int shape = dqg_fuse_is_const(g, b) ? operand_shape(g, b, out, caxis) : 0;
+    return runtime_scalar(g, a) && (shape == 1 || shape == 2) &&
+           operand_shape(g, f, out, caxis) == shape;
+}
+
+static bool is_eltwise_post(dqg_op_kind k)
+{
+    return k == DQG_OP_RELU || k == DQG_OP_CLIP;
+}
+
+void dqg_fuse_match_epilogue(const dqg_pass_state *s, dqg_fusion_match *m,
+                             const dqg_epilogue_rules *r)
+{
+    const dqg_graph *g = s->graph;
+    int32_t main = dqg_match_op(m, DQG_ROLE_MAIN);
+    dqg_tensor_id cur = g->ops[main].outputs[0];
+    bool have_bias = false, in_s32 = false, front = true;
+    int n_post = 0;
     for (;;) {
-        int32_t c = dqg_pass_single_consumer(g, cur);
+        int32_t c = dqg_pass_single_consumer(s, cur);
         if (c < 0)
             return;
         const dqg_op *op = &g->ops[c];
         const dqg_tensor *out = &g->tensors[cur];
-        bool first = m->bias < 0 && m->n_post == 0;
-        if (op->kind == DQG_OP_BIAS_ADD && first && allow_bias && is_const(g, op->inputs[1]) &&
+        if (op->kind == DQG_OP_TYPECAST && r->integer_result && front) {
+            /* s32 first (exact: the accumulator is an integer), then f32. */
+            dqg_dtype to = op->attrs.typecast.to;
+            if (!((to == DQG_S32 && !in_s32 && out->dtype == DQG_F32) ||
+                  (to == DQG_F32 && in_s32)) ||
+                !dqg_match_add(m, c, DQG_ROLE_CAST))
+                return;
+            in_s32 = to == DQG_S32;
+            cur = op->outputs[0];
+            continue;
+        }
+        if (in_s32)
+            return; /* only the cast back to f32 may follow an s32 result */
+        if (op->kind == DQG_OP_MUL && r->allow_scale && front) {
+            dqg_tensor_id f = other_operand(op, cur);
+            if (f != DQG_NONE && runtime_scalar(g, f)) {
+                if (!dqg_match_add(m, c, DQG_ROLE_SCALE))
+                    return;
+                cur = op->outputs[0];
+                continue;
+            }
+            if (f != DQG_NONE && scale_source(s, f, c, out, r->channel_axis)) {
+                if (!dqg_match_add(m, c, DQG_ROLE_SCALE) ||
+                    !dqg_match_add(m, g->tensors[f].producer, DQG_ROLE_SCALE_SRC))
+                    return;
+                cur = op->outputs[0];
+                continue;
+            }
+        }
+        if (op->kind == DQG_OP_BIAS_ADD && !have_bias && n_post == 0 && r->allow_bias &&
+            op->inputs[0] == cur && dqg_fuse_is_const(g, op->inputs[1]) &&
             g->tensors[op->inputs[1]].dtype == DQG_F32) {
             int ca = op->attrs.bias_add.data_format == DQG_FORMAT_NCX ? 1 : out->rank - 1;
-            if (ca != channel_axis)
+            if (ca != r->channel_axis || !dqg_match_add(m, c, DQG_ROLE_BIAS))
                 return;
-            m->bias = c;
-        } else if ((op->kind == DQG_OP_ADD || op->kind == DQG_OP_MUL) && op->inputs[0] == cur &&
-                   per_channel_const(g, op->inputs[1], out, channel_axis) &&
-                   m->n_post < DQG_MAX_POST_OPS) {
-            if (op->kind == DQG_OP_ADD && first && allow_bias &&
-                g->tensors[op->inputs[1]].nelems == out->dims[channel_axis] &&
-                out->dims[channel_axis] > 1)
-                m->bias = c;
-            else
-                m->post[m->n_post++] = c;
-        } else if ((op->kind == DQG_OP_RELU || op->kind == DQG_OP_CLIP) &&
-                   m->n_post < DQG_MAX_POST_OPS) {
-            m->post[m->n_post++] = c;
-        } else if (op->kind == DQG_OP_QUANTIZE) {
+            have_bias = true;
+        } else if ((op->kind == DQG_OP_ADD || op->kind == DQG_OP_MUL) &&
+                   g->tensors[op->outputs[0]].dtype == DQG_F32 && n_post < DQG_MAX_POST_OPS) {
+            dqg_tensor_id b = other_operand(op, cur);
+            int shape = b == DQG_NONE ? 0 : operand_shape(g, b, out, r->channel_axis);
+            if (shape == 0)
+                return;
+            /* A per-channel constant Add right after the anchor is its bias. */
+            bool bias = op->kind == DQG_OP_ADD && !have_bias && n_post == 0 && r->allow_bias &&
+                        shape == 2 && dqg_fuse_is_const(g, b) && out->dims[r->channel_axis] > 1;
+            if (!dqg_match_add(m, c, bias ? DQG_ROLE_BIAS : DQG_ROLE_POST))
+                return;
+            have_bias |= bias;
+            n_post += !bias;
+        } else if (is_eltwise_post(op->kind) && n_post < DQG_MAX_POST_OPS) {
+            if (!dqg_match_add(m, c, DQG_ROLE_POST))
+                return;
+            n_post++;
+        } else if (op->kind == DQG_OP_QUANTIZE && r->allow_q) {
             const dqg_quant_attrs *q = &op->attrs.quant;
             dqg_dtype yt = g->tensors[op->outputs[0]].dtype;
             if (q->granularity == DQG_PER_TENSOR && (yt == DQG_U8 || yt == DQG_S8) &&
-                is_const(g, op->inputs[1]) &&
-                (op->inputs[2] == DQG_NONE || is_const(g, op->inputs[2])) &&
-                g->tensors[op->inputs[1]].dtype == DQG_F32)
-                m->q = c;
+                g->tensors[op->inputs[1]].kind == DQG_TENSOR_CONSTANT &&
+                g->tensors[op->inputs[1]].dtype == DQG_F32 &&
+                (op->inputs[2] == DQG_NONE ||
+                 g->tensors[op->inputs[2]].kind == DQG_TENSOR_CONSTANT))
+                dqg_match_add(m, c, DQG_ROLE_Q);
             return;
         } else {
             return;
         }
+        front = false;
         cur = op->outputs[0];
     }
 }
 
-dqg_status dqg_fuse_commit(dqg_pass_state *s, const dqg_fusion_match *m, dqg_partition_kind kind,
-                           const char *kernel)
+void dqg_fuse_absorb_src_quant(const dqg_pass_state *s, dqg_fusion_match *m)
 {
-    int part = dqg_pass_new_partition(s, kind);
-    if (part < 0)
-        return DQG_OUT_OF_MEMORY;
-    int32_t ops[DQG_MAX_PART_OPS];
-    int n = 0;
-    ops[n++] = m->src_dq;
-    ops[n++] = m->w_dq;
-    ops[n++] = m->main;
-    if (m->bias >= 0)
-        ops[n++] = m->bias;
-    for (int i = 0; i < m->n_post; i++)
-        ops[n++] = m->post[i];
-    if (m->q >= 0)
-        ops[n++] = m->q;
-    for (int i = 0; i < n; i++)
-        dqg_pass_add_to_partition(s, part, ops[i]);
-    dqg_partition *p = &s->parts[part];
-    /* Roles by position in ops[] (kept in graph order). */
-    for (int k = 0; k < p->n_ops; k++) {
-        int32_t o = p->ops[k];
-        if (o == m->src_dq)
-            p->src_dq = k;
-        else if (o == m->w_dq)
-            p->w_dq = k;
-        else if (o == m->main)
-            p->main = k;
-        else if (o == m->bias)
-            p->bias = k;
-        else if (o == m->q)
-            p->q = k;
-    }
-    p->n_post = 0;
-    for (int i = 0; i < m->n_post; i++)
-        for (int k = 0; k < p->n_ops; k++)
-            if (p->ops[k] == m->post[i])
-                p->post[p->n_post++] = k;
     const dqg_graph *g = s->graph;
-    char line[1024];
+    int32_t sdq = dqg_match_op(m, DQG_ROLE_SRC_DQ);
+    if (sdq < 0)
+        return;
+    int32_t d = producer(g, g->ops[sdq].inputs[0]);
+    if (d < 0 || g->ops[d].kind != DQG_OP_DYNAMIC_QUANTIZE)
+        return;
+    /* Everything it produces must be read inside the match only. */
+    const dqg_consumers *c = &s->cons;
+    for (int o = 0; o < g->ops[d].n_outputs; o++) {
+        dqg_tensor_id t = g->ops[d].outputs[o];
+        if (g->tensors[t].is_output)
+            return;
+        for (int32_t k = c->first[t]; k < c->first[t + 1]; k++)
+            if (!dqg_match_has(m, c->list[k]))
+                return;
+    }
+    dqg_match_add(m, d, DQG_ROLE_SRC_QUANT);
+}
+
+dqg_status dqg_fuse_commit(dqg_pass_state *s, const dqg_fusion_match *m, dqg_partition_kind kind,
+                           const char *kernel, const char *details)
+{
+    if (dqg_pass_add_partition(s, kind, m->ops, m->roles, m->n) < 0)
+        return DQG_OUT_OF_MEMORY;
+    /* The ops in pattern order: source side, weights, anchor, epilogue. */
+    static const dqg_part_role order[] = {DQG_ROLE_SRC_QUANT, DQG_ROLE_SRC_DQ, DQG_ROLE_W_DQ,
+                                          DQG_ROLE_W_LAYOUT,  DQG_ROLE_MAIN,   DQG_ROLE_CAST,
+                                          DQG_ROLE_SCALE_SRC, DQG_ROLE_SCALE,  DQG_ROLE_BIAS,
+                                          DQG_ROLE_POST,      DQG_ROLE_Q};
+    const dqg_graph *g = s->graph;
+    char line[1536];
     size_t pos = (size_t)snprintf(line, sizeof line, "fused: ");
-    for (int i = 0; i < n && pos < sizeof line; i++)
-        pos += (size_t)snprintf(line + pos, sizeof line - pos, "%s%s '%s'", i ? " + " : "",
-                                dqg_op_kind_name(g->ops[ops[i]].kind), g->ops[ops[i]].name);
-    const dqg_op *sdq = &g->ops[m->src_dq], *wdq = &g->ops[m->w_dq];
-    const dqg_quant_attrs *wq = &wdq->attrs.quant;
-    dqg_dtype dst = m->q >= 0 ? g->tensors[g->ops[m->q].outputs[0]].dtype : DQG_F32;
-    return dqg_explain(s, "%s -> %s (src %s%s, weights %s %s scales%s, dst %s)", line, kernel,
-                       dqg_dtype_name(g->tensors[sdq->inputs[0]].dtype),
-                       sdq->inputs[2] != DQG_NONE ? " with zero point" : "",
-                       dqg_dtype_name(g->tensors[wdq->inputs[0]].dtype),
-                       wq->granularity == DQG_PER_TENSOR ? "per-tensor" : "per-channel",
-                       wdq->inputs[2] != DQG_NONE ? ", zero point folded" : "",
-                       dqg_dtype_name(dst));
+    bool first = true;
+    for (size_t r = 0; r < sizeof order / sizeof *order; r++)
+        for (int i = 0; i < m->n && pos < sizeof line; i++)
+            if (m->roles[i] == order[r]) {
+                const dqg_op *op = &g->ops[m->ops[i]];
+                pos += (size_t)snprintf(line + pos, sizeof line - pos, "%s%s '%s'",
+                                        first ? "" : " + ", dqg_op_kind_name(op->kind), op->name);
+                first = false;
+            }
+    return dqg_explain(s, "%s -> %s (%s)", line, kernel, details);
 }

@@ -1,8 +1,10 @@
 /* lower leftovers: every live op that no fusion claimed becomes a partition
- * of its own, except that a leftover MatMul or Convolution takes the bias
- * and element-wise ops that follow it along as oneDNN post-ops (fusion on).
- * Dequantize and quantize ops are named in the explain log so a user sees
- * what runs unfused. */
+ * of its own: a constant-folding partition when it computes from constants
+ * alone (dequantize ops of constant weights that nothing fused included,
+ * unless fusion is off); an f32 MatMul or Convolution together with the
+ * bias and element-wise ops that follow it (oneDNN post-ops); or a single
+ * op. Dequantize and quantize ops that run at execution are named in the
+ * explain log so a user sees what runs unfused. */
 #include "passes/fuse_common.h"
 
 /* MatMul/Convolution + bias + element-wise ops as one f32 partition. */
@@ -16,46 +18,53 @@ static dqg_status lower_with_epilogue(dqg_pass_state *s, int32_t i, bool *done)
         return DQG_OK;
     bool own_bias = op->kind == DQG_OP_CONVOLUTION && op->inputs[2] != DQG_NONE;
     /* The epilogue's operands are constants; so must the bias be. */
-    if (own_bias && g->tensors[op->inputs[2]].kind != DQG_TENSOR_CONSTANT)
+    if (own_bias && !dqg_fuse_is_const(g, op->inputs[2]))
         return DQG_OK;
-    int ca = op->kind == DQG_OP_CONVOLUTION && op->attrs.conv.data_format == DQG_FORMAT_NCX
-                 ? 1
-                 : y->rank - 1;
-    dqg_fusion_match m = {.src_dq = -1, .w_dq = -1, .main = i};
-    dqg_fuse_match_epilogue(g, &m, ca, !own_bias);
-    if (m.bias < 0 && m.n_post == 0)
+    dqg_epilogue_rules r = {.channel_axis = op->kind == DQG_OP_CONVOLUTION &&
+                                                    op->attrs.conv.data_format == DQG_FORMAT_NCX
+                                                ? 1
+                                                : y->rank - 1,
+                            .allow_bias = !own_bias};
+    dqg_fusion_match m = {0};
+    dqg_match_add(&m, i, DQG_ROLE_MAIN);
+    dqg_fuse_match_epilogue(s, &m, &r);
+    if (m.n == 1)
         return DQG_OK;
-    int part = dqg_pass_new_partition(s, DQG_PART_SINGLE);
-    if (part < 0)
+    if (dqg_pass_add_partition(s, DQG_PART_SINGLE, m.ops, m.roles, m.n) < 0)
         return DQG_OUT_OF_MEMORY;
-    int32_t ops[DQG_MAX_PART_OPS];
-    int n = 0;
-    ops[n++] = i;
-    if (m.bias >= 0)
-        ops[n++] = m.bias;
-    for (int k = 0; k < m.n_post; k++)
-        ops[n++] = m.post[k];
-    for (int k = 0; k < n; k++)
-        dqg_pass_add_to_partition(s, part, ops[k]);
-    dqg_partition *p = &s->parts[part];
-    for (int k = 0; k < p->n_ops; k++) {
-        if (p->ops[k] == i)
-            p->main = k;
-        else if (p->ops[k] == m.bias)
-            p->bias = k;
-    }
-    for (int j = 0; j < m.n_post; j++)
-        for (int k = 0; k < p->n_ops; k++)
-            if (p->ops[k] == m.post[j])
-                p->post[p->n_post++] = k;
     char line[1024];
     size_t pos = 0;
-    for (int k = 0; k < n && pos < sizeof line; k++)
+    for (int k = 0; k < m.n && pos < sizeof line; k++)
         pos += (size_t)snprintf(line + pos, sizeof line - pos, "%s%s '%s'", k ? " + " : "",
-                                dqg_op_kind_name(g->ops[ops[k]].kind), g->ops[ops[k]].name);
+                                dqg_op_kind_name(g->ops[m.ops[k]].kind), g->ops[m.ops[k]].name);
     *done = true;
     return dqg_explain(s, "combined: %s -> %s %s with post-ops", line, dqg_dtype_name(y->dtype),
                        op->kind == DQG_OP_MATMUL ? "matmul" : "convolution");
+}
+
+static const char *granularity_name(dqg_granularity g)
+{
+    static const char *names[] = {"per-tensor", "per-axis", "blocked", "element-wise"};
+    return g <= DQG_ELEMENTWISE ? names[g] : "?";
+}
+
+static dqg_status lower_constant(dqg_pass_state *s, int32_t i)
+{
+    dqg_graph *g = s->graph;
+    const dqg_op *op = &g->ops[i];
+    uint8_t role = DQG_ROLE_MAIN;
+    if (dqg_pass_add_partition(s, DQG_PART_CONST, &i, &role, 1) < 0)
+        return DQG_OUT_OF_MEMORY;
+    for (int o = 0; o < op->n_outputs; o++)
+        g->tensors[op->outputs[o]].folded = true;
+    if (op->kind != DQG_OP_DEQUANTIZE)
+        return DQG_OK; /* the fold pass explained it */
+    return dqg_explain(s,
+                       "folded: Dequantize '%s': dequantize of constant %s weights into %s "
+                       "(%zu bytes), computed once when compiled",
+                       op->name, dqg_dtype_name(g->tensors[op->inputs[0]].dtype),
+                       dqg_dtype_name(g->tensors[op->outputs[0]].dtype),
+                       g->tensors[op->outputs[0]].nbytes);
 }
 
 dqg_status dqg_pass_lower(dqg_pass_state *s)
@@ -65,6 +74,14 @@ dqg_status dqg_pass_lower(dqg_pass_state *s)
         const dqg_op *op = &g->ops[i];
         if (op->removed || s->group[i] >= 0)
             continue;
+        bool too_large;
+        if ((op->kind != DQG_OP_DEQUANTIZE || !s->options->disable_fusion) &&
+            dqg_pass_foldable(s, i, &too_large)) {
+            dqg_status st = lower_constant(s, i);
+            if (st != DQG_OK)
+                return st;
+            continue;
+        }
         if (op->kind == DQG_OP_MATMUL || op->kind == DQG_OP_CONVOLUTION) {
             bool done;
             dqg_status st = lower_with_epilogue(s, i, &done);
@@ -73,22 +90,65 @@ dqg_status dqg_pass_lower(dqg_pass_state *s)
             if (done)
                 continue;
         }
-        int part = dqg_pass_new_partition(s, DQG_PART_SINGLE);
-        if (part < 0)
+        uint8_t role = DQG_ROLE_MAIN;
+        if (dqg_pass_add_partition(s, DQG_PART_SINGLE, &i, &role, 1) < 0)
             return DQG_OUT_OF_MEMORY;
-        s->parts[part].main = dqg_pass_add_to_partition(s, part, i);
         if (op->kind == DQG_OP_DEQUANTIZE || op->kind == DQG_OP_QUANTIZE) {
-            const dqg_quant_attrs *q = &op->attrs.quant;
-            static const char *gran[] = {"per-tensor", "per-axis", "blocked", "element-wise"};
             dqg_status st =
                 dqg_explain(s, "lowered: %s '%s' (%s -> %s, %s) runs as its own partition",
                             dqg_op_kind_name(op->kind), op->name,
                             dqg_dtype_name(g->tensors[op->inputs[0]].dtype),
                             dqg_dtype_name(g->tensors[op->outputs[0]].dtype),
-                            q->granularity <= DQG_ELEMENTWISE ? gran[q->granularity] : "?");
+                            granularity_name(op->attrs.quant.granularity));
             if (st != DQG_OK)
                 return st;
         }
     }
     return DQG_OK;
+}
+
+dqg_status dqg_pass_split(dqg_pass_state *s, int part)
+{
+    dqg_graph *g = s->graph;
+    dqg_partition p = s->parts[part];
+    free(p.outputs);
+    s->parts[part] = s->parts[--s->n_parts];
+    for (int k = 0; k < p.n_ops; k++)
+        s->group[p.ops[k]] = -1;
+    if (p.kind == DQG_PART_QMATMUL) {
+        /* The weights and the anchor still make a weight-only MatMul over
+         * the dequantized activations; the epilogue joins it only when it
+         * follows the anchor directly. */
+        bool direct = dqg_part_find(&p, DQG_ROLE_CAST) < 0 && dqg_part_find(&p, DQG_ROLE_SCALE) < 0;
+        dqg_fusion_match m = {0};
+        for (int k = 0; k < p.n_ops; k++) {
+            dqg_part_role r = p.role[k];
+            if (r == DQG_ROLE_W_DQ || r == DQG_ROLE_W_LAYOUT || r == DQG_ROLE_MAIN ||
+                (direct && (r == DQG_ROLE_BIAS || r == DQG_ROLE_POST)))
+                dqg_match_add(&m, p.ops[k], r);
+        }
+        if (dqg_pass_add_partition(s, DQG_PART_WO_MATMUL, m.ops, m.roles, m.n) < 0)
+            return DQG_OUT_OF_MEMORY;
+        const dqg_op *mm = &g->ops[dqg_match_op(&m, DQG_ROLE_MAIN)];
+        dqg_status st = dqg_explain(s, "fallback: MatMul '%s' -> weight-only matmul", mm->name);
+        if (st != DQG_OK)
+            return st;
+    }
+    for (int k = 0; k < p.n_ops; k++) {
+        int32_t i = p.ops[k];
+        if (s->group[i] >= 0)
+            continue;
+        bool too_large;
+        dqg_status st = DQG_OK;
+        if (dqg_pass_foldable(s, i, &too_large)) {
+            st = lower_constant(s, i);
+        } else {
+            uint8_t role = DQG_ROLE_MAIN;
+            if (dqg_pass_add_partition(s, DQG_PART_SINGLE, &i, &role, 1) < 0)
+                st = DQG_OUT_OF_MEMORY;
+        }
+        if (st != DQG_OK)
+            return st;
+    }
+    return dqg_pass_partition(s);
 }

@@ -1,34 +1,64 @@
 /* The pass pipeline's interface (internal): partitions, the explain log, and
  * the state the passes share. Passes read and rewrite a copy of the graph
- * and group its ops into partitions; they never execute kernels. */
+ * and group its ops into partitions; they decide what runs together, never
+ * rewrite constant data, and never execute kernels. */
 #ifndef DQG_PASSES_H
 #define DQG_PASSES_H
 
 #include "graph/graph_internal.h"
 
-#define DQG_MAX_PART_OPS 16
-#define DQG_MAX_POST_OPS 4
+#define DQG_MAX_PART_OPS 24
 
 typedef enum dqg_partition_kind {
-    DQG_PART_SINGLE = 0, /* one op, run by the kernel for its kind */
-    DQG_PART_QMATMUL,    /* DQ(src), DQ(weights) -> MatMul [-> bias] [-> post-ops] [-> Q] */
+    DQG_PART_SINGLE = 0, /* one op, or an f32 MatMul/Convolution with its epilogue */
+    DQG_PART_QMATMUL,    /* int8 MatMul: DQ(src) x DQ(weights), scales constant or run-time */
     DQG_PART_QCONV,      /* the same around a Convolution */
+    DQG_PART_WO_MATMUL,  /* float activations x DQ(constant low-bit weights) */
+    DQG_PART_CONST,      /* one op of constants only: evaluated when compiled, never executed */
 } dqg_partition_kind;
 
-/* A group of ops compiled into one kernel. Roles index into ops[] (-1 when
- * absent); ops[] is in graph order, which is topological. */
+/* What an op does inside its partition. A partition is a matched pattern:
+ * its ops (in graph order, which is topological) and one role each. */
+typedef enum dqg_part_role {
+    DQG_ROLE_MAIN = 0,  /* the anchor: MatMul or Convolution (or the single op) */
+    DQG_ROLE_SRC_QUANT, /* DynamicQuantizeLinear making the int8 activations */
+    DQG_ROLE_SRC_DQ,    /* dequantize of the activations */
+    DQG_ROLE_W_DQ,      /* dequantize of the constant weights */
+    DQG_ROLE_W_LAYOUT,  /* Transpose/Reshape of the dequantized constant weights */
+    DQG_ROLE_CAST,      /* TypeCast of the exact integer result (MatMulInteger -> Cast) */
+    DQG_ROLE_SCALE,     /* Mul of the result by a scale, folded into the kernel's scales */
+    DQG_ROLE_SCALE_SRC, /* Mul computing that scale from run-time and constant scales */
+    DQG_ROLE_BIAS,      /* bias add along the output channel */
+    DQG_ROLE_POST,      /* element-wise epilogue op */
+    DQG_ROLE_Q,         /* QuantizeLinear of the result */
+    DQG_ROLE_COUNT
+} dqg_part_role;
+
 typedef struct dqg_partition {
     dqg_partition_kind kind;
     int n_ops;
     int32_t ops[DQG_MAX_PART_OPS];
-    int src_dq, w_dq, main, bias, q;
-    int n_post;
-    int post[DQG_MAX_POST_OPS];
-    /* Constant tensors the fused weights pass through (Transpose/Reshape),
-     * already folded: the partition reads this constant as its weights. */
+    uint8_t role[DQG_MAX_PART_OPS]; /* dqg_part_role of ops[k] */
+    /* Tensors read outside the partition or graph outputs (set by the
+     * partition pass; owned by the pass state). */
     int n_outputs;
-    dqg_tensor_id outputs[DQG_MAX_OP_OUTPUTS * 2];
+    dqg_tensor_id *outputs;
 } dqg_partition;
+
+/* Position in ops[] of the first op with role r, or -1. */
+int dqg_part_find(const dqg_partition *p, dqg_part_role r);
+/* Number of ops with role r; their positions, in order, into pos[]. */
+int dqg_part_list(const dqg_partition *p, dqg_part_role r, int *pos);
+/* The tensor the partition's pattern produces: the Quantize's, else the
+ * last epilogue op's, else the anchor's. */
+dqg_tensor_id dqg_part_result(const dqg_graph *g, const dqg_partition *p);
+
+/* Consumers of every tensor (compressed rows): readers of tensor t are
+ * ops list[first[t] .. first[t+1]); an op reading t twice appears twice. */
+typedef struct dqg_consumers {
+    int32_t n_tensors;
+    int32_t *first, *list;
+} dqg_consumers;
 
 typedef struct dqg_pass_state {
     dqg_graph *graph; /* the rewritten copy (owned) */
@@ -38,10 +68,12 @@ typedef struct dqg_pass_state {
     int n_parts, cap_parts;
     char **explain;
     int n_explain, cap_explain;
+    dqg_consumers cons; /* of live ops; rebuilt by dqg_pass_index after rewrites */
 } dqg_pass_state;
 
 /* Runs canonicalize -> fold constants -> fuse DQ into MatMul -> fuse DQ into
- * Convolution -> lower leftovers -> partition on a copy of `g`. */
+ * Convolution -> lower leftovers ->
+ * partition on a copy of `g`. */
 dqg_status dqg_run_passes(const dqg_graph *g, const dqg_compile_options *options,
                           dqg_pass_state *out);
 void dqg_pass_state_free(dqg_pass_state *s);
@@ -50,14 +82,28 @@ void dqg_pass_state_free(dqg_pass_state *s);
 dqg_status dqg_explain(dqg_pass_state *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* Opens a new partition of `kind` with every role -1; returns its index or -1. */
-int dqg_pass_new_partition(dqg_pass_state *s, dqg_partition_kind kind);
-/* Adds op `op` to partition `part` and returns its position in ops[]. */
-int dqg_pass_add_to_partition(dqg_pass_state *s, int part, int32_t op);
+/* Rebuilds s->cons from the live ops of s->graph. */
+dqg_status dqg_pass_index(dqg_pass_state *s);
+/* The op that reads tensor t, when exactly one live op does (once) and t is
+ * not a graph output; else -1. O(1) after dqg_pass_index. */
+int32_t dqg_pass_single_consumer(const dqg_pass_state *s, dqg_tensor_id t);
 
-/* The op that reads tensor t, when exactly one op does and t is not a graph
- * output; else -1. */
-int32_t dqg_pass_single_consumer(const dqg_graph *g, dqg_tensor_id t);
+/* Opens a partition of `kind` holding ops[0..n) with roles[0..n) (ops in
+ * any order; stored in graph order); returns its index or -1 (error set). */
+int dqg_pass_add_partition(dqg_pass_state *s, dqg_partition_kind kind, const int32_t *ops,
+                           const uint8_t *roles, int n);
+
+/* Whether op i computes from constants alone and may be folded (not a
+ * graph output, not DynamicQuantizeLinear, result not much larger than its
+ * inputs: *too_large tells that case). */
+bool dqg_pass_foldable(const dqg_pass_state *s, int32_t i, bool *too_large);
+
+/* Replaces partition `part`, whose kernel the backend refused, by what can
+ * still run: a refused int8 MatMul's weights and anchor (with the epilogue
+ * when it follows the anchor directly) as a weight-only partition, every
+ * other op as a constant-folding or single-op partition; then re-runs the
+ * partition pass. */
+dqg_status dqg_pass_split(dqg_pass_state *s, int part);
 
 /* The passes, in pipeline order (one file each). */
 dqg_status dqg_pass_canonicalize(dqg_pass_state *s);

@@ -2,7 +2,9 @@
  * full-key confirmation, LRU list, reference-counted entries, one build per
  * key under concurrent misses, and counters. One mutex guards everything;
  * builds run outside it. */
+#include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -23,6 +25,7 @@ struct dqg_cache_entry {
     void *kernel;
     size_t bytes;
     dqg_cache_free_fn destroy;
+    struct cache *owner;
     entry_state state;
     dqg_status status; /* of a failed build */
     char *message;     /* of a failed build */
@@ -32,24 +35,43 @@ struct dqg_cache_entry {
     dqg_cache_entry *lru_prev, *lru_next; /* lru_head = most recently used */
 };
 
+/* One cache: hash table, LRU list and counters. Both instances share the
+ * capacity and the lock. */
+typedef struct cache {
+    dqg_cache_entry *buckets[N_BUCKETS];
+    dqg_cache_entry *lru_head, *lru_tail;
+    size_t n_entries, bytes_held;
+    uint64_t n_hits, n_misses, n_evictions;
+} cache;
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t built = PTHREAD_COND_INITIALIZER;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
-static dqg_cache_entry *buckets[N_BUCKETS];
-static dqg_cache_entry *lru_head, *lru_tail;
-static size_t capacity = DEFAULT_CAPACITY, n_entries, bytes_held;
-static uint64_t n_hits, n_misses, n_evictions;
-static double compile_ms;
+static cache parts, plans;
+static size_t capacity = DEFAULT_CAPACITY;
+static double compile_ms, passes_ms, hash_ms;
+static uint64_t n_transforms;
 
 static void read_env(void)
 {
     const char *v = getenv("DQG_CACHE_CAPACITY");
-    if (v && *v) {
-        char *end;
-        unsigned long long c = strtoull(v, &end, 10);
-        if (*end == '\0')
-            capacity = (size_t)c;
+    if (!v || !*v)
+        return;
+    char *end;
+    errno = 0;
+    unsigned long long c = strtoull(v, &end, 10);
+    if (*end == '\0' && errno == 0 && v[0] >= '0' && v[0] <= '9') {
+        capacity = (size_t)c;
+        return;
     }
+    fprintf(stderr,
+            "dqgraph: DQG_CACHE_CAPACITY='%s' is not a non-negative integer; the cache keeps "
+            "its default capacity of %d\n",
+            v, DEFAULT_CAPACITY);
+    const char *verbose = getenv("DQG_VERBOSE");
+    if (verbose && *verbose && strcmp(verbose, "0") != 0)
+        fprintf(stderr, "dqgraph,warning,DQG_CACHE_CAPACITY='%s' ignored,capacity %d\n", v,
+                DEFAULT_CAPACITY);
 }
 
 static uint64_t key_hash(const void *key, size_t len)
@@ -84,26 +106,28 @@ static void free_entry(dqg_cache_entry *e)
 
 static void lru_unlink(dqg_cache_entry *e)
 {
+    cache *c = e->owner;
     if (e->lru_prev)
         e->lru_prev->lru_next = e->lru_next;
     else
-        lru_head = e->lru_next;
+        c->lru_head = e->lru_next;
     if (e->lru_next)
         e->lru_next->lru_prev = e->lru_prev;
     else
-        lru_tail = e->lru_prev;
+        c->lru_tail = e->lru_prev;
     e->lru_prev = e->lru_next = NULL;
 }
 
 static void lru_push_front(dqg_cache_entry *e)
 {
+    cache *c = e->owner;
     e->lru_prev = NULL;
-    e->lru_next = lru_head;
-    if (lru_head)
-        lru_head->lru_prev = e;
-    lru_head = e;
-    if (!lru_tail)
-        lru_tail = e;
+    e->lru_next = c->lru_head;
+    if (c->lru_head)
+        c->lru_head->lru_prev = e;
+    c->lru_head = e;
+    if (!c->lru_tail)
+        c->lru_tail = e;
 }
 
 /* Removes e from the table and list and drops the cache's reference.
@@ -111,28 +135,29 @@ static void lru_push_front(dqg_cache_entry *e)
  * lock), else NULL. */
 static dqg_cache_entry *uncache(dqg_cache_entry *e)
 {
-    dqg_cache_entry **pp = &buckets[e->hash & (N_BUCKETS - 1)];
+    cache *c = e->owner;
+    dqg_cache_entry **pp = &c->buckets[e->hash & (N_BUCKETS - 1)];
     while (*pp != e)
         pp = &(*pp)->bucket_next;
     *pp = e->bucket_next;
     lru_unlink(e);
     e->cached = false;
-    n_entries--;
-    bytes_held -= e->bytes;
+    c->n_entries--;
+    c->bytes_held -= e->bytes;
     return --e->refs == 0 ? e : NULL;
 }
 
-/* Evicts least-recently-used ready entries until at most `limit` remain.
+/* Evicts least-recently-used finished entries until at most `limit` remain.
  * Entries still being built are skipped. Freed entries are chained through
  * bucket_next into *to_free. */
-static void evict_to(size_t limit, dqg_cache_entry **to_free, bool count)
+static void evict_to(cache *c, size_t limit, dqg_cache_entry **to_free, bool count)
 {
-    dqg_cache_entry *e = lru_tail;
-    while (n_entries > limit && e) {
+    dqg_cache_entry *e = c->lru_tail;
+    while (c->n_entries > limit && e) {
         dqg_cache_entry *prev = e->lru_prev;
         if (e->state != ENTRY_BUILDING) {
             if (count)
-                n_evictions++;
+                c->n_evictions++;
             dqg_cache_entry *dead = uncache(e);
             if (dead) {
                 dead->bucket_next = *to_free;
@@ -160,11 +185,12 @@ static dqg_status build_entry(dqg_cache_entry *e, dqg_cache_build_fn build, void
     dqg_status st = build(ctx, &e->kernel, &e->bytes);
     double dt = now_ms() - t0;
     pthread_mutex_lock(&lock);
-    compile_ms += dt;
+    if (e->owner == &parts)
+        compile_ms += dt;
     if (st == DQG_OK) {
         e->state = ENTRY_READY;
         if (e->cached)
-            bytes_held += e->bytes;
+            e->owner->bytes_held += e->bytes;
     } else {
         e->state = ENTRY_FAILED;
         e->status = st;
@@ -178,8 +204,15 @@ static dqg_status build_entry(dqg_cache_entry *e, dqg_cache_build_fn build, void
     return st;
 }
 
-dqg_status dqg_cache_acquire(const void *key, size_t key_len, dqg_cache_build_fn build,
-                             dqg_cache_free_fn destroy, void *ctx, dqg_cache_entry **out, bool *hit)
+/* A refusal is a fact about the key (the backend cannot build it); every
+ * other failure (out of memory, a backend error) may pass. */
+static bool remembered(const dqg_cache_entry *e)
+{
+    return e->state != ENTRY_FAILED || e->status == DQG_UNSUPPORTED;
+}
+
+static dqg_status acquire(cache *c, const void *key, size_t key_len, dqg_cache_build_fn build,
+                          dqg_cache_free_fn destroy, void *ctx, dqg_cache_entry **out, bool *hit)
 {
     if (!key || !build || !out)
         return dqg_set_error(DQG_INVALID_ARGUMENT, "cache: NULL argument");
@@ -192,13 +225,13 @@ dqg_status dqg_cache_acquire(const void *key, size_t key_len, dqg_cache_build_fn
     pthread_mutex_lock(&lock);
     dqg_cache_entry *e = NULL;
     if (capacity > 0) {
-        for (e = buckets[h & (N_BUCKETS - 1)]; e; e = e->bucket_next)
+        for (e = c->buckets[h & (N_BUCKETS - 1)]; e; e = e->bucket_next)
             if (e->hash == h && e->key_len == key_len && memcmp(e->key, key, key_len) == 0 &&
-                e->state != ENTRY_FAILED)
+                remembered(e))
                 break;
     }
     if (e) {
-        n_hits++;
+        c->n_hits++;
         e->refs++;
         lru_unlink(e);
         lru_push_front(e);
@@ -221,7 +254,7 @@ dqg_status dqg_cache_acquire(const void *key, size_t key_len, dqg_cache_build_fn
     }
 
     /* Miss: publish a building entry so concurrent misses wait for it. */
-    n_misses++;
+    c->n_misses++;
     e = calloc(1, sizeof *e);
     unsigned char *kcopy = malloc(key_len ? key_len : 1);
     if (!e || !kcopy) {
@@ -235,18 +268,19 @@ dqg_status dqg_cache_acquire(const void *key, size_t key_len, dqg_cache_build_fn
     e->key = kcopy;
     e->key_len = key_len;
     e->destroy = destroy;
+    e->owner = c;
     e->state = ENTRY_BUILDING;
     e->refs = 1;
     dqg_cache_entry *to_free = NULL;
     if (capacity > 0) {
         e->refs++;
         e->cached = true;
-        dqg_cache_entry **b = &buckets[h & (N_BUCKETS - 1)];
+        dqg_cache_entry **b = &c->buckets[h & (N_BUCKETS - 1)];
         e->bucket_next = *b;
         *b = e;
         lru_push_front(e);
-        n_entries++;
-        evict_to(capacity, &to_free, true);
+        c->n_entries++;
+        evict_to(c, capacity, &to_free, true);
     }
     pthread_mutex_unlock(&lock);
     free_chain(to_free);
@@ -256,17 +290,31 @@ dqg_status dqg_cache_acquire(const void *key, size_t key_len, dqg_cache_build_fn
         char saved[1024];
         snprintf(saved, sizeof saved, "%s", dqg_last_error());
         pthread_mutex_lock(&lock);
-        dqg_cache_entry *dead = e->cached ? uncache(e) : NULL;
+        /* A refusal stays cached (remembered); anything else is dropped.
+         * The builder still holds its reference, so uncaching never frees. */
+        if (e->cached && !remembered(e))
+            uncache(e);
         bool last = --e->refs == 0;
         pthread_mutex_unlock(&lock);
-        if (dead && dead != e)
-            free_entry(dead);
         if (last)
             free_entry(e);
         return dqg_set_error(st, "%s", saved);
     }
     *out = e;
     return DQG_OK;
+}
+
+dqg_status dqg_cache_acquire(const void *key, size_t key_len, dqg_cache_build_fn build,
+                             dqg_cache_free_fn destroy, void *ctx, dqg_cache_entry **out, bool *hit)
+{
+    return acquire(&parts, key, key_len, build, destroy, ctx, out, hit);
+}
+
+dqg_status dqg_cache_acquire_plan(const void *key, size_t key_len, dqg_cache_build_fn build,
+                                  dqg_cache_free_fn destroy, void *ctx, dqg_cache_entry **out,
+                                  bool *hit)
+{
+    return acquire(&plans, key, key_len, build, destroy, ctx, out, hit);
 }
 
 void *dqg_cache_entry_kernel(const dqg_cache_entry *e)
@@ -285,6 +333,23 @@ void dqg_cache_release(dqg_cache_entry *e)
         free_entry(e);
 }
 
+void dqg_cache_add_time(dqg_time_kind kind, double ms)
+{
+    pthread_mutex_lock(&lock);
+    if (kind == DQG_TIME_PASSES)
+        passes_ms += ms;
+    else
+        hash_ms += ms;
+    pthread_mutex_unlock(&lock);
+}
+
+void dqg_cache_count_constant_transform(void)
+{
+    pthread_mutex_lock(&lock);
+    n_transforms++;
+    pthread_mutex_unlock(&lock);
+}
+
 /* ---- Public control ------------------------------------------------------- */
 
 void dqg_cache_get_stats(dqg_cache_stats *s)
@@ -293,14 +358,28 @@ void dqg_cache_get_stats(dqg_cache_stats *s)
         return;
     pthread_once(&once, read_env);
     pthread_mutex_lock(&lock);
-    s->hits = n_hits;
-    s->misses = n_misses;
-    s->evictions = n_evictions;
-    s->entries = n_entries;
+    s->hits = parts.n_hits;
+    s->misses = parts.n_misses;
+    s->evictions = parts.n_evictions;
+    s->entries = parts.n_entries;
     s->capacity = capacity;
-    s->bytes = bytes_held;
+    s->bytes = parts.bytes_held;
     s->compile_ms = compile_ms;
+    s->plan_hits = plans.n_hits;
+    s->plan_misses = plans.n_misses;
+    s->plans = plans.n_entries;
+    s->passes_ms = passes_ms;
+    s->hash_ms = hash_ms;
+    s->constant_transforms = n_transforms;
     pthread_mutex_unlock(&lock);
+}
+
+/* Plans hold their partitions: evicting plans first lets the partitions
+ * they held go. */
+static void evict_all_to(size_t limit, dqg_cache_entry **to_free, bool count)
+{
+    evict_to(&plans, limit, to_free, count);
+    evict_to(&parts, limit, to_free, count);
 }
 
 void dqg_cache_set_capacity(size_t c)
@@ -309,7 +388,7 @@ void dqg_cache_set_capacity(size_t c)
     dqg_cache_entry *to_free = NULL;
     pthread_mutex_lock(&lock);
     capacity = c;
-    evict_to(c, &to_free, true);
+    evict_all_to(c, &to_free, true);
     pthread_mutex_unlock(&lock);
     free_chain(to_free);
 }
@@ -328,9 +407,11 @@ void dqg_cache_clear(void)
     pthread_once(&once, read_env);
     dqg_cache_entry *to_free = NULL;
     pthread_mutex_lock(&lock);
-    evict_to(0, &to_free, false);
-    n_hits = n_misses = n_evictions = 0;
-    compile_ms = 0;
+    evict_all_to(0, &to_free, false);
+    parts.n_hits = parts.n_misses = parts.n_evictions = 0;
+    plans.n_hits = plans.n_misses = plans.n_evictions = 0;
+    compile_ms = passes_ms = hash_ms = 0;
+    n_transforms = 0;
     pthread_mutex_unlock(&lock);
     free_chain(to_free);
 }

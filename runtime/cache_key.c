@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "runtime/cache_key.h"
+#include "runtime/cpu_isa.h"
 
 /* Constants up to this size are serialized by value (scales, zero points,
  * biases); larger ones (weights) by their XXH3-128, computed once when the
@@ -41,25 +42,30 @@ static void put_str(dqg_key_buf *k, const char *s)
     put(k, s, strlen(s));
 }
 
-dqg_status dqg_cache_key_build(const dqg_kernel_request *req, dqg_key_buf *k)
+/* What every key starts with: the version, the options that change code,
+ * and the instruction sets oneDNN and dqgraph's own kernels dispatch to. */
+static void put_context(dqg_key_buf *k, const dqg_compile_options *o)
 {
-    const dqg_graph *g = req->mini;
-    const dqg_partition *p = req->roles;
-    memset(k, 0, sizeof *k);
     put_str(k, "dqgraph " DQG_VERSION_STRING);
-    put_i64(k, req->options->backend);
-    put_i64(k, req->options->fpmath);
+    put_i64(k, o->backend);
+    put_i64(k, o->fpmath);
+    put_i64(k, o->disable_fusion);
     put_i64(k, (int64_t)dnnl_get_effective_cpu_isa());
-    put_i64(k, p->kind);
-    int64_t roles[] = {p->src_dq, p->w_dq, p->main, p->bias, p->q, p->n_post};
-    put(k, roles, sizeof roles);
-    put(k, p->post, sizeof(int) * (size_t)p->n_post);
+    put_i64(k, dqg_cpu_isa());
+}
+
+/* Tensors by shape, type and kind; constants by value when small, by the
+ * hash computed when they entered the graph otherwise; names when asked. */
+static void put_tensors(dqg_key_buf *k, const dqg_graph *g, bool names)
+{
     put_i64(k, g->n_tensors);
     for (int32_t i = 0; i < g->n_tensors; i++) {
         const dqg_tensor *t = &g->tensors[i];
         int64_t head[] = {t->dtype, t->rank, t->kind, t->is_output};
         put(k, head, sizeof head);
         put(k, t->dims, sizeof(int64_t) * (size_t)t->rank);
+        if (names)
+            put_str(k, t->name);
         if (t->kind == DQG_TENSOR_CONSTANT) {
             if (t->nbytes <= KEY_VALUE_BYTES)
                 put(k, t->data, t->nbytes);
@@ -67,10 +73,14 @@ dqg_status dqg_cache_key_build(const dqg_kernel_request *req, dqg_key_buf *k)
                 put(k, t->data_hash, sizeof t->data_hash);
         }
     }
+}
+
+static void put_ops(dqg_key_buf *k, const dqg_graph *g, bool names)
+{
     put_i64(k, g->n_ops);
     for (int32_t i = 0; i < g->n_ops; i++) {
         dqg_op op = g->ops[i];
-        if (op.kind == DQG_OP_DEQUANTIZE || op.kind == DQG_OP_QUANTIZE) {
+        if (!names && (op.kind == DQG_OP_DEQUANTIZE || op.kind == DQG_OP_QUANTIZE)) {
             /* Canonical: the front door that made the op does not matter. */
             op.attrs.quant.dialect = 0;
             op.attrs.quant.opset = 0;
@@ -79,6 +89,8 @@ dqg_status dqg_cache_key_build(const dqg_kernel_request *req, dqg_key_buf *k)
         put(k, head, sizeof head);
         put(k, op.inputs, sizeof(dqg_tensor_id) * (size_t)op.n_inputs);
         put(k, op.outputs, sizeof(dqg_tensor_id) * (size_t)op.n_outputs);
+        if (names)
+            put_str(k, op.name);
         /* Ops are zeroed before their attributes are set, so padding is 0. */
         put(k, &op.attrs, sizeof op.attrs);
     }
@@ -86,11 +98,39 @@ dqg_status dqg_cache_key_build(const dqg_kernel_request *req, dqg_key_buf *k)
     put(k, g->inputs, sizeof(dqg_tensor_id) * (size_t)g->n_inputs);
     put_i64(k, g->n_outputs);
     put(k, g->outputs, sizeof(dqg_tensor_id) * (size_t)g->n_outputs);
+}
+
+static dqg_status finish(dqg_key_buf *k)
+{
     if (k->failed) {
         dqg_key_buf_free(k);
         return dqg_set_error(DQG_OUT_OF_MEMORY, "cache key: out of memory");
     }
     return DQG_OK;
+}
+
+dqg_status dqg_cache_key_build(const dqg_kernel_request *req, dqg_key_buf *k)
+{
+    const dqg_partition *p = req->roles;
+    memset(k, 0, sizeof *k);
+    put_context(k, req->options);
+    put_i64(k, p->kind);
+    put_i64(k, p->n_ops);
+    put(k, p->role, (size_t)p->n_ops);
+    put_tensors(k, req->mini, false);
+    put_ops(k, req->mini, false);
+    return finish(k);
+}
+
+dqg_status dqg_cache_key_graph(const dqg_graph *g, const dqg_compile_options *o, dqg_key_buf *k)
+{
+    memset(k, 0, sizeof *k);
+    put_str(k, "graph");
+    put_context(k, o);
+    put_i64(k, o->threads);
+    put_tensors(k, g, true);
+    put_ops(k, g, true);
+    return finish(k);
 }
 
 void dqg_key_buf_free(dqg_key_buf *k)

@@ -18,6 +18,11 @@ typedef struct dqg_key_buf {
  * names are left out, so identical partitions of different graphs share a
  * key. */
 dqg_status dqg_cache_key_build(const dqg_kernel_request *req, dqg_key_buf *key);
+/* The key of a whole compiled graph's plan: everything the partition key
+ * holds for every op and tensor, names included (the plan binds buffers
+ * and explains itself by name), and the thread count. */
+dqg_status dqg_cache_key_graph(const dqg_graph *g, const dqg_compile_options *options,
+                               dqg_key_buf *key);
 void dqg_key_buf_free(dqg_key_buf *key);
 
 #endif

@@ -1,6 +1,9 @@
-/* dqg_compile: runs the passes, compiles every partition through the cache
- * (falling back to single-op partitions when a fused kernel is refused), and
- * plans the intermediate buffers with liveness-based reuse. */
+/* dqg_compile: looks the whole graph up in the plan cache (one hash and one
+ * comparison for a graph compiled before); on a miss runs the passes,
+ * compiles every partition through the partition cache -- constant-folding
+ * partitions first, whose results become the constants of the partitions
+ * that read them --, falls back when a fused kernel is refused, and plans
+ * the intermediate buffers with liveness-based reuse. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -8,12 +11,24 @@
 #include "runtime/cache_key.h"
 #include "runtime/runtime_internal.h"
 
+/* Graphs whose key is larger than this are not kept whole in the plan
+ * cache (the key is stored for its full comparison); their partitions still
+ * are. */
+#define PLAN_KEY_MAX_BYTES ((size_t)8 << 20)
+
 dqg_compile_options dqg_compile_options_default(void)
 {
     return (dqg_compile_options){.disable_fusion = false,
                                  .backend = DQG_BACKEND_ONEDNN,
                                  .threads = 0,
                                  .fpmath = DQG_FPMATH_STRICT};
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 typedef struct build_ctx {
@@ -39,12 +54,54 @@ static void destroy_kernel(void *k)
 
 static const char *part_kind_name(dqg_partition_kind k)
 {
-    return k == DQG_PART_QMATMUL ? "int8 matmul" : k == DQG_PART_QCONV ? "int8 conv" : "op";
+    switch (k) {
+    case DQG_PART_QMATMUL:
+        return "int8 matmul";
+    case DQG_PART_QCONV:
+        return "int8 conv";
+    case DQG_PART_WO_MATMUL:
+        return "weight-only matmul";
+    case DQG_PART_CONST:
+        return "constant";
+    default:
+        return "op";
+    }
 }
 
-/* Extracts, keys and compiles one partition; fills cp (args are set later). */
-static dqg_status compile_part(dqg_compiled *c, const dqg_partition *p, dqg_compiled_part *cp,
-                               dqg_tensor_id *in_map, int *n_in)
+/* A folded value, once its constant-folding partition is compiled. */
+typedef struct folded_value {
+    const void *data;
+    const uint64_t *hash;
+} folded_value;
+
+/* Turns the inputs of the mini graph that hold folded values into
+ * constants (borrowing the folding partition's result), and drops them from
+ * the input map. */
+static void bind_folded(dqg_graph *mini, dqg_tensor_id *in_map, int *n_in,
+                        const folded_value *folded)
+{
+    int keep = 0;
+    for (int32_t i = 0; i < mini->n_inputs; i++) {
+        dqg_tensor_id mt = mini->inputs[i], pt = in_map[i];
+        if (folded[pt].data) {
+            dqg_tensor *t = &mini->tensors[mt];
+            t->kind = DQG_TENSOR_CONSTANT;
+            t->data = (void *)folded[pt].data;
+            t->borrowed = true;
+            memcpy(t->data_hash, folded[pt].hash, sizeof t->data_hash);
+        } else {
+            mini->inputs[keep] = mt;
+            in_map[keep++] = pt;
+        }
+    }
+    mini->n_inputs = keep;
+    *n_in = keep;
+}
+
+/* Extracts, keys and compiles one partition; fills cp (args are set later)
+ * and, for a constant-folding partition, the folded values it makes. */
+static dqg_status compile_part(dqg_plan *c, const dqg_partition *p, dqg_compiled_part *cp,
+                               dqg_tensor_id *in_map, int *n_in, folded_value *folded)
 {
     const dqg_graph *g = c->passes.graph;
     dqg_graph *mini = NULL;
@@ -52,12 +109,16 @@ static dqg_status compile_part(dqg_compiled *c, const dqg_partition *p, dqg_comp
         dqg_graph_extract(g, p->ops, p->n_ops, p->outputs, p->n_outputs, &mini, in_map, n_in);
     if (st != DQG_OK)
         return st;
+    bind_folded(mini, in_map, n_in, folded);
     dqg_partition roles = *p;
     for (int k = 0; k < p->n_ops; k++)
         roles.ops[k] = k;
     dqg_kernel_request req = {.mini = mini, .roles = &roles, .options = &c->options};
     dqg_key_buf key;
-    if ((st = dqg_cache_key_build(&req, &key)) != DQG_OK) {
+    double t0 = now_ms();
+    st = dqg_cache_key_build(&req, &key);
+    dqg_cache_add_time(DQG_TIME_HASH, now_ms() - t0);
+    if (st != DQG_OK) {
         dqg_graph_destroy(mini);
         return st;
     }
@@ -67,7 +128,12 @@ static dqg_status compile_part(dqg_compiled *c, const dqg_partition *p, dqg_comp
     dqg_key_buf_free(&key);
     if (st == DQG_OK) {
         cp->kernel = dqg_cache_entry_kernel(cp->entry);
-        cp->fused = p->kind != DQG_PART_SINGLE;
+        cp->constant = p->kind == DQG_PART_CONST;
+        cp->fused = p->kind != DQG_PART_SINGLE && !cp->constant;
+        for (int o = 0; cp->constant && o < p->n_outputs; o++) {
+            const dqg_const_result *r = dqg_kernel_const_result(cp->kernel, o);
+            folded[p->outputs[o]] = (folded_value){r->data, r->hash};
+        }
         size_t pos = 0;
         pos += (size_t)snprintf(cp->info, sizeof cp->info, "%s [", part_kind_name(p->kind));
         for (int k = 0; k < p->n_ops && pos < sizeof cp->info; k++)
@@ -82,164 +148,216 @@ static dqg_status compile_part(dqg_compiled *c, const dqg_partition *p, dqg_comp
     return st;
 }
 
-/* Replaces fused partition `i` by one single-op partition per op. */
-static dqg_status split_partition(dqg_pass_state *s, int i)
-{
-    dqg_partition p = s->parts[i];
-    int first = -1;
-    for (int k = 0; k < p.n_ops; k++) {
-        int np = dqg_pass_new_partition(s, DQG_PART_SINGLE);
-        if (np < 0)
-            return DQG_OUT_OF_MEMORY;
-        if (first < 0)
-            first = np;
-        s->parts[np].main = 0;
-        s->parts[np].n_ops = 1;
-        s->parts[np].ops[0] = p.ops[k];
-    }
-    /* Drop the fused one; re-running the partition pass re-sorts the list
-     * and recomputes every partition's visible outputs. */
-    s->parts[i] = s->parts[--s->n_parts];
-    return dqg_pass_partition(s);
-}
-
-/* Liveness-based offsets for intermediate tensors: first fit into the gaps
- * left by tensors whose last reader has run. */
-typedef struct live_range {
-    dqg_tensor_id t;
-    int first, last;
-    size_t size, offset;
-    dqg_tensor_id alias; /* tensor whose buffer it shares (in place), or DQG_NONE */
-} live_range;
+/* ---- Buffer planning ------------------------------------------------------- */
 
 static size_t align64(size_t n)
 {
     return (n + 63) & ~(size_t)63;
 }
 
-static dqg_status plan_buffers(dqg_compiled *c, dqg_tensor_id **maps, const int *n_maps)
+/* A first-fit arena: free blocks sorted by offset below `top`. */
+typedef struct arena_sim {
+    size_t *off, *size;
+    int n, cap;
+    size_t top, peak;
+} arena_sim;
+
+static bool arena_alloc(arena_sim *a, size_t size, size_t *off)
+{
+    for (int i = 0; i < a->n; i++)
+        if (a->size[i] >= size) {
+            *off = a->off[i];
+            a->off[i] += size;
+            a->size[i] -= size;
+            if (a->size[i] == 0) {
+                memmove(&a->off[i], &a->off[i + 1], (size_t)(a->n - i - 1) * sizeof *a->off);
+                memmove(&a->size[i], &a->size[i + 1], (size_t)(a->n - i - 1) * sizeof *a->size);
+                a->n--;
+            }
+            return true;
+        }
+    *off = a->top;
+    a->top += size;
+    if (a->top > a->peak)
+        a->peak = a->top;
+    return true;
+}
+
+static bool arena_free(arena_sim *a, size_t off, size_t size)
+{
+    int i = 0;
+    while (i < a->n && a->off[i] < off)
+        i++;
+    /* Merge with the neighbours, or insert. */
+    bool prev = i > 0 && a->off[i - 1] + a->size[i - 1] == off;
+    bool next = i < a->n && off + size == a->off[i];
+    if (prev && next) {
+        a->size[i - 1] += size + a->size[i];
+        memmove(&a->off[i], &a->off[i + 1], (size_t)(a->n - i - 1) * sizeof *a->off);
+        memmove(&a->size[i], &a->size[i + 1], (size_t)(a->n - i - 1) * sizeof *a->size);
+        a->n--;
+        i--;
+    } else if (prev) {
+        a->size[--i] += size;
+    } else if (next) {
+        a->off[i] = off;
+        a->size[i] += size;
+    } else {
+        if (a->n == a->cap) {
+            int cap = a->cap ? a->cap * 2 : 16;
+            size_t *o = realloc(a->off, (size_t)cap * sizeof *o);
+            if (!o)
+                return false;
+            a->off = o;
+            size_t *s = realloc(a->size, (size_t)cap * sizeof *s);
+            if (!s)
+                return false;
+            a->size = s;
+            a->cap = cap;
+        }
+        memmove(&a->off[i + 1], &a->off[i], (size_t)(a->n - i) * sizeof *a->off);
+        memmove(&a->size[i + 1], &a->size[i], (size_t)(a->n - i) * sizeof *a->size);
+        a->off[i] = off;
+        a->size[i] = size;
+        a->n++;
+    }
+    /* A free block at the top lowers the top. */
+    if (a->n && a->off[a->n - 1] + a->size[a->n - 1] == a->top) {
+        a->top = a->off[a->n - 1];
+        a->n--;
+    }
+    return true;
+}
+
+/* Liveness of intermediate tensors; in place, an output shares its first
+ * input's block (alias root). Blocks are allocated first-fit when their
+ * root's first producer runs and freed after the last reader of the whole
+ * alias group: linear in the graph with a short free list. */
+static dqg_status plan_buffers(dqg_plan *c, dqg_tensor_id **maps, const int *n_maps)
 {
     const dqg_graph *g = c->passes.graph;
-    live_range *r = calloc((size_t)g->n_tensors + 1, sizeof *r);
-    int *which = malloc(((size_t)g->n_tensors + 1) * sizeof *which);
-    if (!r || !which) {
-        free(r);
-        free(which);
-        return dqg_set_error(DQG_OUT_OF_MEMORY, "compile: out of memory");
+    int32_t nt = g->n_tensors;
+    int *first = malloc(((size_t)nt + 1) * sizeof *first);
+    int *last = malloc(((size_t)nt + 1) * sizeof *last);
+    dqg_tensor_id *root = malloc(((size_t)nt + 1) * sizeof *root);
+    size_t *offset = calloc((size_t)nt + 1, sizeof *offset);
+    int *pos_in = malloc(((size_t)nt + 1) * sizeof *pos_in);
+    int *pos_out = malloc(((size_t)nt + 1) * sizeof *pos_out);
+    /* Per partition: roots allocated there and freed there (linked lists). */
+    dqg_tensor_id *alloc_head = malloc(((size_t)c->n_parts + 1) * sizeof *alloc_head);
+    dqg_tensor_id *free_head = malloc(((size_t)c->n_parts + 1) * sizeof *free_head);
+    dqg_tensor_id *alloc_next = malloc(((size_t)nt + 1) * sizeof *alloc_next);
+    dqg_tensor_id *free_next = malloc(((size_t)nt + 1) * sizeof *free_next);
+    arena_sim a = {0};
+    dqg_status st = DQG_OK;
+    if (!first || !last || !root || !offset || !pos_in || !pos_out || !alloc_head || !free_head ||
+        !alloc_next || !free_next) {
+        st = dqg_set_error(DQG_OUT_OF_MEMORY, "compile: out of memory");
+        goto done;
     }
-    for (int32_t t = 0; t < g->n_tensors; t++)
-        which[t] = -1;
-    int nr = 0;
+    for (int32_t t = 0; t < nt; t++) {
+        first[t] = -1;
+        root[t] = t;
+        pos_in[t] = pos_out[t] = -1;
+    }
+    for (int32_t k = 0; k < g->n_inputs; k++)
+        pos_in[g->inputs[k]] = k;
+    for (int32_t k = 0; k < g->n_outputs; k++)
+        pos_out[g->outputs[k]] = k;
     for (int p = 0; p < c->n_parts; p++) {
         const dqg_partition *part = &c->passes.parts[p];
+        if (c->parts[p].constant)
+            continue;
         for (int o = 0; o < part->n_outputs; o++) {
             dqg_tensor_id t = part->outputs[o];
-            if (g->tensors[t].is_output)
-                continue;
-            which[t] = nr;
-            r[nr++] = (live_range){.t = t,
-                                   .first = p,
-                                   .last = p,
-                                   .size = align64(g->tensors[t].nbytes),
-                                   .alias = DQG_NONE};
+            if (!g->tensors[t].is_output)
+                first[t] = last[t] = p;
         }
         for (int i = 0; i < n_maps[p]; i++) {
             dqg_tensor_id t = maps[p][i];
-            if (which[t] >= 0 && r[which[t]].last < p)
-                r[which[t]].last = p;
+            if (first[t] >= 0 && last[t] < p)
+                last[t] = p;
         }
     }
     /* In place: an output that may overwrite the kernel's first input takes
-     * that input's buffer when nothing reads the input afterwards; the two
-     * lifetimes become one. Partitions run in order, so a later reader of
-     * the input would have extended its last use past p. */
+     * that input's buffer when nothing reads the input afterwards. */
     for (int p = 0; p < c->n_parts; p++) {
         const dqg_partition *part = &c->passes.parts[p];
-        if (!c->parts[p].kernel->in_place_ok || n_maps[p] < 1 || part->n_outputs != 1)
+        if (c->parts[p].constant || !c->parts[p].kernel->in_place_ok || n_maps[p] < 1 ||
+            part->n_outputs != 1)
             continue;
-        int in = which[maps[p][0]], out = which[part->outputs[0]];
-        if (in < 0 || out < 0 || r[in].last != p || r[in].size != r[out].size)
+        dqg_tensor_id in = maps[p][0], out = part->outputs[0];
+        if (first[in] < 0 || first[out] < 0 || last[in] != p ||
+            g->tensors[in].nbytes != g->tensors[out].nbytes)
             continue;
-        int root = in;
-        while (r[root].alias != DQG_NONE)
-            root = which[r[root].alias];
-        r[out].alias = r[root].t;
-        if (r[out].last > r[root].last)
-            r[root].last = r[out].last;
+        dqg_tensor_id r = root[in];
+        root[out] = r;
+        if (last[out] > last[r])
+            last[r] = last[out];
     }
-    /* Place the largest first; each goes at the lowest offset that does not
-     * overlap a placed range whose lifetime intersects its own. */
-    for (int i = 0; i < nr; i++)
-        for (int j = i + 1; j < nr; j++)
-            if (r[j].size > r[i].size) {
-                live_range tmp = r[i];
-                r[i] = r[j];
-                r[j] = tmp;
-            }
-    size_t peak = 0;
-    for (int i = 0; i < nr; i++) {
-        if (r[i].alias != DQG_NONE)
+    for (int p = 0; p < c->n_parts; p++)
+        alloc_head[p] = free_head[p] = DQG_NONE;
+    for (int32_t t = nt - 1; t >= 0; t--) {
+        if (first[t] < 0 || root[t] != t)
             continue;
-        size_t off = 0;
-        bool moved = true;
-        while (moved) {
-            moved = false;
-            for (int j = 0; j < i; j++) {
-                if (r[j].alias != DQG_NONE)
-                    continue;
-                bool overlap_time = r[j].first <= r[i].last && r[i].first <= r[j].last;
-                bool overlap_mem = r[j].offset < off + r[i].size && off < r[j].offset + r[j].size;
-                if (overlap_time && overlap_mem) {
-                    off = r[j].offset + r[j].size;
-                    moved = true;
-                }
-            }
-        }
-        r[i].offset = off;
-        if (off + r[i].size > peak)
-            peak = off + r[i].size;
+        alloc_next[t] = alloc_head[first[t]];
+        alloc_head[first[t]] = t;
+        free_next[t] = free_head[last[t]];
+        free_head[last[t]] = t;
     }
-    c->arena_bytes = peak;
-    for (int i = 0; i < nr; i++)
-        which[r[i].t] = i;
-    for (int i = 0; i < nr; i++)
-        if (r[i].alias != DQG_NONE)
-            r[i].offset = r[which[r[i].alias]].offset;
+    for (int p = 0; p < c->n_parts; p++) {
+        for (dqg_tensor_id t = alloc_head[p]; t != DQG_NONE; t = alloc_next[t])
+            arena_alloc(&a, align64(g->tensors[t].nbytes), &offset[t]);
+        for (dqg_tensor_id t = free_head[p]; t != DQG_NONE; t = free_next[t])
+            if (!arena_free(&a, offset[t], align64(g->tensors[t].nbytes))) {
+                st = dqg_set_error(DQG_OUT_OF_MEMORY, "compile: out of memory");
+                goto done;
+            }
+    }
+    c->arena_bytes = a.peak;
     /* Argument locations: inputs of the mini graph, then its outputs. */
     for (int p = 0; p < c->n_parts; p++) {
         dqg_compiled_part *cp = &c->parts[p];
         const dqg_partition *part = &c->passes.parts[p];
+        if (cp->constant)
+            continue;
         cp->n_args = n_maps[p] + part->n_outputs;
         cp->args = calloc((size_t)cp->n_args + 1, sizeof *cp->args);
         if (!cp->args) {
-            free(r);
-            free(which);
-            return dqg_set_error(DQG_OUT_OF_MEMORY, "compile: out of memory");
+            st = dqg_set_error(DQG_OUT_OF_MEMORY, "compile: out of memory");
+            goto done;
         }
         if (cp->n_args > c->max_args)
             c->max_args = cp->n_args;
-        for (int a = 0; a < cp->n_args; a++) {
-            dqg_tensor_id t = a < n_maps[p] ? maps[p][a] : part->outputs[a - n_maps[p]];
-            const dqg_tensor *tt = &g->tensors[t];
-            if (tt->kind == DQG_TENSOR_INPUT) {
-                for (int32_t k = 0; k < g->n_inputs; k++)
-                    if (g->inputs[k] == t)
-                        cp->args[a] = (dqg_arg_loc){LOC_INPUT, (size_t)k};
-            } else if (tt->is_output) {
-                for (int32_t k = 0; k < g->n_outputs; k++)
-                    if (g->outputs[k] == t)
-                        cp->args[a] = (dqg_arg_loc){LOC_OUTPUT, (size_t)k};
-            } else {
-                cp->args[a] = (dqg_arg_loc){LOC_ARENA, r[which[t]].offset};
-            }
+        for (int k = 0; k < cp->n_args; k++) {
+            dqg_tensor_id t = k < n_maps[p] ? maps[p][k] : part->outputs[k - n_maps[p]];
+            if (pos_in[t] >= 0)
+                cp->args[k] = (dqg_arg_loc){LOC_INPUT, (size_t)pos_in[t]};
+            else if (pos_out[t] >= 0)
+                cp->args[k] = (dqg_arg_loc){LOC_OUTPUT, (size_t)pos_out[t]};
+            else
+                cp->args[k] = (dqg_arg_loc){LOC_ARENA, offset[root[t]]};
         }
     }
-    free(r);
-    free(which);
-    return DQG_OK;
+done:
+    free(first);
+    free(last);
+    free(root);
+    free(offset);
+    free(pos_in);
+    free(pos_out);
+    free(alloc_head);
+    free(free_head);
+    free(alloc_next);
+    free(free_next);
+    free(a.off);
+    free(a.size);
+    return st;
 }
 
-void dqg_compiled_destroy(dqg_compiled *c)
+/* ---- Plans ---------------------------------------------------------------------- */
+
+static void plan_destroy(dqg_plan *c)
 {
     if (!c)
         return;
@@ -248,6 +366,198 @@ void dqg_compiled_destroy(dqg_compiled *c)
         free(c->parts[p].args);
     }
     free(c->parts);
+    dqg_pass_state_free(&c->passes);
+    free(c);
+}
+
+static void release_parts(dqg_plan *c, dqg_tensor_id **maps)
+{
+    for (int p = 0; p < c->n_parts; p++) {
+        dqg_cache_release(c->parts[p].entry);
+        free(c->parts[p].args);
+        free(maps[p]);
+    }
+    free(c->parts);
+    c->parts = NULL;
+    c->n_parts = 0;
+}
+
+/* Compiles every partition; a refused fused partition is split and
+ * compilation restarts over the new list (hits make the restart cheap). */
+static dqg_status compile_parts(dqg_plan *c, dqg_tensor_id ***maps_out, int **n_maps_out)
+{
+    dqg_pass_state *s = &c->passes;
+    folded_value *folded = calloc((size_t)s->graph->n_tensors + 1, sizeof *folded);
+    if (!folded)
+        return dqg_set_error(DQG_OUT_OF_MEMORY, "compile: out of memory");
+    dqg_tensor_id **maps = NULL;
+    int *n_maps = NULL;
+    dqg_status st;
+    for (;;) {
+        memset(folded, 0, ((size_t)s->graph->n_tensors + 1) * sizeof *folded);
+        c->parts = calloc((size_t)s->n_parts + 1, sizeof *c->parts);
+        maps = calloc((size_t)s->n_parts + 1, sizeof *maps);
+        n_maps = calloc((size_t)s->n_parts + 1, sizeof *n_maps);
+        if (c->parts)
+            c->n_parts = s->n_parts;
+        if (!c->parts || !maps || !n_maps) {
+            st = dqg_set_error(DQG_OUT_OF_MEMORY, "compile: out of memory");
+            goto fail;
+        }
+        int refused = -1;
+        for (int p = 0; p < s->n_parts; p++) {
+            int cap = 1;
+            for (int k = 0; k < s->parts[p].n_ops; k++)
+                cap += s->graph->ops[s->parts[p].ops[k]].n_inputs;
+            maps[p] = calloc((size_t)cap, sizeof **maps);
+            if (!maps[p]) {
+                st = dqg_set_error(DQG_OUT_OF_MEMORY, "compile: out of memory");
+                goto fail;
+            }
+            if (s->parts[p].n_outputs == 0)
+                continue; /* a folded value nothing reads */
+            st = compile_part(c, &s->parts[p], &c->parts[p], maps[p], &n_maps[p], folded);
+            if (st == DQG_UNSUPPORTED && s->parts[p].kind != DQG_PART_SINGLE &&
+                s->parts[p].kind != DQG_PART_CONST) {
+                refused = p;
+                break;
+            }
+            if (st != DQG_OK)
+                goto fail;
+        }
+        if (refused < 0)
+            break;
+        const dqg_partition *rp = &s->parts[refused];
+        const dqg_op *anchor = &s->graph->ops[rp->ops[dqg_part_find(rp, DQG_ROLE_MAIN)]];
+        if ((st = dqg_explain(s, "not fused: %s '%s': the backend refused the fused kernel: %s",
+                              dqg_op_kind_name(anchor->kind), anchor->name, dqg_last_error())) !=
+            DQG_OK)
+            goto fail;
+        release_parts(c, maps);
+        free(maps);
+        free(n_maps);
+        maps = NULL;
+        n_maps = NULL;
+        if ((st = dqg_pass_split(s, refused)) != DQG_OK)
+            goto fail;
+    }
+    free(folded);
+    *maps_out = maps;
+    *n_maps_out = n_maps;
+    return DQG_OK;
+fail:
+    if (maps)
+        release_parts(c, maps);
+    free(maps);
+    free(n_maps);
+    free(folded);
+    return st;
+}
+
+/* Folded values live in the partition cache; once the kernels that read
+ * them are built, the plan keeps only the partitions that run (a folded op
+ * is no partition of the compiled graph, as if it had been removed). */
+static void drop_constant_parts(dqg_plan *c)
+{
+    dqg_pass_state *s = &c->passes;
+    int n = 0;
+    for (int p = 0; p < c->n_parts; p++) {
+        dqg_compiled_part *cp = &c->parts[p];
+        if (cp->kernel && !cp->constant) {
+            for (int k = 0; k < s->parts[p].n_ops; k++)
+                s->group[s->parts[p].ops[k]] = n;
+            c->parts[n] = *cp;
+            dqg_partition tmp = s->parts[n];
+            s->parts[n] = s->parts[p];
+            s->parts[p] = tmp;
+            n++;
+            continue;
+        }
+        for (int k = 0; k < s->parts[p].n_ops; k++)
+            s->group[s->parts[p].ops[k]] = -1;
+        dqg_cache_release(cp->entry);
+        free(cp->args);
+    }
+    for (int p = n; p < s->n_parts; p++) {
+        free(s->parts[p].outputs);
+        s->parts[p].outputs = NULL;
+    }
+    c->n_parts = s->n_parts = n;
+}
+
+typedef struct plan_ctx {
+    const dqg_graph *graph;
+    const dqg_compile_options *options;
+} plan_ctx;
+
+static dqg_status build_plan(void *ctx, void **out, size_t *bytes)
+{
+    plan_ctx *pc = ctx;
+    dqg_plan *c = calloc(1, sizeof *c);
+    if (!c)
+        return dqg_set_error(DQG_OUT_OF_MEMORY, "compile: out of memory");
+    c->options = *pc->options;
+    double t0 = now_ms();
+    dqg_status st = dqg_run_passes(pc->graph, &c->options, &c->passes);
+    dqg_cache_add_time(DQG_TIME_PASSES, now_ms() - t0);
+    if (st != DQG_OK) {
+        free(c);
+        return st;
+    }
+    dqg_tensor_id **maps = NULL;
+    int *n_maps = NULL;
+    if ((st = compile_parts(c, &maps, &n_maps)) != DQG_OK) {
+        plan_destroy(c);
+        return st;
+    }
+    st = plan_buffers(c, maps, n_maps);
+    for (int p = 0; p < c->n_parts; p++)
+        free(maps[p]);
+    free(maps);
+    free(n_maps);
+    if (st != DQG_OK) {
+        plan_destroy(c);
+        return st;
+    }
+    dqg_pass_state *s = &c->passes;
+    for (int p = 0; p < c->n_parts && st == DQG_OK; p++) {
+        dqg_compiled_part *cp = &c->parts[p];
+        if (!cp->kernel)
+            continue;
+        c->n_fused += cp->fused;
+        c->n_hits += cp->hit;
+        if (cp->kernel->scratch_size > c->scratch_bytes)
+            c->scratch_bytes = cp->kernel->scratch_size;
+        if (cp->kernel->why[0]) {
+            const dqg_partition *part = &s->parts[p];
+            const dqg_op *anchor = &s->graph->ops[part->ops[dqg_part_find(part, DQG_ROLE_MAIN)]];
+            st = dqg_explain(s, "kernel: %s '%s' -> %s: %s", dqg_op_kind_name(anchor->kind),
+                             anchor->name, cp->kernel->impl, cp->kernel->why);
+        }
+    }
+    drop_constant_parts(c);
+    /* Kernels own what they need; the user's graph may now be destroyed,
+     * and no constant data is kept twice. */
+    dqg_graph_drop_borrowed(s->graph);
+    if (st != DQG_OK) {
+        plan_destroy(c);
+        return st;
+    }
+    *out = c;
+    *bytes = sizeof *c;
+    return DQG_OK;
+}
+
+static void destroy_plan(void *p)
+{
+    plan_destroy(p);
+}
+
+void dqg_compiled_destroy(dqg_compiled *c)
+{
+    if (!c)
+        return;
+    dqg_cache_release(c->plan_entry);
     while (c->pool) {
         dqg_exec_ctx *n = c->pool->next;
         free(c->pool->arena);
@@ -256,15 +566,7 @@ void dqg_compiled_destroy(dqg_compiled *c)
         c->pool = n;
     }
     pthread_mutex_destroy(&c->pool_lock);
-    dqg_pass_state_free(&c->passes);
     free(c);
-}
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 dqg_status dqg_compile(const dqg_graph *graph, const dqg_compile_options *options,
@@ -292,128 +594,69 @@ dqg_status dqg_compile(const dqg_graph *graph, const dqg_compile_options *option
     if (!c)
         return dqg_set_error(DQG_OUT_OF_MEMORY, "compile: out of memory");
     pthread_mutex_init(&c->pool_lock, NULL);
-    c->options = opt;
     const char *v = getenv("DQG_VERBOSE");
     c->verbose = v && *v && strcmp(v, "0") != 0;
     double t0 = now_ms();
-    dqg_status st = dqg_run_passes(graph, &c->options, &c->passes);
+    dqg_key_buf key;
+    dqg_status st = dqg_cache_key_graph(graph, &opt, &key);
+    dqg_cache_add_time(DQG_TIME_HASH, now_ms() - t0);
     if (st != DQG_OK) {
-        pthread_mutex_destroy(&c->pool_lock);
-        free(c);
+        dqg_compiled_destroy(c);
         return st;
     }
-    dqg_pass_state *s = &c->passes;
-    dqg_tensor_id **maps = NULL;
-    int *n_maps = NULL;
-    /* Compile; a refused fused partition is split and compilation restarts
-     * over the new list (hits make the restart cheap). */
-    for (;;) {
-        c->n_parts = 0;
-        c->parts = calloc((size_t)s->n_parts + 1, sizeof *c->parts);
-        maps = calloc((size_t)s->n_parts + 1, sizeof *maps);
-        n_maps = calloc((size_t)s->n_parts + 1, sizeof *n_maps);
-        if (c->parts)
-            c->n_parts = s->n_parts;
-        if (!c->parts || !maps || !n_maps) {
-            st = dqg_set_error(DQG_OUT_OF_MEMORY, "compile: out of memory");
-            goto fail;
-        }
-        int refused = -1;
-        for (int p = 0; p < s->n_parts; p++) {
-            int cap = 1;
-            for (int k = 0; k < s->parts[p].n_ops; k++)
-                cap += s->graph->ops[s->parts[p].ops[k]].n_inputs;
-            maps[p] = calloc((size_t)cap, sizeof **maps);
-            if (!maps[p]) {
-                st = dqg_set_error(DQG_OUT_OF_MEMORY, "compile: out of memory");
-                goto fail;
-            }
-            st = compile_part(c, &s->parts[p], &c->parts[p], maps[p], &n_maps[p]);
-            if (st == DQG_UNSUPPORTED && s->parts[p].kind != DQG_PART_SINGLE) {
-                refused = p;
-                break;
-            }
-            if (st != DQG_OK)
-                goto fail;
-        }
-        if (refused < 0)
-            break;
-        const dqg_op *anchor = &s->graph->ops[s->parts[refused].ops[s->parts[refused].main]];
-        if ((st = dqg_explain(s, "not fused: %s '%s': the backend refused the fused kernel: %s",
-                              dqg_op_kind_name(anchor->kind), anchor->name, dqg_last_error())) !=
-            DQG_OK)
-            goto fail;
-        for (int p = 0; p < c->n_parts; p++) {
-            dqg_cache_release(c->parts[p].entry);
-            free(maps[p]);
-        }
-        free(c->parts);
-        free(maps);
-        free(n_maps);
-        c->parts = NULL;
-        maps = NULL;
-        n_maps = NULL;
-        c->n_parts = 0;
-        if ((st = split_partition(s, refused)) != DQG_OK)
-            goto fail;
+    plan_ctx pc = {.graph = graph, .options = &opt};
+    bool hit = false;
+    if (key.len <= PLAN_KEY_MAX_BYTES) {
+        st = dqg_cache_acquire_plan(key.data, key.len, build_plan, destroy_plan, &pc,
+                                    &c->plan_entry, &hit);
+        if (st == DQG_OK)
+            c->plan = dqg_cache_entry_kernel(c->plan_entry);
+    } else {
+        void *plan = NULL;
+        size_t bytes;
+        st = build_plan(&pc, &plan, &bytes);
+        c->plan = plan;
     }
-    for (int p = 0; p < c->n_parts; p++) {
-        c->n_fused += c->parts[p].fused;
-        c->n_hits += c->parts[p].hit;
-        if (c->parts[p].kernel->scratch_size > c->scratch_bytes)
-            c->scratch_bytes = c->parts[p].kernel->scratch_size;
-    }
-    if ((st = plan_buffers(c, maps, n_maps)) != DQG_OK)
-        goto fail;
-    /* Kernels own what they need; the user's graph may now be destroyed. */
-    dqg_graph_drop_borrowed(c->passes.graph);
-    for (int p = 0; p < c->n_parts; p++)
-        free(maps[p]);
-    free(maps);
-    free(n_maps);
-    if (c->verbose) {
-        double dt = now_ms() - t0;
-        for (int i = 0; i < s->n_explain; i++)
-            fprintf(stderr, "dqgraph,explain,%s\n", s->explain[i]);
-        for (int p = 0; p < c->n_parts; p++)
-            fprintf(stderr, "dqgraph,compile,%d,%s\n", p, c->parts[p].info);
-        fprintf(stderr, "dqgraph,compile,total,%d partitions,%zu fused,%zu cached,%.3f ms\n",
-                c->n_parts, c->n_fused, c->n_hits, dt);
-    }
-    *out = c;
-    return DQG_OK;
-fail:
-    if (maps)
-        for (int p = 0; p < c->n_parts; p++)
-            free(maps[p]);
-    free(maps);
-    free(n_maps);
-    {
+    dqg_key_buf_free(&key);
+    if (st != DQG_OK) {
         char saved[1024];
         snprintf(saved, sizeof saved, "%s", dqg_last_error());
         dqg_compiled_destroy(c);
-        dqg_set_error(st, "%s", saved);
+        return dqg_set_error(st, "%s", saved);
     }
-    return st;
+    const dqg_plan *plan = c->plan;
+    c->n_hits = hit ? (size_t)plan->n_parts : plan->n_hits;
+    if (c->verbose) {
+        double dt = now_ms() - t0;
+        const dqg_pass_state *s = &plan->passes;
+        for (int i = 0; i < s->n_explain; i++)
+            fprintf(stderr, "dqgraph,explain,%s\n", s->explain[i]);
+        for (int p = 0; p < plan->n_parts; p++)
+            fprintf(stderr, "dqgraph,compile,%d,%s\n", p, plan->parts[p].info);
+        fprintf(stderr, "dqgraph,compile,total,%d partitions,%zu fused,%zu cached,%s,%.3f ms\n",
+                plan->n_parts, plan->n_fused, c->n_hits, hit ? "plan cached" : "plan built", dt);
+    }
+    *out = c;
+    return DQG_OK;
 }
 
 size_t dqg_compiled_partition_count(const dqg_compiled *c)
 {
-    return c ? (size_t)c->n_parts : 0;
+    return c ? (size_t)c->plan->n_parts : 0;
 }
 
 const char *dqg_compiled_partition_info(const dqg_compiled *c, size_t i)
 {
-    return (c && i < (size_t)c->n_parts) ? c->parts[i].info : NULL;
+    return (c && i < (size_t)c->plan->n_parts) ? c->plan->parts[i].info : NULL;
 }
 
 size_t dqg_compiled_fused_count(const dqg_compiled *c)
 {
-    return c ? c->n_fused : 0;
+    return c ? c->plan->n_fused : 0;
 }
 size_t dqg_compiled_peak_memory(const dqg_compiled *c)
 {
-    return c ? c->arena_bytes : 0;
+    return c ? c->plan->arena_bytes : 0;
 }
 size_t dqg_compiled_cache_hits(const dqg_compiled *c)
 {
@@ -422,41 +665,42 @@ size_t dqg_compiled_cache_hits(const dqg_compiled *c)
 
 size_t dqg_compiled_explain_count(const dqg_compiled *c)
 {
-    return c ? (size_t)c->passes.n_explain : 0;
+    return c ? (size_t)c->plan->passes.n_explain : 0;
 }
 
 const char *dqg_compiled_explain(const dqg_compiled *c, size_t i)
 {
-    return (c && i < (size_t)c->passes.n_explain) ? c->passes.explain[i] : NULL;
+    return (c && i < (size_t)c->plan->passes.n_explain) ? c->plan->passes.explain[i] : NULL;
 }
 
 dqg_status dqg_compiled_dump(const dqg_compiled *c, dqg_dump_format format, FILE *out)
 {
     if (!c || !out)
         return dqg_set_error(DQG_INVALID_ARGUMENT, "dqg_compiled_dump: compiled or file is NULL");
+    const dqg_plan *pl = c->plan;
     if (format == DQG_DUMP_TEXT) {
-        fprintf(out, "%d partitions, %zu fused, peak intermediate memory %zu bytes\n", c->n_parts,
-                c->n_fused, c->arena_bytes);
-        for (int p = 0; p < c->n_parts; p++)
-            fprintf(out, "partition %d: %s\n", p, c->parts[p].info);
-        for (int i = 0; i < c->passes.n_explain; i++)
-            fprintf(out, "explain: %s\n", c->passes.explain[i]);
+        fprintf(out, "%d partitions, %zu fused, peak intermediate memory %zu bytes\n", pl->n_parts,
+                pl->n_fused, pl->arena_bytes);
+        for (int p = 0; p < pl->n_parts; p++)
+            fprintf(out, "partition %d: %s\n", p, pl->parts[p].info);
+        for (int i = 0; i < pl->passes.n_explain; i++)
+            fprintf(out, "explain: %s\n", pl->passes.explain[i]);
         return ferror(out) ? dqg_set_error(DQG_IO_ERROR, "dqg_compiled_dump: write failed")
                            : DQG_OK;
     }
     if (format != DQG_DUMP_DOT)
         return dqg_set_error(DQG_INVALID_ARGUMENT, "dqg_compiled_dump: unknown format %d",
                              (int)format);
-    const char **labels = calloc((size_t)c->n_parts + 1, sizeof *labels);
+    const char **labels = calloc((size_t)pl->n_parts + 1, sizeof *labels);
     if (!labels)
         return dqg_set_error(DQG_OUT_OF_MEMORY, "dqg_compiled_dump: out of memory");
-    for (int p = 0; p < c->n_parts; p++) {
+    for (int p = 0; p < pl->n_parts; p++) {
         /* The kernel part of the info line: after "-> ". */
-        const char *arrow = strstr(c->parts[p].info, "] -> ");
-        labels[p] = arrow ? arrow + 5 : c->parts[p].info;
+        const char *arrow = strstr(pl->parts[p].info, "] -> ");
+        labels[p] = arrow ? arrow + 5 : pl->parts[p].info;
     }
     dqg_status st =
-        dqg_graph_dump_partitioned(c->passes.graph, c->passes.group, c->n_parts, labels, out);
+        dqg_graph_dump_partitioned(pl->passes.graph, pl->passes.group, pl->n_parts, labels, out);
     free(labels);
     return st;
 }

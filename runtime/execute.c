@@ -22,9 +22,9 @@ static dqg_exec_ctx *take_ctx(dqg_compiled *c)
     x = calloc(1, sizeof *x);
     if (!x)
         return NULL;
-    size_t bytes = c->arena_bytes + c->scratch_bytes;
+    size_t bytes = c->plan->arena_bytes + c->plan->scratch_bytes;
     x->arena = aligned_alloc(64, bytes ? (bytes + 63) & ~(size_t)63 : 64);
-    x->argv = calloc((size_t)c->max_args + 1, sizeof *x->argv);
+    x->argv = calloc((size_t)c->plan->max_args + 1, sizeof *x->argv);
     if (!x->arena || !x->argv) {
         free(x->arena);
         free(x->argv);
@@ -60,7 +60,8 @@ dqg_status dqg_execute(dqg_compiled *c, const dqg_buffer *inputs, size_t n_input
 {
     if (!c)
         return dqg_set_error(DQG_INVALID_ARGUMENT, "execute: compiled graph is NULL");
-    const dqg_graph *g = c->passes.graph;
+    const dqg_plan *plan = c->plan;
+    const dqg_graph *g = plan->passes.graph;
     /* Bindings in graph order; small graphs use the stack. */
     dqg_tensor_id in_ids_s[16], out_ids_s[16];
     dqg_tensor_id *in_ids = n_inputs <= 16 ? in_ids_s : malloc(n_inputs * sizeof *in_ids);
@@ -103,15 +104,15 @@ dqg_status dqg_execute(dqg_compiled *c, const dqg_buffer *inputs, size_t n_input
                 out_ptr[k] = outputs[i].data;
     if (!(x = take_ctx(c))) {
         st = dqg_set_error(DQG_OUT_OF_MEMORY, "execute: out of memory for %zu bytes of scratch",
-                           c->arena_bytes + c->scratch_bytes);
+                           plan->arena_bytes + plan->scratch_bytes);
         goto done;
     }
     int saved_threads = omp_get_max_threads();
-    if (c->options.threads > 0)
-        omp_set_num_threads(c->options.threads);
-    void *scratch = x->arena + c->arena_bytes;
-    for (int p = 0; p < c->n_parts && st == DQG_OK; p++) {
-        dqg_compiled_part *cp = &c->parts[p];
+    if (plan->options.threads > 0)
+        omp_set_num_threads(plan->options.threads);
+    void *scratch = x->arena + plan->arena_bytes;
+    for (int p = 0; p < plan->n_parts && st == DQG_OK; p++) {
+        const dqg_compiled_part *cp = &plan->parts[p];
         for (int a = 0; a < cp->n_args; a++) {
             const dqg_arg_loc *l = &cp->args[a];
             x->argv[a] = l->kind == LOC_INPUT    ? in_ptr[l->index]
@@ -123,7 +124,7 @@ dqg_status dqg_execute(dqg_compiled *c, const dqg_buffer *inputs, size_t n_input
         if (c->verbose)
             fprintf(stderr, "dqgraph,exec,%d,%s,%.4f ms\n", p, cp->info, now_ms() - t0);
     }
-    if (c->options.threads > 0)
+    if (plan->options.threads > 0)
         omp_set_num_threads(saved_threads);
 done:
     if (x)

@@ -12,6 +12,9 @@ typedef struct dqg_kernel dqg_kernel;
 
 struct dqg_kernel {
     char impl[160]; /* e.g. "onednn:matmul:u8s8f32:brg_avx512" */
+    /* Why this implementation, when there was a choice ("M=1: bandwidth-bound,
+     * own kernel"); shown in the explain log. Empty otherwise. */
+    char why[200];
     /* args: the mini graph's inputs in order, then its outputs in order. */
     dqg_status (*execute)(dqg_kernel *k, void *const *args, void *scratch);
     void (*destroy)(dqg_kernel *k);
@@ -27,6 +30,13 @@ typedef struct dqg_kernel_request {
     const dqg_partition *roles;
     const dqg_compile_options *options;
 } dqg_kernel_request;
+
+/* The op of the request's mini graph with role r (the first), or NULL. */
+static inline const dqg_op *dqg_req_op(const dqg_kernel_request *req, dqg_part_role r)
+{
+    int k = dqg_part_find(req->roles, r);
+    return k >= 0 ? &req->mini->ops[k] : NULL;
+}
 
 /* Builds the kernel for a request, choosing by partition kind, op kind and
  * backend. */
@@ -46,6 +56,16 @@ dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **
 dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **out);
 dqg_status dqg_kernel_eltwise_build(const dqg_kernel_request *req, dqg_kernel **out);
 dqg_status dqg_kernel_quantize_build(const dqg_kernel_request *req, dqg_kernel **out);
+dqg_status dqg_kernel_wo_matmul_build(const dqg_kernel_request *req, dqg_kernel **out);
+dqg_status dqg_kernel_const_build(const dqg_kernel_request *req, dqg_kernel **out);
+
+/* A constant-folding partition's results, in the order of its mini graph's
+ * outputs (runtime/kernel_const.c). */
+typedef struct dqg_const_result {
+    const void *data;
+    uint64_t hash[2]; /* XXH3-128, low and high */
+} dqg_const_result;
+const dqg_const_result *dqg_kernel_const_result(const dqg_kernel *k, int output);
 
 /* The CPU engine shared by every oneDNN kernel (created once). Returned as
  * void * to keep oneDNN types out of this header. To run a primitive, use

@@ -8,6 +8,8 @@
 dqg_status dqg_kernel_build(const dqg_kernel_request *req, dqg_kernel **out)
 {
     const dqg_partition *p = req->roles;
+    if (p->kind == DQG_PART_CONST)
+        return dqg_kernel_const_build(req, out);
     if (req->options->backend == DQG_BACKEND_REFERENCE)
         return dqg_kernel_reference_build(req, out);
     dqg_status st;
@@ -16,10 +18,13 @@ dqg_status dqg_kernel_build(const dqg_kernel_request *req, dqg_kernel **out)
         return dqg_kernel_qmatmul_build(req, out);
     case DQG_PART_QCONV:
         return dqg_kernel_qconv_build(req, out);
+    case DQG_PART_WO_MATMUL:
+        return dqg_kernel_wo_matmul_build(req, out);
     case DQG_PART_SINGLE:
+    case DQG_PART_CONST:
         break;
     }
-    switch (req->mini->ops[p->main].kind) {
+    switch (dqg_req_op(req, DQG_ROLE_MAIN)->kind) {
     case DQG_OP_DEQUANTIZE:
         st = dqg_kernel_dequantize_build(req, out);
         break;

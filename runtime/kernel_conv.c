@@ -40,7 +40,7 @@ static dqg_status conv_execute(dqg_kernel *k, void *const *args, void *scratch)
     if (c->has_bias)
         h[n++] = c->b_arg >= 0 ? args[c->b_arg] : c->b_const;
     h[n++] = args[c->y_arg];
-    dqg_qattr_handles(&c->post, args, scratch, n, h);
+    dqg_qattr_handles(&c->post, args, NULL, scratch, n, h);
     return dqg_dnnl_prim_execute(&c->prim, h, c->base.impl);
 }
 
@@ -127,26 +127,25 @@ void dqg_conv_params(const dqg_conv_attrs *a, dnnl_dims_t strides, dnnl_dims_t d
 dqg_status dqg_kernel_conv_build(const dqg_kernel_request *req, dqg_kernel **out)
 {
     const dqg_graph *g = req->mini;
-    const dqg_op *op = &g->ops[req->roles->main];
+    const dqg_op *op = dqg_req_op(req, DQG_ROLE_MAIN);
     const dqg_conv_attrs *a = &op->attrs.conv;
     const dqg_tensor *x = &g->tensors[op->inputs[0]], *w = &g->tensors[op->inputs[1]];
     /* With an epilogue the convolution's own (constant) bias joins the
      * post-op chain, ahead of the rest, instead of oneDNN's bias argument. */
-    bool epilogue = req->roles->bias >= 0 || req->roles->n_post > 0;
+    bool epilogue = req->roles->n_ops > 1;
     const dqg_tensor *b =
         op->inputs[2] != DQG_NONE && !epilogue ? &g->tensors[op->inputs[2]] : NULL;
     const dqg_tensor *y = &g->tensors[op->outputs[0]];
     conv_kernel *c = calloc(1, sizeof *c);
     if (!c)
         return dqg_set_error(DQG_OUT_OF_MEMORY, "conv kernel: out of memory");
-    c->post.src_scale_arg = c->post.src_zp_arg = -1; /* no run-time int8 parameters */
     c->base.execute = conv_execute;
     c->base.destroy = conv_destroy;
     snprintf(c->base.impl, sizeof c->base.impl, "onednn:conv:%s", dqg_dtype_name(y->dtype));
     c->x_arg = dqg_kernel_arg_index(g, op->inputs[0]);
     c->w_arg = dqg_kernel_arg_index(g, op->inputs[1]);
     c->b_arg = b ? dqg_kernel_arg_index(g, op->inputs[2]) : -1;
-    c->y_arg = dqg_kernel_arg_index(g, dqg_partition_output(g, req->roles));
+    c->y_arg = dqg_kernel_arg_index(g, dqg_part_result(g, req->roles));
     c->has_bias = b != NULL;
     dnnl_data_type_t dt = dqg_dnnl_dtype(x->dtype);
     dnnl_memory_desc_t md_x, md_w, md_w_any, md_b, md_y;
@@ -173,7 +172,8 @@ dqg_status dqg_kernel_conv_build(const dqg_kernel_request *req, dqg_kernel **out
     }
     /* The attributes carry the epilogue (if any) and the fpmath mode. */
     if (epilogue) {
-        if ((st = dqg_qattr_build(req, y->rank, 1, w->dims[0], &c->post, c->base.impl)) != DQG_OK)
+        if ((st = dqg_qattr_build(req, y->rank, 1, w->dims[0], &md_y, &c->post, c->base.impl)) !=
+            DQG_OK)
             goto fail;
     } else if (dnnl_primitive_attr_create(&c->post.attr) != dnnl_success) {
         st = dqg_set_error(DQG_OUT_OF_MEMORY, "conv kernel: out of memory");

@@ -58,7 +58,7 @@ static void *copy_bytes(const void *p, size_t n)
 dqg_status dqg_kernel_dequantize_build(const dqg_kernel_request *req, dqg_kernel **out)
 {
     const dqg_graph *g = req->mini;
-    const dqg_op *op = &g->ops[req->roles->main];
+    const dqg_op *op = dqg_req_op(req, DQG_ROLE_MAIN);
     const dqg_quant_attrs *q = &op->attrs.quant;
     const dqg_tensor *x = &g->tensors[op->inputs[0]];
     const dqg_tensor *s = &g->tensors[op->inputs[1]];

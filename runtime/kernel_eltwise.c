@@ -122,7 +122,7 @@ static dqg_status binary_kernel(eltwise_kernel *e, dnnl_alg_kind_t alg, const dq
 dqg_status dqg_kernel_eltwise_build(const dqg_kernel_request *req, dqg_kernel **out)
 {
     const dqg_graph *g = req->mini;
-    const dqg_op *op = &g->ops[req->roles->main];
+    const dqg_op *op = dqg_req_op(req, DQG_ROLE_MAIN);
     const dqg_tensor *x = &g->tensors[op->inputs[0]];
     const dqg_tensor *y = &g->tensors[op->outputs[0]];
     eltwise_kernel *e = calloc(1, sizeof *e);

@@ -24,7 +24,7 @@ static dqg_status matmul_execute(dqg_kernel *k, void *const *args, void *scratch
     matmul_kernel *m = (matmul_kernel *)k;
     void *h[DQG_DNNL_MAX_ARGS] = {m->a_arg >= 0 ? args[m->a_arg] : m->a_const,
                                   m->b_arg >= 0 ? args[m->b_arg] : m->b_packed, args[m->y_arg]};
-    dqg_qattr_handles(&m->post, args, scratch, 3, h);
+    dqg_qattr_handles(&m->post, args, NULL, scratch, 3, h);
     return dqg_dnnl_prim_execute(&m->prim, h, m->base.impl);
 }
 
@@ -77,7 +77,7 @@ dqg_status dqg_matmul_operand_md(const dqg_tensor *t, bool is_a, bool transpose,
 dqg_status dqg_kernel_matmul_build(const dqg_kernel_request *req, dqg_kernel **out)
 {
     const dqg_graph *g = req->mini;
-    const dqg_op *op = &g->ops[req->roles->main];
+    const dqg_op *op = dqg_req_op(req, DQG_ROLE_MAIN);
     const dqg_tensor *a = &g->tensors[op->inputs[0]], *b = &g->tensors[op->inputs[1]];
     const dqg_tensor *y = &g->tensors[op->outputs[0]];
     matmul_kernel *m = calloc(1, sizeof *m);
@@ -90,7 +90,7 @@ dqg_status dqg_kernel_matmul_build(const dqg_kernel_request *req, dqg_kernel **o
     m->b_arg = dqg_kernel_arg_index(g, op->inputs[1]);
     /* With an epilogue, the partition's result is its last op's output
      * (of the MatMul's type and shape). */
-    m->y_arg = dqg_kernel_arg_index(g, dqg_partition_output(g, req->roles));
+    m->y_arg = dqg_kernel_arg_index(g, dqg_part_result(g, req->roles));
     int ra = a->rank > 2 ? a->rank : 2, rb = b->rank > 2 ? b->rank : 2;
     int R = ra > rb ? ra : rb;
     dnnl_memory_desc_t md_a, md_b, md_b_any, md_y;
@@ -130,7 +130,8 @@ dqg_status dqg_kernel_matmul_build(const dqg_kernel_request *req, dqg_kernel **o
         goto fail;
     }
     /* The attributes carry the epilogue (if any) and the fpmath mode. */
-    if ((st = dqg_qattr_build(req, R, R - 1, md_b.dims[R - 1], &m->post, m->base.impl)) != DQG_OK)
+    if ((st = dqg_qattr_build(req, R, R - 1, md_b.dims[R - 1], &md_y, &m->post, m->base.impl)) !=
+        DQG_OK)
         goto fail;
     if (req->options->fpmath == DQG_FPMATH_BF16)
         dnnl_primitive_attr_set_fpmath_mode(m->post.attr, dnnl_fpmath_mode_bf16);

@@ -39,7 +39,8 @@ static dqg_status qconv_execute(dqg_kernel *k, void *const *args, void *scratch)
     }
     h[1] = c->w_packed;
     h[2] = c->reorder_dst ? tmp + c->src_bytes : args[c->dst_arg];
-    dqg_qattr_handles(&c->q, args, scratch, 3, h);
+    const void *internal[2] = {NULL, NULL};
+    dqg_qattr_handles(&c->q, args, internal, scratch, 3, h);
     dqg_status st = dqg_dnnl_prim_execute(&c->prim, h, c->base.impl);
     if (st == DQG_OK && c->reorder_dst) {
         void *rh[2] = {h[2], args[c->dst_arg]};
@@ -77,12 +78,12 @@ static dqg_status make_reorder(dqg_dnnl_prim *r, const dnnl_memory_desc_t *from,
 dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **out)
 {
     const dqg_graph *g = req->mini;
-    const dqg_partition *p = req->roles;
-    const dqg_op *cv = &g->ops[p->main], *sdq = &g->ops[p->src_dq], *wdq = &g->ops[p->w_dq];
+    const dqg_op *cv = dqg_req_op(req, DQG_ROLE_MAIN), *sdq = dqg_req_op(req, DQG_ROLE_SRC_DQ),
+                 *wdq = dqg_req_op(req, DQG_ROLE_W_DQ);
     const dqg_conv_attrs *a = &cv->attrs.conv;
     const dqg_tensor *x = &g->tensors[sdq->inputs[0]];
     const dqg_tensor *w = &g->tensors[wdq->inputs[0]];
-    dqg_tensor_id out_id = dqg_partition_output(g, p);
+    dqg_tensor_id out_id = dqg_part_result(g, req->roles);
     const dqg_tensor *y = &g->tensors[out_id];
     qconv_kernel *c = calloc(1, sizeof *c);
     if (!c)
@@ -103,6 +104,7 @@ dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **ou
     dnnl_memory_desc_t md_x, md_w, md_w_any, md_y, md_x_use, md_y_use;
     dqg_status st;
     dnnl_primitive_desc_t pd = NULL;
+    int8_t *folded = NULL;
     if ((st = dqg_conv_activation_md(x, a->data_format, dqg_dnnl_dtype(x->dtype), &md_x)) !=
             DQG_OK ||
         (st = dqg_conv_activation_md(y, a->data_format, dqg_dnnl_dtype(y->dtype), &md_y)) !=
@@ -110,7 +112,9 @@ dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **ou
         (st = dqg_conv_weights_md(w, a->groups, dnnl_s8, false, &md_w)) != DQG_OK ||
         (st = dqg_conv_weights_md(w, a->groups, dnnl_s8, true, &md_w_any)) != DQG_OK)
         goto fail;
-    if ((st = dqg_qattr_build(req, y->rank, 1, w->dims[0], &c->q, c->base.impl)) != DQG_OK)
+    if ((st = dqg_qattr_fold_weights(g, wdq, &folded, c->base.impl)) != DQG_OK)
+        goto fail;
+    if ((st = dqg_qattr_build(req, y->rank, 1, w->dims[0], &md_y, &c->q, c->base.impl)) != DQG_OK)
         goto fail;
     dnnl_dims_t strides, dil, pl, pr;
     dqg_conv_params(a, strides, dil, pl, pr);
@@ -149,16 +153,18 @@ dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **ou
             goto fail;
         c->reorder_dst = true;
     }
-    if ((st = dqg_qkernel_finish(g, wdq, pd, &md_w, &md_x_use, &md_y_use, &c->q, &c->prim,
+    if ((st = dqg_qkernel_finish(folded, pd, &md_w, &md_x_use, &md_y_use, &c->q, &c->prim,
                                  &c->w_packed, &c->base.bytes, c->base.impl)) != DQG_OK)
         goto fail;
     c->base.scratch_size =
         c->attr_scratch + c->src_bytes +
         (c->reorder_dst ? (dnnl_memory_desc_get_size(&md_y_use) + 63) & ~(size_t)63 : 0);
     dnnl_primitive_desc_destroy(pd);
+    free(folded);
     *out = &c->base;
     return DQG_OK;
 fail:
+    free(folded);
     if (pd)
         dnnl_primitive_desc_destroy(pd);
     qconv_destroy(&c->base);

@@ -134,7 +134,7 @@ static void quantize_destroy(dqg_kernel *base)
 dqg_status dqg_kernel_quantize_build(const dqg_kernel_request *req, dqg_kernel **out)
 {
     const dqg_graph *g = req->mini;
-    const dqg_op *op = &g->ops[req->roles->main];
+    const dqg_op *op = dqg_req_op(req, DQG_ROLE_MAIN);
     const dqg_quant_attrs *qa = &op->attrs.quant;
     const dqg_tensor *x = &g->tensors[op->inputs[0]], *s = &g->tensors[op->inputs[1]];
     const dqg_tensor *z = op->inputs[2] != DQG_NONE ? &g->tensors[op->inputs[2]] : NULL;

@@ -12,7 +12,7 @@
 
 #include "dqgraph.h"
 
-#define DQG_DNNL_MAX_ARGS 12
+#define DQG_DNNL_MAX_ARGS 16
 
 typedef struct dqg_dnnl_slot dqg_dnnl_slot;
 

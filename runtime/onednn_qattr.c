@@ -1,4 +1,4 @@
-/* Building oneDNN attributes for fused int8 partitions. */
+/* Building oneDNN attributes for fused partitions. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,103 +11,192 @@ static bool is_const(const dqg_graph *g, dqg_tensor_id t)
     return g->tensors[t].kind == DQG_TENSOR_CONSTANT;
 }
 
-/* A constant f32 operand as a oneDNN post-op source of the destination's
- * rank: 1 everywhere but the channel axis when it is per channel. Its
- * values are multiplied by `factor` (the folded quantize scale, for
- * additive operands). */
-static dqg_status add_binary(dqg_qattr *q, dnnl_post_ops_t po, dnnl_alg_kind_t alg,
-                             const dqg_tensor *t, float factor, int dst_rank, int channel_axis,
+static int op_pos(const dqg_kernel_request *req, dqg_part_role r)
+{
+    return dqg_part_find(req->roles, r);
+}
+
+/* Whether tensor t is made by the partition's main chain (the anchor or an
+ * op after it), as opposed to an operand from outside or a side input. */
+static bool on_chain(const dqg_kernel_request *req, dqg_tensor_id t)
+{
+    int32_t p = req->mini->tensors[t].producer;
+    if (p < 0)
+        return false;
+    dqg_part_role r = req->roles->role[p];
+    return r == DQG_ROLE_MAIN || r == DQG_ROLE_CAST || r == DQG_ROLE_SCALE || r == DQG_ROLE_BIAS ||
+           r == DQG_ROLE_POST;
+}
+
+/* The operand of a binary chain op that is not the chain's value. */
+static dqg_tensor_id operand_of(const dqg_kernel_request *req, const dqg_op *op)
+{
+    return on_chain(req, op->inputs[0]) ? op->inputs[1] : op->inputs[0];
+}
+
+/* A run-time value of the partition: a kernel argument, or the scale / zero
+ * point the kernel computes when it quantizes its source itself. */
+static dqg_rt_ref rt_ref(const dqg_kernel_request *req, dqg_tensor_id t)
+{
+    const dqg_graph *g = req->mini;
+    int32_t p = g->tensors[t].producer;
+    dqg_rt_ref r = {.source = DQG_RT_ARG, .arg = -1, .dtype = g->tensors[t].dtype};
+    if (p >= 0 && req->roles->role[p] == DQG_ROLE_SRC_QUANT)
+        r.source = g->ops[p].outputs[1] == t ? DQG_RT_SRC_SCALE : DQG_RT_SRC_ZP;
+    else
+        r.arg = dqg_kernel_arg_index(g, t);
+    return r;
+}
+
+static dqg_status add_factor(dqg_qattr *q, dqg_rt_ref r, const char *what)
+{
+    if (q->n_factors == DQG_QATTR_MAX_FACTORS)
+        return dqg_set_error(DQG_UNSUPPORTED, "%s: too many run-time scale factors", what);
+    q->factor[q->n_factors++] = r;
+    return DQG_OK;
+}
+
+/* Multiplies the constant output scales by tensor t (one value, or one per
+ * channel), widening them to per channel when needed. */
+static dqg_status scale_by(float **sc, int64_t *n, const dqg_tensor *t, int64_t channels,
+                           const char *what)
+{
+    if (t->nelems != 1 && t->nelems != channels)
+        return dqg_set_error(DQG_UNSUPPORTED, "%s: a scale of %lld values for %lld channels", what,
+                             (long long)t->nelems, (long long)channels);
+    if (t->nelems > 1 && *n == 1) {
+        float *w = realloc(*sc, (size_t)channels * sizeof(float));
+        if (!w)
+            return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory", what);
+        for (int64_t i = 1; i < channels; i++)
+            w[i] = w[0];
+        *sc = w;
+        *n = channels;
+    }
+    for (int64_t i = 0; i < *n; i++)
+        (*sc)[i] *= dqg_load_float(t->dtype, t->data, t->nelems > 1 ? i : 0);
+    return DQG_OK;
+}
+
+static int64_t md_elems(const dnnl_memory_desc_t *md)
+{
+    int64_t n = 1;
+    for (int i = 0; i < md->ndims; i++)
+        n *= md->dims[i];
+    return n;
+}
+
+/* An operand of a binary post-op, shaped for the destination of rank
+ * dst_rank: one value, one per channel, or the destination's own shape. */
+static dqg_status operand_md(const dqg_tensor *t, int dst_rank, int channel_axis,
+                             const dnnl_memory_desc_t *dst_md, dnnl_memory_desc_t *md,
                              const char *what)
 {
-    if (q->n_binary == DQG_QATTR_MAX_BINARY)
-        return dqg_set_error(DQG_UNSUPPORTED, "%s: too many binary post-ops", what);
-    dnnl_dims_t dims;
+    if (t->nelems > 1 && dst_md && t->nelems == md_elems(dst_md) &&
+        t->nelems != dst_md->dims[channel_axis]) {
+        dnnl_memory_desc_t m = *dst_md;
+        m.data_type = dnnl_f32;
+        *md = m;
+        return DQG_OK;
+    }
+    dnnl_dims_t dims, strides;
     for (int i = 0; i < dst_rank; i++)
         dims[i] = 1;
     if (t->nelems > 1)
         dims[channel_axis] = t->nelems;
+    int64_t s = 1;
+    for (int i = dst_rank - 1; i >= 0; i--) {
+        strides[i] = s;
+        s *= dims[i];
+    }
+    dnnl_status_t st = dnnl_memory_desc_init_by_strides(md, dst_rank, dims, dnnl_f32, strides);
+    return st == dnnl_success ? DQG_OK : dqg_dnnl_error(st, what, "binary operand descriptor");
+}
+
+/* Appends a binary post-op: a constant operand (its values times `factor`,
+ * the folded quantize scale for additive operands) or a run-time one. */
+static dqg_status add_binary(const dqg_kernel_request *req, dqg_qattr *q, dnnl_post_ops_t po,
+                             dnnl_alg_kind_t alg, dqg_tensor_id tid, float factor, int dst_rank,
+                             int channel_axis, const dnnl_memory_desc_t *dst_md, const char *what)
+{
+    const dqg_tensor *t = &req->mini->tensors[tid];
+    if (q->n_binary == DQG_QATTR_MAX_BINARY)
+        return dqg_set_error(DQG_UNSUPPORTED, "%s: too many binary post-ops", what);
     dnnl_memory_desc_t *md = &q->binary_md[q->n_binary];
-    dnnl_status_t s = dnnl_memory_desc_init_by_tag(md, dst_rank, dims, dnnl_f32,
-                                                   dst_rank == 2   ? dnnl_ab
-                                                   : dst_rank == 3 ? dnnl_abc
-                                                   : dst_rank == 4 ? dnnl_abcd
-                                                                   : dnnl_abcde);
+    dqg_status st = operand_md(t, dst_rank, channel_axis, dst_md, md, what);
+    if (st != DQG_OK)
+        return st;
     int index = dnnl_post_ops_len(po);
-    if (s == dnnl_success)
-        s = dnnl_post_ops_append_binary(po, alg, md);
+    dnnl_status_t s = dnnl_post_ops_append_binary(po, alg, md);
     if (s != dnnl_success)
         return dqg_dnnl_error(s, what, "binary post-op");
-    float *copy = malloc((size_t)t->nelems * sizeof(float));
-    if (!copy)
-        return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory", what);
-    for (int64_t i = 0; i < t->nelems; i++)
-        copy[i] = dqg_load_float(t->dtype, t->data, i) * factor;
-    q->binary_index[q->n_binary] = index;
-    q->binary_data[q->n_binary++] = copy;
+    int b = q->n_binary;
+    q->binary_index[b] = index;
+    if (is_const(req->mini, tid)) {
+        float *copy = malloc((size_t)t->nelems * sizeof(float));
+        if (!copy)
+            return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory", what);
+        for (int64_t i = 0; i < t->nelems; i++)
+            copy[i] = dqg_load_float(t->dtype, t->data, i) * factor;
+        q->binary_data[b] = copy;
+    } else {
+        if (factor != 1.0f)
+            return dqg_set_error(DQG_UNSUPPORTED, "%s: a run-time addend before a QuantizeLinear",
+                                 what);
+        q->binary_rt[b] = true;
+        q->binary_ref[b] = rt_ref(req, tid);
+    }
+    q->n_binary++;
     return DQG_OK;
 }
 
 dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int channel_axis,
-                           int64_t channels, dqg_qattr *q, const char *what)
+                           int64_t channels, const dnnl_memory_desc_t *dst_md, dqg_qattr *q,
+                           const char *what)
 {
     const dqg_graph *g = req->mini;
     const dqg_partition *p = req->roles;
     memset(q, 0, sizeof *q);
-    q->src_scale_arg = q->src_zp_arg = -1;
     if (dnnl_primitive_attr_create(&q->attr) != dnnl_success)
         return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory", what);
     dnnl_status_t s = dnnl_success;
+    dqg_status status = DQG_OK;
 
     /* A following QuantizeLinear divides by its scale: folded into the
      * output scales, with every additive term and clip bound of the
      * epilogue scaled to match (exact algebra for a positive scale). oneDNN
      * then rounds to nearest even, saturates and adds the zero point. */
     float inv = 1.0f;
-    if (p->q >= 0) {
-        const dqg_tensor *qs = &g->tensors[g->ops[p->q].inputs[1]];
+    int qpos = op_pos(req, DQG_ROLE_Q);
+    if (qpos >= 0) {
+        const dqg_tensor *qs = &g->tensors[g->ops[qpos].inputs[1]];
         float qscale = dqg_load_float(qs->dtype, qs->data, 0);
-        if (!(qscale > 0.0f))
+        if (!(qscale > 0.0f) || !(qscale < 3.4e38f))
             return dqg_set_error(DQG_UNSUPPORTED, "%s: quantize scale %g is not positive", what,
                                  (double)qscale);
         inv = 1.0f / qscale;
     }
 
-    /* Scales and zero points of a fused int8 partition; an f32 MatMul or
+    /* Scales and zero points of an int8 partition; an f32 MatMul or
      * Convolution with an epilogue has neither. */
-    if (p->src_dq >= 0) {
-        const dqg_op *sdq = &g->ops[p->src_dq], *wdq = &g->ops[p->w_dq];
-        /* Output scales = src scale x weight scale (per output channel). */
-        const dqg_tensor *ws = &g->tensors[wdq->inputs[1]];
-        bool per_channel = wdq->attrs.quant.granularity == DQG_PER_AXIS && channels > 1;
-        q->n_scales = per_channel ? channels : 1;
-        q->w_scales = malloc((size_t)q->n_scales * sizeof(float));
-        if (!q->w_scales)
+    int sdq_pos = op_pos(req, DQG_ROLE_SRC_DQ);
+    float *sc = NULL;
+    int64_t n_sc = 1;
+    if (sdq_pos >= 0) {
+        const dqg_op *sdq = &g->ops[sdq_pos];
+        const dqg_op *wdq = &g->ops[op_pos(req, DQG_ROLE_W_DQ)];
+        if (!(sc = malloc(sizeof *sc)))
             return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory", what);
-        for (int64_t i = 0; i < q->n_scales; i++)
-            q->w_scales[i] = dqg_load_float(ws->dtype, ws->data, per_channel ? i : 0) * inv;
-        int mask = per_channel ? 1 << channel_axis : 0;
+        sc[0] = inv;
+        if ((status = scale_by(&sc, &n_sc, &g->tensors[wdq->inputs[1]], channels, what)) != DQG_OK)
+            goto out;
         dqg_tensor_id st = sdq->inputs[1];
-        if (is_const(g, st)) {
-            q->src_scale = dqg_load_float(g->tensors[st].dtype, g->tensors[st].data, 0);
-            float *combined = malloc((size_t)q->n_scales * sizeof(float));
-            if (!combined)
-                return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory", what);
-            for (int64_t i = 0; i < q->n_scales; i++)
-                combined[i] = q->src_scale * q->w_scales[i];
-            s = dnnl_primitive_attr_set_output_scales(q->attr, q->n_scales, mask, combined);
-            free(combined);
-        } else {
-            q->src_scale_arg = dqg_kernel_arg_index(g, st);
-            q->src_scale_dtype = g->tensors[st].dtype;
-            /* Run-time scales are declared with one placeholder value; the mask
-             * says how many arrive at execution. */
-            float rt = DNNL_RUNTIME_F32_VAL;
-            s = dnnl_primitive_attr_set_output_scales(q->attr, 1, mask, &rt);
-        }
-        if (s != dnnl_success)
-            return dqg_dnnl_error(s, what, "output scales");
-
-        /* Source zero point. */
+        if (is_const(g, st))
+            status = scale_by(&sc, &n_sc, &g->tensors[st], channels, what);
+        else
+            status = add_factor(q, rt_ref(req, st), what);
+        if (status != DQG_OK)
+            goto out;
         dqg_tensor_id zt = sdq->inputs[2];
         if (zt != DQG_NONE) {
             int32_t zp;
@@ -116,34 +205,86 @@ dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int chan
                 if (zp != 0)
                     s = dnnl_primitive_attr_set_zero_points(q->attr, DNNL_ARG_SRC, 1, 0, &zp);
             } else {
-                q->src_zp_arg = dqg_kernel_arg_index(g, zt);
-                q->src_zp_dtype = g->tensors[zt].dtype;
+                q->has_src_zp = true;
+                q->src_zp = rt_ref(req, zt);
                 zp = DNNL_RUNTIME_S32_VAL;
                 s = dnnl_primitive_attr_set_zero_points(q->attr, DNNL_ARG_SRC, 1, 0, &zp);
             }
-            if (s != dnnl_success)
-                return dqg_dnnl_error(s, what, "source zero point");
+            if (s != dnnl_success) {
+                status = dqg_dnnl_error(s, what, "source zero point");
+                goto out;
+            }
         }
+        /* Mul by a scale after the anchor: a run-time scalar becomes a
+         * factor; x_scale * w_scale (SCALE_SRC) splits into its run-time
+         * scalar and its constant part. */
+        for (int k = 0; k < p->n_ops; k++) {
+            if (p->role[k] != DQG_ROLE_SCALE)
+                continue;
+            dqg_tensor_id f = operand_of(req, &g->ops[k]);
+            int32_t fp = g->tensors[f].producer;
+            if (fp >= 0 && p->role[fp] == DQG_ROLE_SCALE_SRC) {
+                for (int i = 0; i < 2 && status == DQG_OK; i++) {
+                    dqg_tensor_id in = g->ops[fp].inputs[i];
+                    status = is_const(g, in) ? scale_by(&sc, &n_sc, &g->tensors[in], channels, what)
+                                             : add_factor(q, rt_ref(req, in), what);
+                }
+            } else {
+                status = add_factor(q, rt_ref(req, f), what);
+            }
+            if (status != DQG_OK)
+                goto out;
+        }
+        int mask = n_sc > 1 ? 1 << channel_axis : 0;
+        s = dnnl_primitive_attr_set_output_scales(q->attr, n_sc, mask, sc);
+        if (s != dnnl_success) {
+            status = dqg_dnnl_error(s, what, "output scales");
+            goto out;
+        }
+        q->n_scales = n_sc;
     }
 
-    /* Epilogue: bias, post-ops, then quantization as a final scale and the
-     * destination zero point. */
+    /* Epilogue: the run-time scale factors first (a scalar multiply), then
+     * bias, post-ops, and quantization as the destination zero point. */
     dnnl_post_ops_t po = NULL;
-    if (dnnl_post_ops_create(&po) != dnnl_success)
-        return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory", what);
-    dqg_status status = DQG_OK;
-    const dqg_op *main = &g->ops[p->main];
-    if (main->kind == DQG_OP_CONVOLUTION && main->inputs[2] != DQG_NONE)
-        status = add_binary(q, po, dnnl_binary_add, &g->tensors[main->inputs[2]], inv, dst_rank,
-                            channel_axis, what);
-    if (status == DQG_OK && p->bias >= 0)
-        status = add_binary(q, po, dnnl_binary_add, &g->tensors[g->ops[p->bias].inputs[1]], inv,
-                            dst_rank, channel_axis, what);
+    if (dnnl_post_ops_create(&po) != dnnl_success) {
+        status = dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory", what);
+        goto out;
+    }
+    if (q->n_factors > 0) {
+        /* A placeholder operand shaped as one value; filled per execution. */
+        dnnl_memory_desc_t *md = &q->binary_md[q->n_binary];
+        dnnl_dims_t ones;
+        for (int i = 0; i < dst_rank; i++)
+            ones[i] = 1;
+        dnnl_memory_desc_init_by_tag(md, dst_rank, ones, dnnl_f32,
+                                     dst_rank == 2   ? dnnl_ab
+                                     : dst_rank == 3 ? dnnl_abc
+                                     : dst_rank == 4 ? dnnl_abcd
+                                     : dst_rank == 5 ? dnnl_abcde
+                                                     : dnnl_abcdef);
+        q->binary_index[q->n_binary] = dnnl_post_ops_len(po);
+        q->binary_rt[q->n_binary] = true;
+        q->binary_ref[q->n_binary].arg = -2; /* the product of the factors */
+        q->n_binary++;
+        if ((s = dnnl_post_ops_append_binary(po, dnnl_binary_mul, md)) != dnnl_success)
+            status = dqg_dnnl_error(s, what, "scale post-op");
+    }
+    const dqg_op *main = &g->ops[op_pos(req, DQG_ROLE_MAIN)];
+    if (status == DQG_OK && main->kind == DQG_OP_CONVOLUTION && main->inputs[2] != DQG_NONE)
+        status = add_binary(req, q, po, dnnl_binary_add, main->inputs[2], inv, dst_rank,
+                            channel_axis, dst_md, what);
+    int bpos = op_pos(req, DQG_ROLE_BIAS);
+    if (status == DQG_OK && bpos >= 0)
+        status = add_binary(req, q, po, dnnl_binary_add, operand_of(req, &g->ops[bpos]), inv,
+                            dst_rank, channel_axis, dst_md, what);
     /* Scalar Add/Mul are broadcast binary post-ops rather than linear
      * eltwise ones: oneDNN 2.6's brgemm matmul drops the second linear
      * post-op of a chain. */
-    for (int i = 0; i < p->n_post && status == DQG_OK; i++) {
-        const dqg_op *op = &g->ops[p->post[i]];
+    for (int k = 0; k < p->n_ops && status == DQG_OK; k++) {
+        if (p->role[k] != DQG_ROLE_POST)
+            continue;
+        const dqg_op *op = &g->ops[k];
         s = dnnl_success;
         if (op->kind == DQG_OP_RELU)
             s = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f);
@@ -151,18 +292,20 @@ dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int chan
             s = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_clip_v2,
                                              op->attrs.clip.lo * inv, op->attrs.clip.hi * inv);
         else if (op->kind == DQG_OP_ADD)
-            status = add_binary(q, po, dnnl_binary_add, &g->tensors[op->inputs[1]], inv, dst_rank,
-                                channel_axis, what);
+            status = add_binary(req, q, po, dnnl_binary_add, operand_of(req, op), inv, dst_rank,
+                                channel_axis, dst_md, what);
+        else if (op->kind == DQG_OP_MUL)
+            status = add_binary(req, q, po, dnnl_binary_mul, operand_of(req, op), 1.0f, dst_rank,
+                                channel_axis, dst_md, what);
         else
-            status = add_binary(q, po, dnnl_binary_mul, &g->tensors[op->inputs[1]], 1.0f, dst_rank,
-                                channel_axis, what);
+            status = dqg_set_error(DQG_UNSUPPORTED, "%s: %s is not a post-op", what,
+                                   dqg_op_kind_name(op->kind));
         if (status == DQG_OK && s != dnnl_success)
             status = dqg_dnnl_error(s, what, "post-op");
     }
-    q->dst_dtype = DQG_F32;
-    if (status == DQG_OK && p->q >= 0) {
-        const dqg_op *qop = &g->ops[p->q];
-        q->dst_dtype = g->tensors[qop->outputs[0]].dtype;
+    q->dst_dtype = g->tensors[dqg_part_result(g, p)].dtype;
+    if (status == DQG_OK && qpos >= 0) {
+        const dqg_op *qop = &g->ops[qpos];
         if (qop->inputs[2] != DQG_NONE) {
             const dqg_tensor *qz = &g->tensors[qop->inputs[2]];
             int32_t zp = (int32_t)dqg_load_int(qz->dtype, qz->data, 0);
@@ -174,6 +317,8 @@ dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int chan
     if (status == DQG_OK && (s = dnnl_primitive_attr_set_post_ops(q->attr, po)) != dnnl_success)
         status = dqg_dnnl_error(s, what, "post-ops");
     dnnl_post_ops_destroy(po);
+out:
+    free(sc);
     return status;
 }
 
@@ -181,26 +326,23 @@ void dqg_qattr_free(dqg_qattr *q)
 {
     if (q->attr)
         dnnl_primitive_attr_destroy(q->attr);
-    free(q->w_scales);
     for (int i = 0; i < q->n_binary; i++)
         free(q->binary_data[i]);
     memset(q, 0, sizeof *q);
 }
 
+/* Scratch: the product of the run-time factors (f32), then the source zero
+ * point (s32), each on its own cache line. */
 size_t dqg_qattr_scratch_size(const dqg_qattr *q)
 {
-    return (((size_t)q->n_scales * sizeof(float) + 63) & ~(size_t)63) + 64;
+    (void)q;
+    return 128;
 }
 
 int dqg_qattr_args(const dqg_qattr *q, int n, int *kinds, dnnl_memory_desc_t *mds)
 {
     dnnl_dims_t one = {1};
-    if (q->src_scale_arg >= 0) {
-        dnnl_dims_t d = {q->n_scales};
-        dnnl_memory_desc_init_by_tag(&mds[n], 1, d, dnnl_f32, dnnl_a);
-        kinds[n++] = DNNL_ARG_ATTR_OUTPUT_SCALES;
-    }
-    if (q->src_zp_arg >= 0) {
+    if (q->has_src_zp) {
         dnnl_memory_desc_init_by_tag(&mds[n], 1, one, dnnl_s32, dnnl_a);
         kinds[n++] = DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC;
     }
@@ -211,52 +353,68 @@ int dqg_qattr_args(const dqg_qattr *q, int n, int *kinds, dnnl_memory_desc_t *md
     return n;
 }
 
-int dqg_qattr_handles(const dqg_qattr *q, void *const *args, void *scratch, int n, void **h)
+static const void *rt_value(const dqg_rt_ref *r, void *const *args, const void *const *internal)
 {
-    float *scales = scratch;
-    int32_t *zp =
-        (int32_t *)((char *)scratch + (((size_t)q->n_scales * sizeof(float) + 63) & ~(size_t)63));
-    if (q->src_scale_arg >= 0) {
-        float s = dqg_load_float(q->src_scale_dtype, args[q->src_scale_arg], 0);
-        for (int64_t i = 0; i < q->n_scales; i++)
-            scales[i] = s * q->w_scales[i];
-        h[n++] = scales;
+    switch (r->source) {
+    case DQG_RT_SRC_SCALE:
+        return internal[0];
+    case DQG_RT_SRC_ZP:
+        return internal[1];
+    default:
+        return args[r->arg];
     }
-    if (q->src_zp_arg >= 0) {
-        *zp = (int32_t)dqg_load_int(q->src_zp_dtype, args[q->src_zp_arg], 0);
+}
+
+int dqg_qattr_handles(const dqg_qattr *q, void *const *args, const void *const *internal,
+                      void *scratch, int n, void **h)
+{
+    float *factor = scratch;
+    int32_t *zp = (int32_t *)((char *)scratch + 64);
+    if (q->n_factors > 0) {
+        float f = 1.0f;
+        for (int i = 0; i < q->n_factors; i++)
+            f *= dqg_load_float(q->factor[i].dtype, rt_value(&q->factor[i], args, internal), 0);
+        *factor = f;
+    }
+    if (q->has_src_zp) {
+        *zp = (int32_t)dqg_load_int(q->src_zp.dtype, rt_value(&q->src_zp, args, internal), 0);
         h[n++] = zp;
     }
     for (int i = 0; i < q->n_binary; i++)
-        h[n++] = q->binary_data[i];
+        h[n++] = !q->binary_rt[i]             ? q->binary_data[i]
+                 : q->binary_ref[i].arg == -2 ? (void *)factor
+                                              : (void *)rt_value(&q->binary_ref[i], args, internal);
     return n;
 }
 
-dqg_status dqg_qattr_fold_weights(const dqg_graph *g, const dqg_op *wdq, int8_t **out)
+dqg_status dqg_qattr_fold_weights(const dqg_graph *g, const dqg_op *wdq, int8_t **out,
+                                  const char *what)
 {
     const dqg_tensor *w = &g->tensors[wdq->inputs[0]];
     const dqg_tensor *z = wdq->inputs[2] != DQG_NONE ? &g->tensors[wdq->inputs[2]] : NULL;
-    int8_t *buf = malloc((size_t)w->nelems);
+    int8_t *buf = malloc((size_t)(w->nelems ? w->nelems : 1));
     if (!buf)
-        return dqg_set_error(DQG_OUT_OF_MEMORY, "int8 kernel: out of memory folding weights");
+        return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory folding weights", what);
     dqg_quant_index ix;
     dqg_quant_index_init(&ix, w, &g->tensors[wdq->inputs[1]], &wdq->attrs.quant);
     for (int64_t i = 0; i < w->nelems; i++) {
         int64_t v = dqg_load_int(w->dtype, w->data, i);
-        if (z)
-            v -= dqg_load_int(z->dtype, z->data, dqg_quant_scale_index(&ix, i));
-        buf[i] = (int8_t)v; /* the fusion pass checked that it fits */
+        if (z) {
+            int64_t c = dqg_quant_scale_index(&ix, i);
+            int64_t zv = dqg_load_int(z->dtype, z->data, c);
+            v -= zv;
+            if (v < -128 || v > 127) {
+                free(buf);
+                return dqg_set_error(DQG_UNSUPPORTED,
+                                     "%s: weights zero point %lld on channel %lld does not fit "
+                                     "s8 after folding (w - zp = %lld)",
+                                     what, (long long)zv, (long long)c, (long long)v);
+            }
+        }
+        buf[i] = (int8_t)v;
     }
     *out = buf;
     return DQG_OK;
-}
-
-dqg_tensor_id dqg_partition_output(const dqg_graph *g, const dqg_partition *p)
-{
-    int last = p->q >= 0      ? p->q
-               : p->n_post    ? p->post[p->n_post - 1]
-               : p->bias >= 0 ? p->bias
-                              : p->main;
-    return g->ops[last].outputs[0];
 }
 
 dqg_status dqg_int8_exact_isa(const char *what)
@@ -272,18 +430,14 @@ dqg_status dqg_int8_exact_isa(const char *what)
                          what, (unsigned)isa);
 }
 
-dqg_status dqg_qkernel_finish(const dqg_graph *g, const dqg_op *wdq, const_dnnl_primitive_desc_t pd,
+dqg_status dqg_qkernel_finish(const int8_t *folded, const_dnnl_primitive_desc_t pd,
                               const dnnl_memory_desc_t *md_w_plain,
                               const dnnl_memory_desc_t *md_src, const dnnl_memory_desc_t *md_dst,
                               const dqg_qattr *q, dqg_dnnl_prim *prim, void **w_packed,
                               size_t *bytes, const char *what)
 {
     const dnnl_memory_desc_t *md_w = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-    int8_t *folded = NULL;
-    dqg_status st = dqg_qattr_fold_weights(g, wdq, &folded);
-    if (st == DQG_OK)
-        st = dqg_dnnl_pack(md_w_plain, folded, md_w, w_packed, bytes, what);
-    free(folded);
+    dqg_status st = dqg_dnnl_pack(md_w_plain, folded, md_w, w_packed, bytes, what);
     if (st != DQG_OK)
         return st;
     int kinds[DQG_DNNL_MAX_ARGS] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};

@@ -1,4 +1,7 @@
-/* The compiled object shared by compile.c and execute.c (internal). */
+/* The compiled object shared by compile.c and execute.c (internal): a plan
+ * (the passes' result, the compiled partitions and the buffer plan), shared
+ * through the plan cache by every compile of an identical graph, and the
+ * per-compiled-object pool of execution contexts. */
 #ifndef DQG_RUNTIME_INTERNAL_H
 #define DQG_RUNTIME_INTERNAL_H
 
@@ -24,7 +27,20 @@ typedef struct dqg_compiled_part {
     char info[512];
     bool fused;
     bool hit;
+    bool constant; /* a constant-folding partition: compiled, never executed */
 } dqg_compiled_part;
+
+/* Everything a compile produces; immutable once built. */
+typedef struct dqg_plan {
+    dqg_pass_state passes; /* owns the rewritten graph copy and the explain log */
+    dqg_compile_options options;
+    int n_parts;
+    dqg_compiled_part *parts;
+    size_t arena_bytes;   /* intermediates after reuse */
+    size_t scratch_bytes; /* largest kernel scratch */
+    int max_args;
+    size_t n_fused, n_hits;
+} dqg_plan;
 
 /* Scratch of one execution: intermediates, then the largest kernel scratch. */
 typedef struct dqg_exec_ctx {
@@ -34,14 +50,9 @@ typedef struct dqg_exec_ctx {
 } dqg_exec_ctx;
 
 struct dqg_compiled {
-    dqg_pass_state passes; /* owns the rewritten graph copy and the explain log */
-    dqg_compile_options options;
-    int n_parts;
-    dqg_compiled_part *parts;
-    size_t arena_bytes;   /* intermediates after reuse */
-    size_t scratch_bytes; /* largest kernel scratch */
-    int max_args;
-    size_t n_fused, n_hits;
+    dqg_cache_entry *plan_entry; /* holds the plan (private when the cache is off) */
+    const dqg_plan *plan;
+    size_t n_hits; /* partitions this compile did not build */
     pthread_mutex_t pool_lock;
     dqg_exec_ctx *pool; /* free execution contexts */
     bool verbose;

@@ -25,7 +25,8 @@ typedef struct gen {
     dqg_graph *g;
     dqg_tensor_id x_in, y;
     bool expect_fused;
-    const char *expect_reason; /* substring of the refusal, when not fused */
+    bool expect_weight_only;   /* int8 refused: a weight-only partition instead */
+    const char *expect_reason; /* substring of the refusal, when not fused into int8 */
     bool quantized_out;
     char what[256];
 } gen;
@@ -175,9 +176,13 @@ static void check(gen *G)
                 strncat(log, dqg_compiled_explain(c, i), sizeof log - strlen(log) - 2);
                 strncat(log, "\n", sizeof log - strlen(log) - 1);
             }
-            cr_assert_eq(fused, G->expect_fused ? 1u : 0u, "%s: fused %zu; log:\n%s", G->what,
-                         fused, log);
-            if (G->expect_fused)
+            cr_assert_eq(fused, G->expect_fused || G->expect_weight_only ? 1u : 0u,
+                         "%s: fused %zu; log:\n%s", G->what, fused, log);
+            if (G->expect_weight_only)
+                cr_assert(strstr(log, "-> weight-only matmul") && strstr(log, G->expect_reason),
+                          "%s: no weight-only partition or no \"%s\" in:\n%s", G->what,
+                          G->expect_reason, log);
+            else if (G->expect_fused)
                 cr_assert(strstr(log, "fused: Dequantize 'x_dq' + Dequantize 'w_"), "%s:\n%s",
                           G->what, log);
             else
@@ -218,8 +223,9 @@ static void check(gen *G)
     dqg_graph_destroy(g);
 }
 
-/* One MatMul case; `mode`: 0 fusable, 1 src per-axis (refused), 2 unfoldable
- * weight zero point (refused), 3 s4 weights (weight-only fold, not int8). */
+/* One MatMul case; `mode`: 0 fusable, 1 src per-axis, 2 unfoldable weight
+ * zero point, 3 s4 weights: the last three are refused as int8 and run as a
+ * weight-only MatMul. */
 static void matmul_case(int mode)
 {
     gen G = {0};
@@ -257,9 +263,10 @@ static void matmul_case(int mode)
     dqg_tensor_id y = dqg_matmul(G.g, "mm", a, b, &at);
     G.y = epilogue(&G, y, xr - 1, N, DQG_FORMAT_NXC, true);
     G.expect_fused = mode == 0;
+    G.expect_weight_only = mode != 0;
     G.expect_reason = mode == 1   ? "activation scales vary along axis"
                       : mode == 2 ? "does not fit s8"
-                                  : "weight-only dequantize of constant s4";
+                                  : "weights are s4";
     snprintf(G.what, sizeof G.what, "matmul mode %d M=%lld K=%lld N=%lld batch=%d %s tb=%d", mode,
              (long long)M, (long long)K, (long long)N, brank, dqg_dtype_name(xt), tb);
     check(&G);

@@ -1,0 +1,177 @@
+/* Resolving a fused partition's constant weights: storage layout and the
+ * scale index of every element. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/dtype.h"
+#include "runtime/weights.h"
+
+/* Applies the layout ops to the quantized constant with the reference
+ * interpreter (exact for every type, 4-bit too). */
+static dqg_status apply_layouts(const dqg_graph *g, const dqg_op *dq, const dqg_op **layouts, int n,
+                                void **out)
+{
+    const dqg_tensor *w = &g->tensors[dq->inputs[0]];
+    dqg_graph *tmp = NULL;
+    dqg_status st = dqg_graph_create(&tmp);
+    if (st != DQG_OK)
+        return st;
+    dqg_tensor_id t = dqg_constant(tmp, "w", w->dtype, w->rank, w->dims, w->data, w->nbytes);
+    for (int i = 0; i < n; i++) {
+        const dqg_tensor *y = &g->tensors[layouts[i]->outputs[0]];
+        t = layouts[i]->kind == DQG_OP_TRANSPOSE
+                ? dqg_transpose(tmp, NULL, t, layouts[i]->attrs.transpose.perm)
+                : dqg_reshape(tmp, NULL, t, y->rank, y->dims);
+    }
+    dqg_output(tmp, t, "y");
+    if ((st = dqg_graph_finalize(tmp)) == DQG_OK) {
+        *out = malloc(w->nbytes ? w->nbytes : 1);
+        dqg_buffer b = {.id = t, .data = *out, .size = w->nbytes};
+        st = *out ? dqg_reference_run(tmp, NULL, 0, &b, 1)
+                  : dqg_set_error(DQG_OUT_OF_MEMORY, "weights: out of memory");
+        if (st != DQG_OK) {
+            free(*out);
+            *out = NULL;
+        }
+    }
+    dqg_graph_destroy(tmp);
+    return st;
+}
+
+dqg_status dqg_weights_resolve(const dqg_graph *g, const dqg_partition *p, dqg_weights *w,
+                               const char *what)
+{
+    memset(w, 0, sizeof *w);
+    const dqg_op *dq = &g->ops[p->ops[dqg_part_find(p, DQG_ROLE_W_DQ)]];
+    const dqg_op *mm = &g->ops[p->ops[dqg_part_find(p, DQG_ROLE_MAIN)]];
+    const dqg_tensor *x = &g->tensors[dq->inputs[0]];
+    const dqg_tensor *b = &g->tensors[mm->inputs[1]]; /* the MatMul's view, 2-D */
+    dqg_quant_attrs q = dq->attrs.quant;
+    const dqg_op *layouts[DQG_MAX_PART_OPS];
+    int n = 0;
+    for (int k = 0; k < p->n_ops; k++)
+        if (p->role[k] == DQG_ROLE_W_LAYOUT)
+            layouts[n++] = &g->ops[p->ops[k]];
+    if (b->rank != 2)
+        return dqg_set_error(DQG_UNSUPPORTED, "%s: the weights have rank %d", what, b->rank);
+    w->dtype = x->dtype;
+    w->data = x->data;
+    w->scale = &g->tensors[dq->inputs[1]];
+    w->zp = dq->inputs[2] != DQG_NONE ? &g->tensors[dq->inputs[2]] : NULL;
+    w->granularity = q.granularity;
+    /* Storage [R, C] and the quantization axis in storage coordinates. */
+    int64_t R, C;
+    bool transposed = false;
+    bool only_reshapes = true;
+    for (int i = 0; i < n; i++)
+        only_reshapes &= layouts[i]->kind == DQG_OP_RESHAPE;
+    if (n == 1 && layouts[0]->kind == DQG_OP_TRANSPOSE && x->rank == 2 &&
+        layouts[0]->attrs.transpose.perm[0] == 1) {
+        R = x->dims[0];
+        C = x->dims[1];
+        transposed = true;
+    } else {
+        /* Reshapes keep the row-major data: the axis survives when the
+         * leading dimensions up to it are kept. Anything else applies the
+         * layout to the constant (one scale, or one per axis only). */
+        int axis = q.axis;
+        for (int i = 0; i < n && q.granularity == DQG_PER_AXIS; i++)
+            axis = dqg_quant_axis_through(g, layouts[i], axis);
+        bool scales_follow = q.granularity == DQG_PER_TENSOR ||
+                             (q.granularity == DQG_PER_AXIS && axis >= 0) ||
+                             (n == 0 && x->rank == 2);
+        if (!scales_follow)
+            return dqg_set_error(DQG_UNSUPPORTED,
+                                 "%s: the weights' scales do not follow their Transpose/Reshape",
+                                 what);
+        if (!only_reshapes) {
+            dqg_status st = apply_layouts(g, dq, layouts, n, &w->owned);
+            if (st != DQG_OK)
+                return st;
+            w->data = w->owned;
+        }
+        q.axis = axis;
+        R = b->dims[0];
+        C = b->dims[1];
+    }
+    /* The MatMul's K x N: [R, C] is [K, N] unless the layout transposed
+     * it; transpose_b swaps again. */
+    w->nk = transposed != mm->attrs.matmul.transpose_b;
+    if (transposed) {
+        /* storage [R, C] = logical B^T: B is [C, R] */
+        w->K = mm->attrs.matmul.transpose_b ? R : C;
+        w->N = mm->attrs.matmul.transpose_b ? C : R;
+    } else {
+        w->K = mm->attrs.matmul.transpose_b ? C : R;
+        w->N = mm->attrs.matmul.transpose_b ? R : C;
+    }
+    /* Storage row r, column c: r = nk ? n : k, c = nk ? k : n. */
+    int64_t K = w->K, N = w->N;
+    bool nk = w->nk;
+    switch (q.granularity) {
+    case DQG_PER_TENSOR:
+        w->block_k = K, w->block_n = N, w->stride_k = 0, w->stride_n = 0;
+        break;
+    case DQG_PER_AXIS:
+        if ((q.axis == 0) == nk) /* the axis is n */
+            w->block_k = K, w->stride_k = 0, w->block_n = 1, w->stride_n = 1;
+        else
+            w->block_k = 1, w->stride_k = 1, w->block_n = N, w->stride_n = 0;
+        break;
+    case DQG_BLOCKED: {
+        int64_t B = q.block_size;
+        if (q.axis == 0 && nk) /* (n / B) * K + k */
+            w->block_n = B, w->stride_n = K, w->block_k = 1, w->stride_k = 1;
+        else if (q.axis == 0) /* (k / B) * N + n */
+            w->block_k = B, w->stride_k = N, w->block_n = 1, w->stride_n = 1;
+        else if (nk) /* n * ceil(K / B) + k / B */
+            w->block_n = 1, w->stride_n = (K + B - 1) / B, w->block_k = B, w->stride_k = 1;
+        else /* k * ceil(N / B) + n / B */
+            w->block_k = 1, w->stride_k = (N + B - 1) / B, w->block_n = B, w->stride_n = 1;
+        break;
+    }
+    case DQG_ELEMENTWISE:
+        if (nk)
+            w->block_n = 1, w->stride_n = K, w->block_k = 1, w->stride_k = 1;
+        else
+            w->block_k = 1, w->stride_k = N, w->block_n = 1, w->stride_n = 1;
+        break;
+    }
+    (void)R;
+    (void)C;
+    return DQG_OK;
+}
+
+void dqg_weights_release(dqg_weights *w)
+{
+    free(w->owned);
+    memset(w, 0, sizeof *w);
+}
+
+dqg_status dqg_weights_fold_s8(const dqg_weights *w, int8_t **out, const char *what)
+{
+    int64_t n = w->K * w->N;
+    int8_t *buf = malloc((size_t)(n ? n : 1));
+    if (!buf)
+        return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory folding weights", what);
+    for (int64_t k = 0; k < w->K; k++)
+        for (int64_t c = 0; c < w->N; c++) {
+            int64_t i = dqg_weights_index(w, k, c);
+            int64_t v = dqg_load_int(w->dtype, w->data, i);
+            if (w->zp) {
+                int64_t s = dqg_weights_scale_index(w, k, c);
+                int64_t z = dqg_load_int(w->zp->dtype, w->zp->data, s);
+                v -= z;
+                if (v < -128 || v > 127) {
+                    free(buf);
+                    return dqg_set_error(DQG_UNSUPPORTED,
+                                         "%s: weights zero point %lld on channel %lld does not "
+                                         "fit s8 after folding (w - zp = %lld)",
+                                         what, (long long)z, (long long)s, (long long)v);
+                }
+            }
+            buf[i] = (int8_t)v;
+        }
+    *out = buf;
+    return DQG_OK;
+}

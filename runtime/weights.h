@@ -1,0 +1,47 @@
+/* The constant weights of a fused MatMul partition as the kernel sees them
+ * (internal): the quantized matrix behind the partition's weight
+ * dequantize and its Transpose/Reshape ops, as a K x N matrix stored
+ * row-major as [K, N] or [N, K], with the scale and zero point of every
+ * element. A 2-D transpose only flips the storage flag and a reshape only
+ * renames dimensions, so no data is copied; other layouts are applied to
+ * the quantized constant once (per-tensor and per-axis scales only). */
+#ifndef DQG_RUNTIME_WEIGHTS_H
+#define DQG_RUNTIME_WEIGHTS_H
+
+#include "runtime/kernel.h"
+
+typedef struct dqg_weights {
+    dqg_dtype dtype;
+    int64_t K, N;
+    bool nk; /* storage is [N, K]; else [K, N] */
+    const void *data;
+    void *owned; /* data, when the layout had to be applied */
+    const dqg_tensor *scale, *zp;
+    /* Scale (and zero point) of element (k, n):
+     * (k / block_k) * stride_k + (n / block_n) * stride_n. */
+    int64_t block_k, block_n, stride_k, stride_n;
+    dqg_granularity granularity;
+} dqg_weights;
+
+/* Resolves the weights of partition p (mini graph g) for its MatMul. */
+dqg_status dqg_weights_resolve(const dqg_graph *g, const dqg_partition *p, dqg_weights *w,
+                               const char *what);
+void dqg_weights_release(dqg_weights *w);
+
+static inline int64_t dqg_weights_scale_index(const dqg_weights *w, int64_t k, int64_t n)
+{
+    return (k / w->block_k) * w->stride_k + (n / w->block_n) * w->stride_n;
+}
+
+/* Index of element (k, n) in the storage. */
+static inline int64_t dqg_weights_index(const dqg_weights *w, int64_t k, int64_t n)
+{
+    return w->nk ? n * w->K + k : k * w->N + n;
+}
+
+/* The weights with their zero point folded in, as s8 in the same storage
+ * layout; DQG_UNSUPPORTED (naming the channel) when some w - zp leaves
+ * [-128, 127]. */
+dqg_status dqg_weights_fold_s8(const dqg_weights *w, int8_t **out, const char *what);
+
+#endif
