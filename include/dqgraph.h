@@ -260,6 +260,18 @@ dqg_tensor_id dqg_dynamic_dequantize(dqg_graph *graph, const char *name, dqg_ten
                                      int64_t axis);
 
 /**
+ * oneDNN Graph DynamicQuantize: src f32, scales f32 1-D, optional zps
+ * s8/u8/s32 1-D (DQG_NONE: symmetric), qtype and axis as for
+ * DynamicDequantize; dst = saturate(round_half_even(src / scale) + zp) of
+ * type dst_dtype (u8 or s8). Scales and zero points are normally given at
+ * run time; a DynamicQuantize -> DynamicDequantize pair in front of a MatMul
+ * or Convolution runs the layer in int8.
+ */
+dqg_tensor_id dqg_dynamic_quantize(dqg_graph *graph, const char *name, dqg_tensor_id src,
+                                   dqg_tensor_id scales, dqg_tensor_id zps, const char *qtype,
+                                   int64_t axis, dqg_dtype dst_dtype);
+
+/**
  * AMD Quark ExtendedDequantizeLinear (domain com.amd.quark): x s8, u8, s16,
  * u16, s32, u32, f16 or bf16; scale f32 (scalar or 1-D); zero point of x's
  * type or f32; output f32. `axis` is used when the scale is 1-D.

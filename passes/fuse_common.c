@@ -269,15 +269,15 @@ void dqg_fuse_match_epilogue(const dqg_pass_state *s, dqg_fusion_match *m,
             return; /* only the cast back to f32 may follow an s32 result */
         if (op->kind == DQG_OP_MUL && r->allow_scale && front) {
             dqg_tensor_id f = other_operand(op, cur);
-            if (f != DQG_NONE && runtime_scalar(g, f)) {
-                if (!dqg_match_add(m, c, DQG_ROLE_SCALE))
+            if (f != DQG_NONE && scale_source(s, f, c, out, r->channel_axis)) {
+                if (!dqg_match_add(m, c, DQG_ROLE_SCALE) ||
+                    !dqg_match_add(m, g->tensors[f].producer, DQG_ROLE_SCALE_SRC))
                     return;
                 cur = op->outputs[0];
                 continue;
             }
-            if (f != DQG_NONE && scale_source(s, f, c, out, r->channel_axis)) {
-                if (!dqg_match_add(m, c, DQG_ROLE_SCALE) ||
-                    !dqg_match_add(m, g->tensors[f].producer, DQG_ROLE_SCALE_SRC))
+            if (f != DQG_NONE && runtime_scalar(g, f)) {
+                if (!dqg_match_add(m, c, DQG_ROLE_SCALE))
                     return;
                 cur = op->outputs[0];
                 continue;

@@ -13,7 +13,7 @@
 
 static void put(dqg_key_buf *k, const void *p, size_t n)
 {
-    if (k->failed)
+    if (k->failed || n == 0)
         return;
     if (k->len + n > k->cap) {
         size_t cap = k->cap ? k->cap * 2 : 1024;

@@ -1,0 +1,404 @@
+/* Dynamic quantization, fused end to end: run-time activation scales and
+ * zero points in every form a model writes them -- DynamicQuantizeLinear ->
+ * DequantizeLinear, oneDNN Graph's DynamicDequantize with run-time scales
+ * and its DynamicQuantize/DynamicDequantize pair, and ONNX Runtime's
+ * dynamic quantizer (MatMulInteger -> Cast -> Mul(x_scale * w_scale) ->
+ * Add) -- each compiled fused and unfused and run on the reference
+ * interpreter (fixed seeds). f32 outputs agree within 1e-5 of the output's
+ * largest magnitude; the fused partition keeps oneDNN's constant-scale
+ * implementation. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "test_common.h"
+
+static uint32_t rs;
+static uint32_t rnd(void)
+{
+    rs ^= rs << 13;
+    rs ^= rs >> 17;
+    rs ^= rs << 5;
+    return rs;
+}
+static int64_t rin(int64_t lo, int64_t hi)
+{
+    return lo + (int64_t)(rnd() % (uint32_t)(hi - lo + 1));
+}
+static float rf(float lo, float hi)
+{
+    return lo + (hi - lo) * (float)(rnd() % 100000) / 100000.0f;
+}
+
+typedef enum { FORM_DQL, FORM_DYN_DEQ, FORM_DYN_PAIR, FORM_ORT } form;
+static const char *form_name[] = {"DynamicQuantizeLinear", "DynamicDequantize",
+                                  "DynamicQuantize+DynamicDequantize", "MatMulInteger"};
+
+typedef struct input {
+    const char *name;
+    dqg_dtype dtype;
+    int64_t n;
+    void *data;
+} input;
+
+typedef struct dyn_case {
+    dqg_graph *g;
+    dqg_tensor_id y;
+    int64_t K;
+    int n_in;
+    input in[4];
+    char what[200];
+} dyn_case;
+
+static dqg_tensor_id cf32(dqg_graph *g, int rank, const int64_t *d, const float *v)
+{
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++)
+        n *= d[i];
+    return dqg_constant(g, NULL, DQG_F32, rank, d, v, (size_t)n * sizeof(float));
+}
+
+static dqg_tensor_id add_input(dyn_case *c, const char *name, dqg_dtype dt, int rank,
+                               const int64_t *dims)
+{
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++)
+        n *= dims[i];
+    input *in = &c->in[c->n_in++];
+    in->name = name;
+    in->dtype = dt;
+    in->n = n;
+    in->data = calloc((size_t)n, 4);
+    return dqg_input(c->g, name, dt, rank, dims);
+}
+
+/* Activations with constant rows, all-zero rows and a wide range. */
+static void fill_activations(float *x, int64_t M, int64_t K)
+{
+    for (int64_t m = 0; m < M; m++) {
+        int kind = (int)rin(0, 9);
+        float c = rf(-3, 3);
+        for (int64_t k = 0; k < K; k++)
+            x[m * K + k] = kind == 0 ? 0.0f : kind == 1 ? c : rf(-4, 4) * (kind == 2 ? 40 : 1);
+    }
+}
+
+/* Builds one case: the activations' side in form `f`, MatMul with constant
+ * weights, bias and post-ops. */
+static void build(dyn_case *c, form f, int64_t M, int64_t K, int64_t N, bool per_channel, bool w_zp,
+                  bool s8_src, int n_post)
+{
+    memset(c, 0, sizeof *c);
+    cr_assert_eq(dqg_graph_create(&c->g), DQG_OK);
+    dqg_graph *g = c->g;
+    int64_t xd[] = {M, K}, wd[] = {K, N}, one = 1;
+    int8_t *w = malloc((size_t)(K * N));
+    for (int64_t i = 0; i < K * N; i++)
+        w[i] = (int8_t)rin(-127, 127);
+    float *ws = malloc((size_t)N * sizeof(float));
+    for (int64_t i = 0; i < N; i++)
+        ws[i] = rf(0.001f, 0.02f);
+    int64_t ns = per_channel ? N : 1;
+    dqg_tensor_id wq = dqg_constant(g, "w_q", DQG_S8, 2, wd, w, (size_t)(K * N));
+    dqg_tensor_id wzp = DQG_NONE;
+    if (w_zp) {
+        int8_t z[4096] = {0};
+        wzp = dqg_constant(g, "w_zp", DQG_S8, per_channel ? 1 : 0, &ns, z, (size_t)ns);
+    }
+    dqg_dequantize_linear_attrs wa = {.opset = 13, .has_axis = per_channel, .axis = 1};
+    dqg_tensor_id y;
+    if (f == FORM_ORT) {
+        /* DQL -> MatMulInteger (unit scales) -> Cast(s32) -> Cast(f32) ->
+         * Mul(x_scale * w_scale). */
+        dqg_tensor_id x = add_input(c, "x", DQG_F32, 2, xd), xs, xz;
+        fill_activations(c->in[0].data, M, K);
+        dqg_tensor_id xq = dqg_dynamic_quantize_linear(g, "dql", x, &xs, &xz);
+        float u = 1.0f;
+        dqg_dequantize_linear_attrs ua = {.opset = 13};
+        dqg_tensor_id a = dqg_dequantize_linear(g, "a_dq", xq, cf32(g, 0, &one, &u), xz, &ua);
+        dqg_tensor_id b = dqg_dequantize_linear(g, "b_dq", wq, cf32(g, 0, &one, &u), DQG_NONE, &ua);
+        y = dqg_matmul(g, "mmi", a, b, NULL);
+        y = dqg_typecast(g, "to_int32", y, DQG_S32);
+        y = dqg_typecast(g, "cast", y, DQG_F32);
+        dqg_tensor_id f_scale = dqg_mul(g, "scale", xs, cf32(g, per_channel ? 1 : 0, &ns, ws));
+        y = rin(0, 1) ? dqg_mul(g, "mul", y, f_scale) : dqg_mul(g, "mul", f_scale, y);
+    } else {
+        dqg_tensor_id a;
+        if (f == FORM_DQL) {
+            dqg_tensor_id x = add_input(c, "x", DQG_F32, 2, xd), xs, xz;
+            fill_activations(c->in[0].data, M, K);
+            dqg_tensor_id xq = dqg_dynamic_quantize_linear(g, "dql", x, &xs, &xz);
+            dqg_dequantize_linear_attrs da = {.opset = 13};
+            a = dqg_dequantize_linear(g, "x_dq", xq, xs, xz, &da);
+        } else {
+            dqg_dtype qt = s8_src ? DQG_S8 : DQG_U8;
+            dqg_tensor_id sc = add_input(c, "scales", DQG_F32, 1, &one);
+            dqg_tensor_id zp = add_input(c, "zps", s8_src ? DQG_S8 : DQG_U8, 1, &one);
+            ((float *)c->in[0].data)[0] = rf(0.005f, 0.05f);
+            if (s8_src)
+                ((int8_t *)c->in[1].data)[0] = (int8_t)rin(-20, 20);
+            else
+                ((uint8_t *)c->in[1].data)[0] = (uint8_t)rin(0, 255);
+            dqg_tensor_id xq;
+            if (f == FORM_DYN_PAIR) {
+                dqg_tensor_id x = add_input(c, "x", DQG_F32, 2, xd);
+                fill_activations(c->in[2].data, M, K);
+                xq = dqg_dynamic_quantize(g, "dq_x", x, sc, zp, "per_tensor", 0, qt);
+            } else {
+                xq = add_input(c, "x", qt, 2, xd);
+                for (int64_t i = 0; i < M * K; i++)
+                    ((uint8_t *)c->in[2].data)[i] = (uint8_t)rnd();
+            }
+            a = dqg_dynamic_dequantize(g, "x_dq", xq, sc, zp, "per_tensor", 0);
+        }
+        dqg_tensor_id b =
+            dqg_dequantize_linear(g, "w_dq", wq, cf32(g, per_channel ? 1 : 0, &ns, ws), wzp, &wa);
+        y = dqg_matmul(g, "mm", a, b, NULL);
+    }
+    float bias[4096];
+    for (int64_t i = 0; i < N; i++)
+        bias[i] = rf(-1, 1);
+    y = dqg_add(g, "bias", y, cf32(g, 1, &N, bias));
+    for (int i = 0; i < n_post; i++)
+        y = i % 2 ? dqg_clip(g, NULL, y, -2.0f, 3.0f) : dqg_relu(g, NULL, y);
+    c->y = y;
+    c->K = K;
+    dqg_output(g, y, "y");
+    finalize_ok(g);
+    snprintf(c->what, sizeof c->what, "%s M=%lld K=%lld N=%lld %s%s%s post=%d", form_name[f],
+             (long long)M, (long long)K, (long long)N, per_channel ? "per-channel" : "per-tensor",
+             w_zp ? " w_zp" : "", s8_src ? " s8" : "", n_post);
+    free(w);
+    free(ws);
+}
+
+static void free_case(dyn_case *c)
+{
+    for (int i = 0; i < c->n_in; i++)
+        free(c->in[i].data);
+    dqg_graph_destroy(c->g);
+}
+
+static dqg_status run(dyn_case *c, int way, float *out, char *log, size_t log_size)
+{
+    dqg_buffer in[4];
+    for (int i = 0; i < c->n_in; i++)
+        in[i] = (dqg_buffer){
+            .name = c->in[i].name,
+            .data = c->in[i].data,
+            .size = dqg_tensor_byte_size(c->g, dqg_graph_find_tensor(c->g, c->in[i].name))};
+    size_t yb = dqg_tensor_byte_size(c->g, c->y);
+    dqg_buffer o = {.name = "y", .data = out, .size = yb};
+    if (way == 2)
+        return dqg_reference_run(c->g, in, (size_t)c->n_in, &o, 1);
+    dqg_compile_options opt = dqg_compile_options_default();
+    opt.disable_fusion = way == 1;
+    dqg_compiled *cc = NULL;
+    dqg_status st = dqg_compile(c->g, &opt, &cc);
+    cr_assert_eq(st, DQG_OK, "%s: %s", c->what, dqg_last_error());
+    if (log) {
+        log[0] = 0;
+        for (size_t i = 0; i < dqg_compiled_partition_count(cc); i++) {
+            strncat(log, dqg_compiled_partition_info(cc, i), log_size - strlen(log) - 2);
+            strncat(log, "\n", log_size - strlen(log) - 1);
+        }
+        for (size_t i = 0; i < dqg_compiled_explain_count(cc); i++) {
+            strncat(log, dqg_compiled_explain(cc, i), log_size - strlen(log) - 2);
+            strncat(log, "\n", log_size - strlen(log) - 1);
+        }
+    }
+    st = dqg_execute(cc, in, (size_t)c->n_in, &o, 1);
+    dqg_compiled_destroy(cc);
+    return st;
+}
+
+/* Fused, unfused and reference agree; the fused graph has one int8 matmul,
+ * and no TypeCast or Mul of the MatMulInteger form is left. `scale` is the
+ * largest magnitude of the MatMul's result before the epilogue: ReLU and
+ * Clip do not amplify an error, but a Clip to a narrow range makes the
+ * output's own magnitude too small a yardstick for the reference's
+ * rounding of the dequantized operands. */
+static void check(dyn_case *c, double scale)
+{
+    int64_t n = dqg_tensor_element_count(c->g, c->y);
+    float *out[3];
+    static char log[16384];
+    for (int way = 0; way < 3; way++) {
+        out[way] = malloc((size_t)n * sizeof(float));
+        dqg_status st = run(c, way, out[way], way == 0 ? log : NULL, sizeof log);
+        cr_assert_eq(st, DQG_OK, "%s: way %d: %s", c->what, way, dqg_last_error());
+    }
+    cr_assert(strstr(log, "-> int8 matmul"), "%s: not fused:\n%s", c->what, log);
+    cr_assert(!strstr(log, "op [TypeCast") && !strstr(log, "op [Mul"),
+              "%s: a cast or scale multiply runs on its own:\n%s", c->what, log);
+    double maxabs = scale;
+    for (int64_t i = 0; i < n; i++)
+        maxabs = fmax(maxabs, fabs(out[2][i]));
+    /* The fused kernel accumulates in integers: the contract's 1e-5. The
+     * unfused one runs an f32 MatMul, whose summation error grows with K
+     * (cancellation against the reference's double sums). */
+    int64_t K = c->K;
+    for (int way = 0; way < 2; way++)
+        for (int64_t i = 0; i < n; i++)
+            cr_assert(fabs((double)out[way][i] - out[2][i]) <=
+                          1e-5 * maxabs * (way == 0 ? 1.0 : fmax(1.0, (double)K / 64)),
+                      "%s: way %d element %lld: %.9g vs reference %.9g (max %.3g)\n%s", c->what,
+                      way, (long long)i, out[way][i], out[2][i], maxabs, way ? "" : log);
+    for (int way = 0; way < 3; way++)
+        free(out[way]);
+}
+
+/* The largest magnitude of the case's result without its post-ops (the
+ * same case rebuilt from the same random state, on the reference). */
+static double pre_epilogue_scale(uint32_t state, form f, int64_t M, int64_t K, int64_t N,
+                                 bool per_channel, bool w_zp, bool s8_src)
+{
+    uint32_t saved = rs;
+    rs = state;
+    dyn_case c;
+    build(&c, f, M, K, N, per_channel, w_zp, s8_src, 0);
+    int64_t n = dqg_tensor_element_count(c.g, c.y);
+    float *out = malloc((size_t)n * sizeof(float));
+    double m = 1e-30;
+    if (run(&c, 2, out, NULL, 0) == DQG_OK)
+        for (int64_t i = 0; i < n; i++)
+            m = fmax(m, fabs(out[i]));
+    free(out);
+    free_case(&c);
+    rs = saved;
+    return m;
+}
+
+static void one_case(form f, int64_t M, int64_t K, int64_t N, bool per_channel, bool w_zp,
+                     bool s8_src, int n_post)
+{
+    uint32_t state = rs;
+    dyn_case c;
+    build(&c, f, M, K, N, per_channel, w_zp, s8_src, n_post);
+    check(&c, pre_epilogue_scale(state, f, M, K, N, per_channel, w_zp, s8_src));
+    free_case(&c);
+}
+
+static void random_cases(form f, uint32_t seed, int count)
+{
+    rs = seed;
+    for (int i = 0; i < count; i++) {
+        static const int64_t Ms[] = {1, 2, 3, 7, 16, 31, 64, 97, 128, 257, 300};
+        int64_t M = Ms[rin(0, 10)], K = rin(1, 300), N = rin(1, 200);
+        bool pc = rin(0, 1), wz = rin(0, 3) == 0;
+        bool s8 = f != FORM_DQL && f != FORM_ORT && rin(0, 1);
+        one_case(f, M, K, N, pc, wz, s8, (int)rin(0, 2));
+    }
+}
+
+Test(dynamic, dynamic_quantize_linear_then_dequantize)
+{
+    random_cases(FORM_DQL, 101, 25);
+}
+
+Test(dynamic, dynamic_dequantize_runtime_scale_and_zero_point)
+{
+    random_cases(FORM_DYN_DEQ, 202, 25);
+}
+
+Test(dynamic, dynamic_quantize_dequantize_pair)
+{
+    random_cases(FORM_DYN_PAIR, 303, 25);
+}
+
+Test(dynamic, matmulinteger_cast_mul_as_written_by_onnxruntime)
+{
+    random_cases(FORM_ORT, 404, 25);
+}
+
+/* A few large layers, K and N up to 4096. */
+Test(dynamic, large_layers)
+{
+    rs = 505;
+    static const int64_t shapes[][3] = {{1, 4096, 512}, {128, 1024, 1024}, {7, 768, 3072}};
+    for (int s = 0; s < 3; s++)
+        for (int f = 0; f < 4; f++)
+            one_case((form)f, shapes[s][0], shapes[s][1], shapes[s][2], true, false, false, 1);
+}
+
+/* The implementation oneDNN picks for a run-time-scale fused MatMul is the
+ * one it picks for the same layer with constant scales: the run-time scale
+ * is a post-op, not run-time output scales (which send oneDNN 2.6 from
+ * brgemm to gemm:jit). */
+static const char *impl_of(dqg_compiled *c)
+{
+    for (size_t i = 0; i < dqg_compiled_partition_count(c); i++) {
+        const char *info = dqg_compiled_partition_info(c, i);
+        const char *p = strstr(info, "-> onednn:matmul:");
+        if (p)
+            return p;
+    }
+    return "";
+}
+
+Test(dynamic, runtime_scale_keeps_the_constant_scale_implementation)
+{
+    static const int64_t shapes[][3] = {{1, 1024, 1024}, {128, 1024, 1024}, {16, 512, 256}};
+    for (int s = 0; s < 3; s++) {
+        int64_t M = shapes[s][0], K = shapes[s][1], N = shapes[s][2];
+        char impl[2][200];
+        for (int runtime = 0; runtime < 2; runtime++) {
+            dqg_graph *g;
+            cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+            int64_t xd[] = {M, K}, wd[] = {K, N}, one = 1;
+            int8_t *w = calloc((size_t)(K * N), 1);
+            float *ws = malloc((size_t)N * sizeof(float));
+            for (int64_t i = 0; i < N; i++)
+                ws[i] = 0.01f;
+            float xs = 0.02f;
+            uint8_t xz = 3;
+            dqg_tensor_id x = dqg_input(g, "x", DQG_U8, 2, xd);
+            dqg_tensor_id sc =
+                runtime ? dqg_input(g, "s", DQG_F32, 1, &one) : cf32(g, 1, &one, &xs);
+            dqg_tensor_id zp = runtime ? dqg_input(g, "z", DQG_U8, 1, &one)
+                                       : dqg_constant(g, "z", DQG_U8, 1, &one, &xz, 1);
+            dqg_tensor_id a = dqg_dynamic_dequantize(g, "x_dq", x, sc, zp, "per_tensor", 0);
+            dqg_dequantize_linear_attrs wa = {.opset = 13, .has_axis = true, .axis = 1};
+            dqg_tensor_id b = dqg_dequantize_linear(
+                g, "w_dq", dqg_constant(g, "w", DQG_S8, 2, wd, w, (size_t)(K * N)),
+                cf32(g, 1, &N, ws), DQG_NONE, &wa);
+            dqg_output(g, dqg_matmul(g, "mm", a, b, NULL), "y");
+            finalize_ok(g);
+            dqg_compiled *c = NULL;
+            cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+            cr_assert_eq(dqg_compiled_fused_count(c), 1);
+            snprintf(impl[runtime], sizeof impl[runtime], "%s", impl_of(c));
+            dqg_compiled_destroy(c);
+            dqg_graph_destroy(g);
+            free(w);
+            free(ws);
+        }
+        /* Without VNNI int8 is not fused at all (see the fusion tests). */
+        cr_assert(impl[0][0], "no int8 matmul for M=%lld", (long long)M);
+        cr_assert_str_eq(impl[0], impl[1], "M=%lld K=%lld N=%lld: constant %s, run-time %s",
+                         (long long)M, (long long)K, (long long)N, impl[0], impl[1]);
+        cr_assert(!strstr(impl[1], "gemm:jit"), "%s", impl[1]);
+    }
+}
+
+/* NaN or infinite activations: DynamicQuantizeLinear has no defined range;
+ * every path refuses with the same message. */
+Test(dynamic, nan_and_inf_activations_are_refused_alike)
+{
+    for (int bad = 0; bad < 3; bad++) {
+        rs = 606;
+        dyn_case c;
+        build(&c, FORM_DQL, 4, 8, 5, false, false, false, 0);
+        ((float *)c.in[0].data)[9] = bad == 0 ? NAN : bad == 1 ? INFINITY : -INFINITY;
+        char msg[3][512];
+        float out[20];
+        for (int way = 0; way < 3; way++) {
+            dqg_status st = run(&c, way, out, NULL, 0);
+            cr_assert_eq(st, DQG_INVALID_ARGUMENT, "way %d: %s", way, dqg_status_name(st));
+            snprintf(msg[way], sizeof msg[way], "%s", dqg_last_error());
+            cr_assert(strstr(msg[way], "DynamicQuantizeLinear 'dql'"), "%s", msg[way]);
+        }
+        cr_assert_str_eq(msg[0], msg[2]);
+        cr_assert_str_eq(msg[1], msg[2]);
+        free_case(&c);
+    }
+}
