@@ -522,7 +522,7 @@ static dqg_status build_plan(void *ctx, void **out, size_t *bytes)
     dqg_pass_state *s = &c->passes;
     for (int p = 0; p < c->n_parts && st == DQG_OK; p++) {
         dqg_compiled_part *cp = &c->parts[p];
-        if (!cp->kernel)
+        if (!cp->kernel || cp->constant)
             continue;
         c->n_fused += cp->fused;
         c->n_hits += cp->hit;

@@ -3,12 +3,14 @@
 #include <string.h>
 
 #include "graph/graph_internal.h"
+#include "runtime/cache.h"
 #include "runtime/kernel.h"
 #include "runtime/onednn_pack.h"
 
 dqg_status dqg_dnnl_pack(const dnnl_memory_desc_t *from, const void *data,
                          const dnnl_memory_desc_t *to, void **out, size_t *bytes, const char *what)
 {
+    dqg_cache_count_constant_transform();
     size_t n = dnnl_memory_desc_get_size(to);
     void *buf = aligned_alloc(64, (n + 63) & ~(size_t)63);
     if (!buf)

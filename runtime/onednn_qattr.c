@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "graph/dtype.h"
+#include "runtime/cache.h"
 #include "runtime/onednn_pack.h"
 #include "runtime/onednn_qattr.h"
 
@@ -392,6 +393,7 @@ dqg_status dqg_qattr_fold_weights(const dqg_graph *g, const dqg_op *wdq, int8_t 
 {
     const dqg_tensor *w = &g->tensors[wdq->inputs[0]];
     const dqg_tensor *z = wdq->inputs[2] != DQG_NONE ? &g->tensors[wdq->inputs[2]] : NULL;
+    dqg_cache_count_constant_transform();
     int8_t *buf = malloc((size_t)(w->nelems ? w->nelems : 1));
     if (!buf)
         return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory folding weights", what);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "graph/dtype.h"
+#include "runtime/cache.h"
 #include "runtime/weights.h"
 
 /* Applies the layout ops to the quantized constant with the reference
@@ -12,6 +13,7 @@ static dqg_status apply_layouts(const dqg_graph *g, const dqg_op *dq, const dqg_
                                 void **out)
 {
     const dqg_tensor *w = &g->tensors[dq->inputs[0]];
+    dqg_cache_count_constant_transform();
     dqg_graph *tmp = NULL;
     dqg_status st = dqg_graph_create(&tmp);
     if (st != DQG_OK)
@@ -150,6 +152,7 @@ void dqg_weights_release(dqg_weights *w)
 
 dqg_status dqg_weights_fold_s8(const dqg_weights *w, int8_t **out, const char *what)
 {
+    dqg_cache_count_constant_transform();
     int64_t n = w->K * w->N;
     int8_t *buf = malloc((size_t)(n ? n : 1));
     if (!buf)
