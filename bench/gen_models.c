@@ -1,0 +1,59 @@
+/* Writes the benchmark models (tests/support/model_zoo.h) into a folder, one
+ * .onnx file each, for scripts/bench_ort.sh to run on dqgraph and on ONNX
+ * Runtime side by side. Usage: gen_models OUTDIR */
+#include <stdio.h>
+#include <string.h>
+
+#include "support/model_zoo.h"
+
+static int write(tm_model *m, const char *dir, const char *name)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s.onnx", dir, name);
+    int rc = tm_write(m, path);
+    tm_free(m);
+    if (rc != 0)
+        fprintf(stderr, "gen_models: cannot write %s\n", path);
+    else
+        printf("%s\n", name);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: gen_models OUTDIR\n");
+        return 2;
+    }
+    const char *d = argv[1];
+    int rc = 0;
+    /* Dynamic quantization (run-time activation scales). */
+    rc |= write(zoo_dql_matmul(1, 4096, 4096, 1), d, "dql_matmul_1x4096x4096");
+    rc |= write(zoo_dql_matmul(128, 1024, 1024, 2), d, "dql_matmul_128x1024x1024");
+    rc |= write(zoo_ort_dynamic_matmul(128, 1024, 1024, false, 3), d,
+                "ort_dynamic_matmul_128x1024x1024");
+    rc |=
+        write(zoo_ort_dynamic_matmul(1, 4096, 4096, false, 4), d, "ort_dynamic_matmul_1x4096x4096");
+    /* Static int8 at small M. */
+    static const int64_t small_m[] = {1, 4, 16};
+    for (int i = 0; i < 3; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "qdq_matmul_%lldx4096x4096", (long long)small_m[i]);
+        rc |= write(zoo_qdq_matmul(small_m[i], 4096, 4096, 5), d, name);
+    }
+    /* Weight-only low-bit. */
+    static const int64_t wo_m[] = {1, 4, 16, 64, 128, 512};
+    for (int i = 0; i < 6; i++)
+        for (int v = 0; v < 4; v++) {
+            static const int64_t blocks[] = {32, 32, 128, 0};
+            bool zp = v == 1;
+            char name[64];
+            if (blocks[v])
+                snprintf(name, sizeof name, "wo_int4_b%lld%s_%lldx4096x4096", (long long)blocks[v],
+                         zp ? "_zp" : "", (long long)wo_m[i]);
+            else
+                snprintf(name, sizeof name, "wo_int8_%lldx4096x4096", (long long)wo_m[i]);
+            rc |= write(zoo_wo_matmul(wo_m[i], 4096, 4096, blocks[v], zp, 6), d, name);
+        }
+    return rc ? 1 : 0;
+}

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Runs the benchmark models on dqgraph and on ONNX Runtime 1.30 side by side
+# and prints their medians and ratios. ONNX Runtime is the peer, never a
+# dependency: it is installed from npm into build/ort for this script only.
+# Each model runs ROUNDS times on each engine, alternating, and the median
+# of the rounds' medians is reported. Options (environment):
+#   DQG_BENCH_FILTER=regex  models to run (default: all)
+#   DQG_BENCH_ROUNDS=N      alternating rounds (default 3)
+#   DQG_BENCH_ITERS=N       timed iterations per round (default 50)
+#   DQG_BENCH_THREADS=N     threads for both engines (default 2)
+#   DQG_BENCH_OUT=FILE      also write the markdown table there
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/setup.sh
+# Node.js and npm: the machine's own when present, else Debian's.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  dqg_install_missing nodejs npm
+fi
+
+rounds="${DQG_BENCH_ROUNDS:-3}"
+iters="${DQG_BENCH_ITERS:-50}"
+threads="${DQG_BENCH_THREADS:-2}"
+filter="${DQG_BENCH_FILTER:-.}"
+ort_dir="$PWD/build/ort"
+
+if [ ! -d "$ort_dir/node_modules/onnxruntime-node" ]; then
+  mkdir -p "$ort_dir"
+  (cd "$ort_dir" && npm install --silent --no-audit --no-fund --ignore-scripts \
+    onnxruntime-node@1.30.0 >/dev/null)
+fi
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j"$(nproc)" --target dqgraph_tool gen_models >/dev/null
+models="$PWD/build/models"
+mkdir -p "$models"
+./build/gen_models "$models" >/dev/null
+
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+dqg_ms() {
+  ./build/dqgraph bench "$1" --iters "$iters" --threads "$threads" "${@:2}" |
+    awk '/^median_ms:/ {print $2}'
+}
+ort_ms() {
+  DQG_ORT_DIR="$ort_dir" node bench/ort_bench.js "$1" --iters "$iters" --threads "$threads" "${@:2}" |
+    sed 's/.*"median_ms":\([0-9.e-]*\).*/\1/'
+}
+
+cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
+isa=$(grep -ow 'amx_int8\|avx512_vnni\|avx512_bf16\|avx512f\|avx2' /proc/cpuinfo | sort -u | tr '\n' ' ')
+table=$(mktemp)
+{
+  echo "Machine: $cpu, $(nproc) cores ($isa); $threads threads; $(date -u +%Y-%m-%d)."
+  echo "Medians of $rounds alternating rounds of $iters runs; ONNX Runtime 1.30 (onnxruntime-node), all graph optimizations."
+  echo
+  echo "| model | dqgraph | ONNX Runtime | ORT / dqgraph |"
+  echo "|---|---|---|---|"
+} >"$table"
+for f in "$models"/*.onnx; do
+  name=$(basename "$f" .onnx)
+  [[ "$name" =~ $filter ]] || continue
+  # Weight-only models: ORT's MatMulNBits runs int8 activations by default
+  # (accuracy level 4); level 0 keeps them f32 like dqgraph's exact mode.
+  variants=("")
+  [[ "$name" == wo_* ]] && variants=("" "--accuracy-level 0")
+  d=() o=()
+  for ((r = 0; r < rounds; r++)); do
+    d+=("$(dqg_ms "$f")")
+    for v in "${!variants[@]}"; do
+      # shellcheck disable=SC2086 # the variant is a list of options
+      o[v]+="$(ort_ms "$f" ${variants[v]}) "
+    done
+  done
+  dm=$(printf '%s\n' "${d[@]}" | median)
+  for v in "${!variants[@]}"; do
+    om=$(printf '%s\n' ${o[v]} | median)
+    label="$name"
+    [ -n "${variants[v]}" ] && label="$name (ORT f32 activations)"
+    printf '| %s | %.3f ms | %.3f ms | %.2fx |\n' "$label" "$dm" "$om" \
+      "$(awk -v a="$om" -v b="$dm" 'BEGIN {print a / b}')" >>"$table"
+  done
+done
+cat "$table"
+if [ -n "${DQG_BENCH_OUT:-}" ]; then
+  cp "$table" "$DQG_BENCH_OUT"
+fi
+rm -f "$table"

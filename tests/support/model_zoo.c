@@ -1,0 +1,151 @@
+/* Model writers of model_zoo.h. Weights come from a fixed xorshift stream
+ * so every run writes byte-identical files. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_zoo.h"
+
+enum { T_FLOAT = 1, T_UINT8 = 2, T_INT8 = 3, T_INT32 = 6, T_UINT4 = 21, T_INT4 = 22 };
+
+static uint32_t next(uint32_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 17;
+    *s ^= *s << 5;
+    return *s;
+}
+
+static float uniform(uint32_t *s, float lo, float hi)
+{
+    return lo + (hi - lo) * (float)(next(s) >> 8) / (float)(1u << 24);
+}
+
+static int8_t *s8_weights(int64_t n, uint32_t *s)
+{
+    int8_t *w = malloc((size_t)n);
+    for (int64_t i = 0; i < n; i++)
+        w[i] = (int8_t)((int)(next(s) % 255) - 127);
+    return w;
+}
+
+static float *scales(int64_t n, float lo, float hi, uint32_t *s)
+{
+    float *v = malloc((size_t)n * sizeof *v);
+    for (int64_t i = 0; i < n; i++)
+        v[i] = uniform(s, lo, hi);
+    return v;
+}
+
+static tm_model *matmul_io(int64_t opset, int32_t x_type, int64_t M, int64_t K, int64_t N)
+{
+    tm_model *m = tm_new(opset);
+    int64_t xd[] = {M, K}, yd[] = {M, N};
+    tm_input(m, "x", x_type, 2, xd, NULL);
+    tm_output(m, "y", T_FLOAT, 2, yd);
+    return m;
+}
+
+tm_model *zoo_dql_matmul(int64_t M, int64_t K, int64_t N, uint32_t seed)
+{
+    tm_model *m = matmul_io(13, T_FLOAT, M, K, N);
+    int64_t wd[] = {K, N};
+    int8_t *w = s8_weights(K * N, &seed);
+    float *ws = scales(N, 0.001f, 0.01f, &seed);
+    tm_init(m, "w_q", T_INT8, 2, wd, w, (size_t)(K * N));
+    tm_init(m, "w_scale", T_FLOAT, 1, &N, ws, (size_t)N * sizeof(float));
+    tm_node(m, "DynamicQuantizeLinear", "", "dql", "x", "x_q,x_scale,x_zp");
+    tm_node(m, "DequantizeLinear", "", "x_dq", "x_q,x_scale,x_zp", "x_f");
+    Onnx__NodeProto *n = tm_node(m, "DequantizeLinear", "", "w_dq", "w_q,w_scale", "w_f");
+    tm_attr_int(m, n, "axis", 1);
+    tm_node(m, "MatMul", "", "mm", "x_f,w_f", "y");
+    free(w);
+    free(ws);
+    return m;
+}
+
+tm_model *zoo_ort_dynamic_matmul(int64_t M, int64_t K, int64_t N, bool bias, uint32_t seed)
+{
+    tm_model *m = matmul_io(13, T_FLOAT, M, K, N);
+    int64_t wd[] = {K, N};
+    int8_t *w = s8_weights(K * N, &seed);
+    float ws = uniform(&seed, 0.001f, 0.01f);
+    float *b = scales(N, -0.5f, 0.5f, &seed);
+    tm_init(m, "w_q", T_INT8, 2, wd, w, (size_t)(K * N));
+    tm_init(m, "w_scale", T_FLOAT, 0, NULL, &ws, sizeof ws);
+    tm_node(m, "DynamicQuantizeLinear", "", "dql", "x", "x_q,x_scale,x_zp");
+    tm_node(m, "MatMulInteger", "", "mmi", "x_q,w_q,x_zp", "acc");
+    Onnx__NodeProto *c = tm_node(m, "Cast", "", "cast", "acc", "acc_f");
+    tm_attr_int(m, c, "to", T_FLOAT);
+    tm_node(m, "Mul", "", "scale", "x_scale,w_scale", "s");
+    if (bias) {
+        tm_init(m, "bias", T_FLOAT, 1, &N, b, (size_t)N * sizeof(float));
+        tm_node(m, "Mul", "", "mul", "acc_f,s", "y0");
+        tm_node(m, "Add", "", "add_bias", "y0,bias", "y");
+    } else {
+        tm_node(m, "Mul", "", "mul", "acc_f,s", "y");
+    }
+    free(w);
+    free(b);
+    return m;
+}
+
+tm_model *zoo_qdq_matmul(int64_t M, int64_t K, int64_t N, uint32_t seed)
+{
+    tm_model *m = matmul_io(13, T_UINT8, M, K, N);
+    int64_t wd[] = {K, N};
+    int8_t *w = s8_weights(K * N, &seed);
+    float *ws = scales(N, 0.001f, 0.01f, &seed);
+    float xs = 0.02f;
+    uint8_t xz = 128;
+    tm_init(m, "x_scale", T_FLOAT, 0, NULL, &xs, sizeof xs);
+    tm_init(m, "x_zp", T_UINT8, 0, NULL, &xz, 1);
+    tm_init(m, "w_q", T_INT8, 2, wd, w, (size_t)(K * N));
+    tm_init(m, "w_scale", T_FLOAT, 1, &N, ws, (size_t)N * sizeof(float));
+    tm_node(m, "DequantizeLinear", "", "x_dq", "x,x_scale,x_zp", "x_f");
+    Onnx__NodeProto *n = tm_node(m, "DequantizeLinear", "", "w_dq", "w_q,w_scale", "w_f");
+    tm_attr_int(m, n, "axis", 1);
+    tm_node(m, "MatMul", "", "mm", "x_f,w_f", "y");
+    free(w);
+    free(ws);
+    return m;
+}
+
+tm_model *zoo_wo_matmul(int64_t M, int64_t K, int64_t N, int64_t B, bool zp, uint32_t seed)
+{
+    tm_model *m = matmul_io(21, T_FLOAT, M, K, N);
+    int64_t wd[] = {K, N};
+    Onnx__NodeProto *n;
+    if (B == 0) {
+        int8_t *w = s8_weights(K * N, &seed);
+        float *ws = scales(N, 0.001f, 0.01f, &seed);
+        tm_init(m, "w_q", T_INT8, 2, wd, w, (size_t)(K * N));
+        tm_init(m, "w_scale", T_FLOAT, 1, &N, ws, (size_t)N * sizeof(float));
+        n = tm_node(m, "DequantizeLinear", "", "w_dq", "w_q,w_scale", "w_f");
+        tm_attr_int(m, n, "axis", 1);
+        free(w);
+        free(ws);
+    } else {
+        int64_t nb = (K + B - 1) / B, sd[] = {nb, N};
+        size_t wbytes = (size_t)((K * N + 1) / 2), zbytes = (size_t)((nb * N + 1) / 2);
+        uint8_t *w = malloc(wbytes), *z = malloc(zbytes);
+        for (size_t i = 0; i < wbytes; i++)
+            w[i] = (uint8_t)next(&seed);
+        for (size_t i = 0; i < zbytes; i++)
+            z[i] = (uint8_t)(0x88 + (next(&seed) % 3) * 0x11 - 0x11);
+        float *ws = scales(nb * N, 0.002f, 0.02f, &seed);
+        tm_init(m, "w_q", zp ? T_UINT4 : T_INT4, 2, wd, w, wbytes);
+        tm_init(m, "w_scale", T_FLOAT, 2, sd, ws, (size_t)(nb * N) * sizeof(float));
+        if (zp)
+            tm_init(m, "w_zp", T_UINT4, 2, sd, z, zbytes);
+        n = tm_node(m, "DequantizeLinear", "", "w_dq", zp ? "w_q,w_scale,w_zp" : "w_q,w_scale",
+                    "w_f");
+        tm_attr_int(m, n, "axis", 0);
+        tm_attr_int(m, n, "block_size", B);
+        free(w);
+        free(z);
+        free(ws);
+    }
+    tm_node(m, "MatMul", "", "mm", "x,w_f", "y");
+    return m;
+}

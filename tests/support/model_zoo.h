@@ -1,0 +1,27 @@
+/* The models dqgraph is measured and tested on, written as ONNX files the
+ * way the usual tools write them (ONNX Runtime's static and dynamic
+ * quantizers, DequantizeLinear-21 blocked int4 weights), with seeded random
+ * weights. Shared by the benchmark generator and the tests. */
+#ifndef DQG_TEST_MODEL_ZOO_H
+#define DQG_TEST_MODEL_ZOO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "onnx_model.h"
+
+/* DynamicQuantizeLinear(x) -> DequantizeLinear x2 -> MatMul: x f32 [M, K],
+ * s8 weights [K, N] with per-channel scales. */
+tm_model *zoo_dql_matmul(int64_t M, int64_t K, int64_t N, uint32_t seed);
+/* ONNX Runtime's dynamic quantizer: DynamicQuantizeLinear -> MatMulInteger
+ * (s8 weights) -> Cast -> Mul(x_scale * w_scale) [-> Add bias]. */
+tm_model *zoo_ort_dynamic_matmul(int64_t M, int64_t K, int64_t N, bool bias, uint32_t seed);
+/* Static int8: DequantizeLinear(u8 x, per tensor) and DequantizeLinear(s8
+ * W, per channel) -> MatMul, f32 output. */
+tm_model *zoo_qdq_matmul(int64_t M, int64_t K, int64_t N, uint32_t seed);
+/* Weight-only: f32 x [M, K] times DequantizeLinear-21 of constant weights
+ * [K, N]: int4 blocked along K (block_size B, with a u4 zero point when
+ * zp, else s4), or int8 per output channel when B == 0. */
+tm_model *zoo_wo_matmul(int64_t M, int64_t K, int64_t N, int64_t B, bool zp, uint32_t seed);
+
+#endif
