@@ -150,6 +150,42 @@ void dqg_weights_release(dqg_weights *w)
     memset(w, 0, sizeof *w);
 }
 
+/* 8-bit weights with no zero point, one, or one per output channel: a loop
+ * the compiler vectorizes, the range checked once from the extremes. false
+ * when the case is another one, or some w - zp leaves [-128, 127]. */
+static bool fold_s8_fast(const dqg_weights *w, int8_t *buf)
+{
+    bool per_tensor = w->block_k == w->K && w->block_n == w->N;
+    bool per_n = w->block_k == w->K && w->block_n == 1 && w->stride_n == 1;
+    if ((w->dtype != DQG_S8 && w->dtype != DQG_U8) || (w->zp && !per_tensor && !per_n))
+        return false;
+    int64_t R = w->nk ? w->N : w->K, C = w->nk ? w->K : w->N;
+    int32_t *zn = calloc((size_t)w->N + 1, sizeof *zn);
+    if (!zn)
+        return false;
+    for (int64_t n = 0; w->zp && n < w->N; n++)
+        zn[n] = (int32_t)dqg_load_int(w->zp->dtype, w->zp->data, per_tensor ? 0 : n);
+    const uint8_t *u = w->data;
+    const int8_t *s = w->data;
+    bool is_u8 = w->dtype == DQG_U8;
+    int32_t lo = 0, hi = 0;
+    for (int64_t r = 0; r < R; r++) {
+        const int32_t *z = w->nk ? &zn[r] : zn; /* zero point of element (r, c) */
+        int64_t zs = w->nk ? 0 : 1;
+        int32_t rlo = 0, rhi = 0;
+        for (int64_t c = 0; c < C; c++) {
+            int32_t v = (is_u8 ? (int32_t)u[r * C + c] : (int32_t)s[r * C + c]) - z[c * zs];
+            rlo = v < rlo ? v : rlo;
+            rhi = v > rhi ? v : rhi;
+            buf[r * C + c] = (int8_t)v;
+        }
+        lo = rlo < lo ? rlo : lo;
+        hi = rhi > hi ? rhi : hi;
+    }
+    free(zn);
+    return lo >= -128 && hi <= 127;
+}
+
 dqg_status dqg_weights_fold_s8(const dqg_weights *w, int8_t **out, const char *what)
 {
     dqg_cache_count_constant_transform();
@@ -157,6 +193,12 @@ dqg_status dqg_weights_fold_s8(const dqg_weights *w, int8_t **out, const char *w
     int8_t *buf = malloc((size_t)(n ? n : 1));
     if (!buf)
         return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory folding weights", what);
+    if (fold_s8_fast(w, buf)) {
+        *out = buf;
+        return DQG_OK;
+    }
+    /* Every other case, and the message naming the first element that does
+     * not fit. */
     for (int64_t k = 0; k < w->K; k++)
         for (int64_t c = 0; c < w->N; c++) {
             int64_t i = dqg_weights_index(w, k, c);
