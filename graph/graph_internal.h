@@ -42,6 +42,9 @@ typedef struct dqg_tensor {
     /* Compile-time copies only: the value depends on constants alone and is
      * computed when the graph is compiled (a constant-folding partition). */
     bool folded;
+    /* Compile-time copies only: an activation whose logical dimensions are
+     * [N, C, X...] is stored channels-last, as [N, X..., C] (rank 3 to 5). */
+    bool channels_last;
 } dqg_tensor;
 
 /* Which system's front door created a DEQUANTIZE op (kept for messages and
@@ -347,5 +350,12 @@ int dqg_broadcast_shapes(dqg_graph *g, const char *kind, const char *name, const
 
 /* Row-major strides of a shape (in elements). */
 void dqg_strides(int rank, const int64_t *dims, int64_t *strides);
+/* Strides (in elements) of t's logical dimensions in its buffer: row-major,
+ * or channels-last when t->channels_last. */
+void dqg_tensor_strides(const dqg_tensor *t, int64_t *strides);
+/* Copies t's elements from src to dst converting between its row-major and
+ * channels-last storage (to_channels_last says which way). t has whole-byte
+ * elements. */
+void dqg_layout_convert(const dqg_tensor *t, const void *src, void *dst, bool to_channels_last);
 
 #endif /* DQG_GRAPH_INTERNAL_H */

@@ -150,5 +150,6 @@ dqg_status dqg_pass_split(dqg_pass_state *s, int part)
         if (st != DQG_OK)
             return st;
     }
-    return dqg_pass_partition(s);
+    dqg_status st = dqg_pass_partition(s);
+    return st == DQG_OK ? dqg_pass_choose_layouts(s) : st;
 }

@@ -192,8 +192,9 @@ dqg_status dqg_run_passes(const dqg_graph *g, const dqg_compile_options *options
     for (int32_t k = 0; k < s->graph->n_ops; k++)
         s->group[k] = -1;
     static dqg_status (*const pipeline[])(dqg_pass_state *) = {
-        dqg_pass_canonicalize, dqg_pass_fold_constants, dqg_pass_fuse_dq_matmul,
-        dqg_pass_fuse_dq_conv, dqg_pass_lower,          dqg_pass_partition,
+        dqg_pass_canonicalize,   dqg_pass_fold_constants, dqg_pass_fuse_dq_matmul,
+        dqg_pass_fuse_dq_conv,   dqg_pass_lower,          dqg_pass_partition,
+        dqg_pass_choose_layouts,
     };
     for (size_t i = 0; i < sizeof pipeline / sizeof *pipeline; i++) {
         if ((st = dqg_pass_index(s)) != DQG_OK || (st = pipeline[i](s)) != DQG_OK) {

@@ -72,7 +72,7 @@ typedef struct dqg_pass_state {
 } dqg_pass_state;
 
 /* Runs canonicalize -> fold constants -> fuse DQ into MatMul -> fuse DQ into
- * Convolution -> lower leftovers ->
+ * Convolution -> lower leftovers -> choose layouts after
  * partition on a copy of `g`. */
 dqg_status dqg_run_passes(const dqg_graph *g, const dqg_compile_options *options,
                           dqg_pass_state *out);
@@ -112,5 +112,6 @@ dqg_status dqg_pass_fuse_dq_matmul(dqg_pass_state *s);
 dqg_status dqg_pass_fuse_dq_conv(dqg_pass_state *s);
 dqg_status dqg_pass_lower(dqg_pass_state *s);
 dqg_status dqg_pass_partition(dqg_pass_state *s);
+dqg_status dqg_pass_choose_layouts(dqg_pass_state *s);
 
 #endif

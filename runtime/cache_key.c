@@ -61,7 +61,7 @@ static void put_tensors(dqg_key_buf *k, const dqg_graph *g, bool names)
     put_i64(k, g->n_tensors);
     for (int32_t i = 0; i < g->n_tensors; i++) {
         const dqg_tensor *t = &g->tensors[i];
-        int64_t head[] = {t->dtype, t->rank, t->kind, t->is_output};
+        int64_t head[] = {t->dtype, t->rank, t->kind, t->is_output, t->channels_last};
         put(k, head, sizeof head);
         put(k, t->dims, sizeof(int64_t) * (size_t)t->rank);
         if (names)

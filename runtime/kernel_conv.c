@@ -64,7 +64,7 @@ dqg_status dqg_conv_activation_md(const dqg_tensor *t, dqg_data_format f, dnnl_d
     int r = t->rank;
     dnnl_dims_t dims, strides;
     int64_t st[DQG_MAX_RANK];
-    dqg_strides(r, t->dims, st);
+    dqg_tensor_strides(t, st);
     if (f == DQG_FORMAT_NCX) {
         for (int i = 0; i < r; i++) {
             dims[i] = t->dims[i];

@@ -87,7 +87,29 @@ static dqg_status reorder_kernel(eltwise_kernel *e, const dnnl_memory_desc_t *sr
     return DQG_OK;
 }
 
-/* Binary op on dense tensors; the output shape is the broadcast shape. */
+/* An operand of the binary primitive: its dimensions right-aligned to
+ * `rank`, laid out as its buffer is (row-major, or channels-last). */
+static dqg_status operand_md(const dqg_tensor *t, int rank, const int64_t *dims,
+                             dnnl_memory_desc_t *md)
+{
+    int64_t st[DQG_MAX_RANK];
+    if (t->channels_last && t->rank == rank)
+        dqg_tensor_strides(t, st);
+    else
+        dqg_strides(rank, dims, st);
+    dnnl_dims_t d, s;
+    for (int i = 0; i < rank; i++) {
+        d[i] = dims[i];
+        s[i] = st[i];
+    }
+    dnnl_data_type_t dt = dqg_dnnl_dtype(t->dtype);
+    if (dt == dnnl_data_type_undef)
+        return dqg_set_error(DQG_UNSUPPORTED, "oneDNN has no %s type", dqg_dtype_name(t->dtype));
+    dnnl_status_t r = dnnl_memory_desc_init_by_strides(md, rank, d, dt, s);
+    return r == dnnl_success ? DQG_OK : dqg_dnnl_error(r, "binary", "operand descriptor");
+}
+
+/* Binary op; the output shape is the broadcast shape. */
 static dqg_status binary_kernel(eltwise_kernel *e, dnnl_alg_kind_t alg, const dqg_tensor *a,
                                 const dqg_tensor *b, const dqg_tensor *y, dqg_kernel **out)
 {
@@ -107,9 +129,9 @@ static dqg_status binary_kernel(eltwise_kernel *e, dnnl_alg_kind_t alg, const dq
     e->swap = !a_full; /* oneDNN broadcasts only its second source */
     dnnl_memory_desc_t mds[3];
     dqg_status st;
-    if ((st = dqg_dnnl_md_dense(&mds[0], rank, e->swap ? db : da, a->dtype)) != DQG_OK ||
-        (st = dqg_dnnl_md_dense(&mds[1], rank, e->swap ? da : db, b->dtype)) != DQG_OK ||
-        (st = dqg_dnnl_md_dense(&mds[2], rank, dy, y->dtype)) != DQG_OK)
+    if ((st = operand_md(e->swap ? b : a, rank, e->swap ? db : da, &mds[0])) != DQG_OK ||
+        (st = operand_md(e->swap ? a : b, rank, e->swap ? da : db, &mds[1])) != DQG_OK ||
+        (st = operand_md(y, rank, dy, &mds[2])) != DQG_OK)
         return st;
     dnnl_binary_desc_t d;
     dnnl_status_t s = dnnl_binary_desc_init(&d, alg, &mds[0], &mds[1], &mds[2]);

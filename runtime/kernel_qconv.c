@@ -153,6 +153,11 @@ dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **ou
             goto fail;
         c->reorder_dst = true;
     }
+    if (c->reorder_src || c->reorder_dst)
+        snprintf(c->base.why, sizeof c->base.why, "reorders its %s to and from channels-last",
+                 c->reorder_src && c->reorder_dst ? "source and result"
+                 : c->reorder_src                 ? "source"
+                                                  : "result");
     if ((st = dqg_qkernel_finish(folded, pd, &md_w, &md_x_use, &md_y_use, &c->q, &c->prim,
                                  &c->w_packed, &c->base.bytes, c->base.impl)) != DQG_OK)
         goto fail;

@@ -24,16 +24,30 @@ static dqg_status reference_execute(dqg_kernel *k, void *const *args, void *scra
         const dqg_tensor *tt = &g->tensors[t];
         data[t] = tt->kind == DQG_TENSOR_CONSTANT ? tt->data : (char *)scratch + r->offset[t];
     }
-    for (int32_t i = 0; i < g->n_inputs; i++)
+    /* Channels-last inputs and outputs are converted to and from the
+     * row-major layout the reference code computes in (scratch). */
+    for (int32_t i = 0; i < g->n_inputs; i++) {
+        const dqg_tensor *t = &g->tensors[g->inputs[i]];
         data[g->inputs[i]] = args[i];
+        if (t->channels_last)
+            dqg_layout_convert(
+                t, args[i], data[g->inputs[i]] = (char *)scratch + r->offset[g->inputs[i]], false);
+    }
     for (int32_t i = 0; i < g->n_outputs; i++)
-        data[g->outputs[i]] = args[g->n_inputs + i];
+        data[g->outputs[i]] = g->tensors[g->outputs[i]].channels_last
+                                  ? (char *)scratch + r->offset[g->outputs[i]]
+                                  : args[g->n_inputs + i];
     dqg_ref_values values = {.data = data};
     for (int32_t i = 0; i < g->n_ops; i++) {
         const dqg_op_def *def = dqg_op_def_of(g->ops[i].kind);
         dqg_status st = def->reference(g, &g->ops[i], &values);
         if (st != DQG_OK)
             return st;
+    }
+    for (int32_t i = 0; i < g->n_outputs; i++) {
+        const dqg_tensor *t = &g->tensors[g->outputs[i]];
+        if (t->channels_last)
+            dqg_layout_convert(t, data[g->outputs[i]], args[g->n_inputs + i], true);
     }
     return DQG_OK;
 }
@@ -71,13 +85,14 @@ dqg_status dqg_kernel_reference_build(const dqg_kernel_request *req, dqg_kernel 
         return dqg_set_error(DQG_OUT_OF_MEMORY, "reference kernel: out of memory");
     }
     /* Scratch: the value table, then every tensor produced and consumed
-     * inside the partition. */
+     * inside the partition, and a row-major copy of each channels-last
+     * input and output. */
     size_t pos = ((size_t)g->n_tensors * sizeof(void *) + 63) & ~(size_t)63;
     for (int32_t t = 0; t < g->n_tensors; t++) {
         const dqg_tensor *tt = &g->tensors[t];
         if (tt->kind == DQG_TENSOR_CONSTANT)
             r->base.bytes += tt->nbytes;
-        else if (tt->kind == DQG_TENSOR_INTERMEDIATE && !tt->is_output) {
+        else if ((tt->kind == DQG_TENSOR_INTERMEDIATE && !tt->is_output) || tt->channels_last) {
             r->offset[t] = pos;
             pos += (tt->nbytes + 63) & ~(size_t)63;
         }

@@ -6,7 +6,8 @@
 #include "graph/graph_internal.h"
 #include "runtime/onednn_exec.h"
 
-/* Activations as oneDNN's logical N, C, spatial... (NXC through strides). */
+/* Activations as oneDNN's logical N, C, spatial... (NXC through strides;
+ * an NCX tensor stored channels-last likewise). */
 dqg_status dqg_conv_activation_md(const dqg_tensor *t, dqg_data_format f, dnnl_data_type_t dt,
                                   dnnl_memory_desc_t *md);
 /* OIX weights, grouped as (G, O/G, I, X...) when groups > 1; `any` lets the

@@ -1,0 +1,141 @@
+/* Layout choice: activations between row-major (NCHW) convolutions are
+ * stored channels-last, so only the convolutions at the graph's edges
+ * reorder; element-wise ops, quantize/dequantize and residual adds in
+ * between follow the layout; results match the reference interpreter. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "test_common.h"
+
+static dqg_tensor_id cf32(dqg_graph *g, int rank, const int64_t *d, const float *v)
+{
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++)
+        n *= d[i];
+    return dqg_constant(g, NULL, DQG_F32, rank, d, v, (size_t)n * sizeof(float));
+}
+
+static dqg_tensor_id qconv(dqg_graph *g, const char *name, dqg_tensor_id x, int64_t cin,
+                           int64_t cout, bool relu, uint32_t seed)
+{
+    int64_t wd[] = {cout, cin, 3, 3}, one = 1;
+    int8_t *w = malloc((size_t)(cout * cin * 9));
+    for (int64_t i = 0; i < cout * cin * 9; i++) {
+        seed = seed * 1103515245u + 12345u;
+        w[i] = (int8_t)((int)(seed >> 24) - 128);
+    }
+    float ws = 0.002f, s = 0.05f, b[64];
+    for (int i = 0; i < cout; i++)
+        b[i] = 0.01f * (float)(i % 7) - 0.03f;
+    uint8_t z = 128;
+    dqg_dequantize_linear_attrs da = {.opset = 13};
+    dqg_quantize_linear_attrs qa = {.opset = 13};
+    dqg_tensor_id sc = cf32(g, 0, &one, &s), zp = dqg_constant(g, NULL, DQG_U8, 0, &one, &z, 1);
+    dqg_tensor_id xf = dqg_dequantize_linear(g, NULL, x, sc, zp, &da);
+    dqg_tensor_id wf = dqg_dequantize_linear(
+        g, NULL, dqg_constant(g, NULL, DQG_S8, 4, wd, w, (size_t)(cout * cin * 9)),
+        cf32(g, 0, &one, &ws), DQG_NONE, &da);
+    dqg_conv_attrs a = {.spatial_rank = 2, .pads_begin = {1, 1}, .pads_end = {1, 1}};
+    dqg_tensor_id y = dqg_convolution(g, name, xf, wf, cf32(g, 1, &cout, b), &a);
+    if (relu)
+        y = dqg_relu(g, NULL, y);
+    free(w);
+    return dqg_quantize_linear(g, NULL, y, sc, zp, &qa);
+}
+
+/* x u8 [1, 8, 10, 10] -> conv -> conv -> Add(residual) -> conv -> DQ -> y. */
+static dqg_graph *residual_net(void)
+{
+    dqg_graph *g;
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    int64_t xd[] = {1, 8, 10, 10}, one = 1;
+    dqg_tensor_id x = dqg_input(g, "x", DQG_U8, 4, xd);
+    dqg_tensor_id a = qconv(g, "c1", x, 8, 16, true, 1);
+    dqg_tensor_id b = qconv(g, "c2", a, 16, 16, true, 2);
+    float s = 0.05f;
+    uint8_t z = 128;
+    dqg_dequantize_linear_attrs da = {.opset = 13};
+    dqg_quantize_linear_attrs qa = {.opset = 13};
+    dqg_tensor_id sc = cf32(g, 0, &one, &s), zp = dqg_constant(g, NULL, DQG_U8, 0, &one, &z, 1);
+    dqg_tensor_id sum = dqg_add(g, "residual", dqg_dequantize_linear(g, NULL, a, sc, zp, &da),
+                                dqg_dequantize_linear(g, NULL, b, sc, zp, &da));
+    dqg_tensor_id q = dqg_quantize_linear(g, NULL, sum, sc, zp, &qa);
+    dqg_tensor_id c = qconv(g, "c3", q, 16, 8, false, 3);
+    dqg_output(g, dqg_dequantize_linear(g, "out_dq", c, sc, zp, &da), "y");
+    finalize_ok(g);
+    return g;
+}
+
+static void run(const dqg_graph *g, const dqg_compile_options *o, float *y, char *log, size_t n)
+{
+    uint8_t x[800];
+    for (int i = 0; i < 800; i++)
+        x[i] = (uint8_t)(i * 37 + 11);
+    dqg_buffer in = {.name = "x", .data = x, .size = sizeof x};
+    dqg_buffer out = {.name = "y", .data = y, .size = 800 * sizeof(float)};
+    if (!o) {
+        cr_assert_eq(dqg_reference_run(g, &in, 1, &out, 1), DQG_OK, "%s", dqg_last_error());
+        return;
+    }
+    dqg_compiled *c = NULL;
+    cr_assert_eq(dqg_compile(g, o, &c), DQG_OK, "%s", dqg_last_error());
+    log[0] = 0;
+    for (size_t i = 0; i < dqg_compiled_explain_count(c); i++) {
+        strncat(log, dqg_compiled_explain(c, i), n - strlen(log) - 2);
+        strncat(log, "\n", n - strlen(log) - 1);
+    }
+    cr_assert_eq(dqg_execute(c, &in, 1, &out, 1), DQG_OK, "%s", dqg_last_error());
+    dqg_compiled_destroy(c);
+}
+
+static int count(const char *log, const char *what)
+{
+    int n = 0;
+    for (const char *p = log; (p = strstr(p, what)); p++)
+        n++;
+    return n;
+}
+
+Test(layout, convolutions_between_convolutions_do_not_reorder)
+{
+    dqg_graph *g = residual_net();
+    float ref[800], fused[800], unfused[800];
+    static char log[16384];
+    run(g, NULL, ref, NULL, 0);
+    dqg_compile_options o = dqg_compile_options_default();
+    run(g, &o, fused, log, sizeof log);
+    cr_assert(strstr(log, "stored channels-last"), "%s", log);
+    /* Three int8 convolutions; only the first (row-major input) and the
+     * last (row-major output) reorder. */
+    cr_assert_eq(count(log, "-> int8 convolution"), 3, "%s", log);
+    cr_assert(strstr(log, "Convolution 'c1'") && strstr(log, "reorders its source"), "%s", log);
+    cr_assert_eq(count(log, "reorders its"), 2, "%s", log);
+    cr_assert(!strstr(log, "'c2' -> ") || !strstr(strstr(log, "'c2' -> "), "c2' -> onednn"), "%s",
+              log);
+    o.disable_fusion = true;
+    run(g, &o, unfused, log, sizeof log);
+    /* Quantized activations: the dequantized output is within one unit
+     * (scale 0.05) of the reference. */
+    for (int i = 0; i < 800; i++) {
+        cr_assert(fabsf(fused[i] - ref[i]) <= 0.05f + 1e-6f, "fused [%d] %g vs %g", i, fused[i],
+                  ref[i]);
+        cr_assert(fabsf(unfused[i] - ref[i]) <= 0.05f + 1e-6f, "unfused [%d] %g vs %g", i,
+                  unfused[i], ref[i]);
+    }
+    dqg_graph_destroy(g);
+}
+
+/* The reference backend keeps every tensor row-major. */
+Test(layout, reference_backend_keeps_row_major)
+{
+    dqg_graph *g = residual_net();
+    float ref[800], out[800];
+    static char log[16384];
+    run(g, NULL, ref, NULL, 0);
+    dqg_compile_options o = dqg_compile_options_default();
+    o.backend = DQG_BACKEND_REFERENCE;
+    run(g, &o, out, log, sizeof log);
+    cr_assert(!strstr(log, "channels-last"), "%s", log);
+    cr_assert_arr_eq(out, ref, sizeof ref);
+    dqg_graph_destroy(g);
+}
