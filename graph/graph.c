@@ -639,20 +639,15 @@ bool dqg_tensor_is_constant(const dqg_graph *g, dqg_tensor_id id)
     return t && t->kind == DQG_TENSOR_CONSTANT;
 }
 
-dqg_tensor_id dqg_graph_add_constant_internal(dqg_graph *g, const char *name, dqg_dtype dtype,
-                                              int rank, const int64_t *dims, const void *data)
+dqg_tensor_id dqg_graph_add_intermediate_internal(dqg_graph *g, const char *name,
+                                                  dqg_tensor_id like, int32_t producer)
 {
-    int64_t n = 1;
-    for (int i = 0; i < rank; i++)
-        n *= dims[i];
-    char *unique = unique_tensor_name(g, name ? name : "folded");
-    if (!unique)
-        return dqg_graph_fail(g, DQG_OUT_OF_MEMORY, "graph: out of memory adding a constant");
-    bool was_finalized = g->finalized;
-    g->finalized = false; /* passes add folded constants to their finalized copy */
-    dqg_tensor_id id =
-        dqg_constant(g, unique, dtype, rank, dims, data, dqg_dtype_storage_size(dtype, n));
-    g->finalized = was_finalized;
-    free(unique);
-    return id;
+    const dqg_tensor *t = &g->tensors[like];
+    int64_t dims[DQG_MAX_RANK];
+    memcpy(dims, t->dims, sizeof dims);
+    dqg_dtype dtype = t->dtype;
+    int rank = t->rank;
+    int64_t nelems = t->nelems;
+    return add_tensor(g, unique_tensor_name(g, name), dtype, rank, dims, nelems,
+                      DQG_TENSOR_INTERMEDIATE, producer);
 }

@@ -237,9 +237,11 @@ dqg_status dqg_graph_extract(const dqg_graph *g, const int32_t *ops, int n_ops,
                              const dqg_tensor_id *outputs, int n_outputs, dqg_graph **out,
                              dqg_tensor_id *input_map, int *n_input_map);
 
-/* Adds a constant to a graph copy during a pass (bypasses the finalized flag). */
-dqg_tensor_id dqg_graph_add_constant_internal(dqg_graph *g, const char *name, dqg_dtype dtype,
-                                              int rank, const int64_t *dims, const void *data);
+/* Adds an intermediate tensor shaped like tensor `like`, produced by op
+ * `producer`, to a graph copy during a pass (a unique name derived from
+ * `name`). DQG_NONE on out of memory. */
+dqg_tensor_id dqg_graph_add_intermediate_internal(dqg_graph *g, const char *name,
+                                                  dqg_tensor_id like, int32_t producer);
 
 /* ---- Buffer binding (graph/buffer_binding.c) ------------------------------ */
 

@@ -157,7 +157,10 @@ static void visit_partition(const dqg_pass_state *s, layout_state *L, int p)
                 touch(g, L, part->outputs[o], true, false);
         return;
     }
-    bool agnostic = part->kind == DQG_PART_SINGLE && part->n_ops == 1 && agnostic_op(g, main);
+    /* Element-wise partitions (a single element-wise op, or a quantized
+     * element-wise chain) keep their operands' and result's layout. */
+    bool agnostic = (part->kind == DQG_PART_SINGLE && part->n_ops == 1 && agnostic_op(g, main)) ||
+                    part->kind == DQG_PART_QELTWISE;
     dqg_tensor_id first = DQG_NONE;
     for (int i = 0; i < n_in + part->n_outputs; i++) {
         dqg_tensor_id t = i < n_in ? ins[i] : part->outputs[i - n_in];
@@ -168,7 +171,7 @@ static void visit_partition(const dqg_pass_state *s, layout_state *L, int p)
             continue;
         /* Operands of the element-wise shape share one layout; a broadcast
          * operand with spatial extent indexes it. */
-        if (g->tensors[t].nelems != g->tensors[main->outputs[0]].nelems)
+        if (g->tensors[t].nelems != g->tensors[dqg_part_result(g, part)].nelems)
             L->plain[t] = true;
         else if (candidate(g, t)) {
             if (first == DQG_NONE)

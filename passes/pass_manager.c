@@ -182,21 +182,23 @@ dqg_status dqg_run_passes(const dqg_graph *g, const dqg_compile_options *options
     dqg_status st = dqg_graph_clone_borrowing(g, &s->graph);
     if (st != DQG_OK)
         return st;
-    /* Folding adds constants but never ops, so the group array sized here
-     * stays valid for every pass. */
-    s->group = malloc(((size_t)s->graph->n_ops + 1) * sizeof *s->group);
-    if (!s->group) {
-        dqg_pass_state_free(s);
-        return dqg_set_error(DQG_OUT_OF_MEMORY, "passes: out of memory");
-    }
-    for (int32_t k = 0; k < s->graph->n_ops; k++)
-        s->group[k] = -1;
     static dqg_status (*const pipeline[])(dqg_pass_state *) = {
-        dqg_pass_canonicalize,   dqg_pass_fold_constants, dqg_pass_fuse_dq_matmul,
-        dqg_pass_fuse_dq_conv,   dqg_pass_lower,          dqg_pass_partition,
-        dqg_pass_choose_layouts,
+        dqg_pass_canonicalize, dqg_pass_fold_constants,   dqg_pass_fuse_dq_matmul,
+        dqg_pass_fuse_dq_conv, dqg_pass_fuse_qdq_eltwise, dqg_pass_lower,
+        dqg_pass_partition,    dqg_pass_choose_layouts,
     };
     for (size_t i = 0; i < sizeof pipeline / sizeof *pipeline; i++) {
+        /* Canonicalize may add ops; after it the op list is fixed, and the
+         * op-to-partition array is sized for it. */
+        if (i == 1) {
+            s->group = malloc(((size_t)s->graph->n_ops + 1) * sizeof *s->group);
+            if (!s->group) {
+                dqg_pass_state_free(s);
+                return dqg_set_error(DQG_OUT_OF_MEMORY, "passes: out of memory");
+            }
+            for (int32_t k = 0; k < s->graph->n_ops; k++)
+                s->group[k] = -1;
+        }
         if ((st = dqg_pass_index(s)) != DQG_OK || (st = pipeline[i](s)) != DQG_OK) {
             dqg_pass_state_free(s);
             return st;

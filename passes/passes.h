@@ -15,6 +15,7 @@ typedef enum dqg_partition_kind {
     DQG_PART_QCONV,      /* the same around a Convolution */
     DQG_PART_WO_MATMUL,  /* float activations x DQ(constant low-bit weights) */
     DQG_PART_CONST,      /* one op of constants only: evaluated when compiled, never executed */
+    DQG_PART_QELTWISE,   /* Q(element-wise ops on DQ(u8/s8) inputs): computed in int8 in, out */
 } dqg_partition_kind;
 
 /* What an op does inside its partition. A partition is a matched pattern:
@@ -72,7 +73,8 @@ typedef struct dqg_pass_state {
 } dqg_pass_state;
 
 /* Runs canonicalize -> fold constants -> fuse DQ into MatMul -> fuse DQ into
- * Convolution -> lower leftovers -> choose layouts after
+ * Convolution -> fuse quantized element-wise chains -> lower leftovers ->
+ * choose layouts after
  * partition on a copy of `g`. */
 dqg_status dqg_run_passes(const dqg_graph *g, const dqg_compile_options *options,
                           dqg_pass_state *out);
@@ -110,6 +112,7 @@ dqg_status dqg_pass_canonicalize(dqg_pass_state *s);
 dqg_status dqg_pass_fold_constants(dqg_pass_state *s);
 dqg_status dqg_pass_fuse_dq_matmul(dqg_pass_state *s);
 dqg_status dqg_pass_fuse_dq_conv(dqg_pass_state *s);
+dqg_status dqg_pass_fuse_qdq_eltwise(dqg_pass_state *s);
 dqg_status dqg_pass_lower(dqg_pass_state *s);
 dqg_status dqg_pass_partition(dqg_pass_state *s);
 dqg_status dqg_pass_choose_layouts(dqg_pass_state *s);

@@ -63,6 +63,8 @@ static const char *part_kind_name(dqg_partition_kind k)
         return "weight-only matmul";
     case DQG_PART_CONST:
         return "constant";
+    case DQG_PART_QELTWISE:
+        return "int8 element-wise";
     default:
         return "op";
     }

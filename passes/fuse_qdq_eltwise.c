@@ -1,0 +1,88 @@
+/* fuse quantized element-wise chains: QuantizeLinear of a chain of
+ * element-wise ops whose inputs are per-tensor dequantizes of u8/s8
+ * tensors (and scalar constants) -- a residual DQ(a) + DQ(b) -> ReLU -> Q,
+ * a DQ -> Clip -> Q, a requantize DQ -> Q -- becomes one partition that
+ * reads the int8 inputs and writes the int8 output, computing every element
+ * exactly as the reference does (float32, op by op), instead of a float
+ * round trip through memory. */
+#include "passes/fuse_common.h"
+
+static bool const_scalar(const dqg_graph *g, dqg_tensor_id t)
+{
+    return dqg_fuse_is_const(g, t) && g->tensors[t].nelems == 1 && g->tensors[t].dtype == DQG_F32 &&
+           g->tensors[t].kind == DQG_TENSOR_CONSTANT;
+}
+
+/* Per-tensor quantization parameters that are constants. */
+static bool const_params(const dqg_graph *g, const dqg_op *op)
+{
+    return op->attrs.quant.granularity == DQG_PER_TENSOR &&
+           g->tensors[op->inputs[1]].kind == DQG_TENSOR_CONSTANT &&
+           g->tensors[op->inputs[1]].dtype == DQG_F32 &&
+           (op->inputs[2] == DQG_NONE || g->tensors[op->inputs[2]].kind == DQG_TENSOR_CONSTANT);
+}
+
+/* Adds the ops computing tensor t (of `nelems` elements) to m; false when t
+ * is not such a chain. */
+static bool visit(const dqg_pass_state *s, dqg_tensor_id t, int32_t reader, int64_t nelems,
+                  dqg_fusion_match *m)
+{
+    const dqg_graph *g = s->graph;
+    if (const_scalar(g, t))
+        return true;
+    int32_t p = g->tensors[t].producer;
+    if (p < 0 || g->ops[p].removed || s->group[p] >= 0 ||
+        dqg_pass_single_consumer(s, t) != reader || g->tensors[t].nelems != nelems ||
+        g->tensors[t].dtype != DQG_F32)
+        return false;
+    if (dqg_match_has(m, p))
+        return true; /* read twice by one op: Add(x, x) */
+    const dqg_op *op = &g->ops[p];
+    switch (op->kind) {
+    case DQG_OP_DEQUANTIZE: {
+        dqg_dtype xt = g->tensors[op->inputs[0]].dtype;
+        return (xt == DQG_U8 || xt == DQG_S8) && const_params(g, op) &&
+               !dqg_fuse_is_const(g, op->inputs[0]) && dqg_match_add(m, p, DQG_ROLE_SRC_DQ);
+    }
+    case DQG_OP_ADD:
+    case DQG_OP_MUL:
+        return dqg_match_add(m, p, DQG_ROLE_POST) && visit(s, op->inputs[0], p, nelems, m) &&
+               visit(s, op->inputs[1], p, nelems, m);
+    case DQG_OP_RELU:
+    case DQG_OP_CLIP:
+        return dqg_match_add(m, p, DQG_ROLE_POST) && visit(s, op->inputs[0], p, nelems, m);
+    default:
+        return false;
+    }
+}
+
+dqg_status dqg_pass_fuse_qdq_eltwise(dqg_pass_state *s)
+{
+    const dqg_graph *g = s->graph;
+    if (s->options->disable_fusion)
+        return DQG_OK;
+    for (int32_t i = 0; i < g->n_ops; i++) {
+        const dqg_op *q = &g->ops[i];
+        if (q->removed || q->kind != DQG_OP_QUANTIZE || s->group[i] >= 0 || !const_params(g, q))
+            continue;
+        dqg_dtype yt = g->tensors[q->outputs[0]].dtype;
+        if (yt != DQG_U8 && yt != DQG_S8)
+            continue;
+        dqg_fusion_match m = {0};
+        dqg_match_add(&m, i, DQG_ROLE_MAIN);
+        if (!visit(s, q->inputs[0], i, g->tensors[q->outputs[0]].nelems, &m) ||
+            dqg_match_op(&m, DQG_ROLE_SRC_DQ) < 0)
+            continue;
+        int n_dq = 0;
+        for (int k = 0; k < m.n; k++)
+            n_dq += m.roles[k] == DQG_ROLE_SRC_DQ;
+        char details[160];
+        snprintf(details, sizeof details, "%d int8 input%s, %d element-wise op%s, dst %s", n_dq,
+                 n_dq == 1 ? "" : "s", m.n - 1 - n_dq, m.n - 1 - n_dq == 1 ? "" : "s",
+                 dqg_dtype_name(yt));
+        dqg_status st = dqg_fuse_commit(s, &m, DQG_PART_QELTWISE, "int8 element-wise", details);
+        if (st != DQG_OK)
+            return st;
+    }
+    return DQG_OK;
+}

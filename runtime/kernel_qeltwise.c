@@ -1,0 +1,207 @@
+/* The int8 element-wise partition: per-tensor dequantizes of u8/s8 inputs,
+ * a chain of element-wise ops, and the QuantizeLinear of the result, in one
+ * pass over memory. Elements are processed in chunks that stay in L1; every
+ * step is the reference interpreter's arithmetic (dequantize (x - zp) *
+ * scale in float32, the ops in float32, quantize round-half-even of
+ * x / scale plus the zero point, saturated, NaN to 0), so the results are
+ * bit-identical to it. Split over chunks between threads. */
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/dtype.h"
+#include "runtime/kernel.h"
+
+#define CHUNK        256
+#define PARALLEL_MIN (32 * 1024)
+#define MAX_SLOTS    (DQG_MAX_PART_OPS + 4)
+
+typedef struct leaf {
+    int arg, slot;
+    bool s8;
+    float scale;
+    int32_t zp;
+} leaf;
+
+typedef struct step {
+    dqg_op_kind kind;
+    int a, b, out; /* slots; b < 0 for unary ops */
+    float lo, hi;
+} step;
+
+typedef struct qeltwise_kernel {
+    dqg_kernel base;
+    int64_t n;
+    int n_leaves, n_steps, n_slots, n_consts;
+    leaf leaves[DQG_MAX_PART_OPS];
+    step steps[DQG_MAX_PART_OPS];
+    float consts[MAX_SLOTS]; /* slot -> value, for scalar-constant slots */
+    bool is_const[MAX_SLOTS];
+    int in_slot, out_arg;
+    bool out_s8;
+    float out_scale;
+    int32_t out_zp;
+} qeltwise_kernel;
+
+static void run_chunk(const qeltwise_kernel *k, void *const *args, int64_t first, int64_t len)
+{
+    float v[MAX_SLOTS][CHUNK];
+    for (int s = 0; s < k->n_slots; s++)
+        if (k->is_const[s])
+            for (int64_t i = 0; i < len; i++)
+                v[s][i] = k->consts[s];
+    for (int l = 0; l < k->n_leaves; l++) {
+        const leaf *f = &k->leaves[l];
+        float *d = v[f->slot];
+        if (f->s8) {
+            const int8_t *x = (const int8_t *)args[f->arg] + first;
+            for (int64_t i = 0; i < len; i++)
+                d[i] = (float)((int32_t)x[i] - f->zp) * f->scale;
+        } else {
+            const uint8_t *x = (const uint8_t *)args[f->arg] + first;
+            for (int64_t i = 0; i < len; i++)
+                d[i] = (float)((int32_t)x[i] - f->zp) * f->scale;
+        }
+    }
+    for (int s = 0; s < k->n_steps; s++) {
+        const step *p = &k->steps[s];
+        const float *a = v[p->a], *b = p->b >= 0 ? v[p->b] : NULL;
+        float *o = v[p->out];
+        switch (p->kind) {
+        case DQG_OP_ADD:
+            for (int64_t i = 0; i < len; i++)
+                o[i] = a[i] + b[i];
+            break;
+        case DQG_OP_MUL:
+            for (int64_t i = 0; i < len; i++)
+                o[i] = a[i] * b[i];
+            break;
+        case DQG_OP_RELU:
+            for (int64_t i = 0; i < len; i++)
+                o[i] = a[i] < 0.0f ? 0.0f : a[i];
+            break;
+        default: /* Clip */
+            for (int64_t i = 0; i < len; i++) {
+                float f = a[i];
+                f = f < p->lo ? p->lo : f;
+                o[i] = f > p->hi ? p->hi : f;
+            }
+            break;
+        }
+    }
+    /* round(x / scale) + zp with nearbyintf: round half to even, exactly
+     * the reference's rounding for every result that is not saturated. */
+    const float *r = v[k->in_slot];
+    float lo = k->out_s8 ? -128.0f : 0.0f, hi = k->out_s8 ? 127.0f : 255.0f;
+    for (int64_t i = 0; i < len; i++) {
+        float q = r[i] / k->out_scale;
+        float y = isnan(q) ? 0.0f : nearbyintf(q) + (float)k->out_zp;
+        y = y < lo ? lo : y > hi ? hi : y;
+        if (k->out_s8)
+            ((int8_t *)args[k->out_arg])[first + i] = (int8_t)y;
+        else
+            ((uint8_t *)args[k->out_arg])[first + i] = (uint8_t)y;
+    }
+}
+
+static dqg_status qeltwise_execute(dqg_kernel *kb, void *const *args, void *scratch)
+{
+    const qeltwise_kernel *k = (const qeltwise_kernel *)kb;
+    (void)scratch;
+    int64_t chunks = (k->n + CHUNK - 1) / CHUNK;
+    int threads = k->n >= PARALLEL_MIN ? omp_get_max_threads() : 1;
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t c = 0; c < chunks; c++) {
+        int64_t first = c * CHUNK, len = first + CHUNK <= k->n ? CHUNK : k->n - first;
+        run_chunk(k, args, first, len);
+    }
+    return DQG_OK;
+}
+
+static void qeltwise_destroy(dqg_kernel *k)
+{
+    free(k);
+}
+
+static float load_scale(const dqg_graph *g, dqg_tensor_id t)
+{
+    return dqg_load_float(g->tensors[t].dtype, g->tensors[t].data, 0);
+}
+
+static int32_t load_zp(const dqg_graph *g, dqg_tensor_id t)
+{
+    return t == DQG_NONE ? 0 : (int32_t)dqg_load_int(g->tensors[t].dtype, g->tensors[t].data, 0);
+}
+
+dqg_status dqg_kernel_qeltwise_build(const dqg_kernel_request *req, dqg_kernel **out)
+{
+    const dqg_graph *g = req->mini;
+    const dqg_op *q = dqg_req_op(req, DQG_ROLE_MAIN);
+    qeltwise_kernel *k = calloc(1, sizeof *k);
+    int *slot_of = malloc(((size_t)g->n_tensors + 1) * sizeof *slot_of);
+    if (!k || !slot_of) {
+        free(k);
+        free(slot_of);
+        return dqg_set_error(DQG_OUT_OF_MEMORY, "int8 element-wise kernel: out of memory");
+    }
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        slot_of[t] = -1;
+    k->base.execute = qeltwise_execute;
+    k->base.destroy = qeltwise_destroy;
+    k->n = g->tensors[q->outputs[0]].nelems;
+    dqg_status st = DQG_OK;
+    /* Mini graph ops are in topological order: dequantizes and ops fill
+     * slots as they appear; scalar constants get a slot of their own. */
+    for (int32_t i = 0; i < g->n_ops && st == DQG_OK; i++) {
+        const dqg_op *op = &g->ops[i];
+        if (op == q)
+            break;
+        if (op->kind == DQG_OP_DEQUANTIZE) {
+            leaf *f = &k->leaves[k->n_leaves++];
+            f->arg = dqg_kernel_arg_index(g, op->inputs[0]);
+            f->s8 = g->tensors[op->inputs[0]].dtype == DQG_S8;
+            f->scale = load_scale(g, op->inputs[1]);
+            f->zp = load_zp(g, op->inputs[2]);
+            f->slot = slot_of[op->outputs[0]] = k->n_slots++;
+            continue;
+        }
+        step *p = &k->steps[k->n_steps++];
+        p->kind = op->kind;
+        int operands[2] = {-1, -1};
+        for (int j = 0; j < op->n_inputs && j < 2; j++) {
+            dqg_tensor_id t = op->inputs[j];
+            if (slot_of[t] < 0) { /* a scalar constant */
+                k->is_const[k->n_slots] = true;
+                k->consts[k->n_slots] = load_scale(g, t);
+                slot_of[t] = k->n_slots++;
+            }
+            operands[j] = slot_of[t];
+        }
+        p->a = operands[0];
+        p->b = op->kind == DQG_OP_ADD || op->kind == DQG_OP_MUL ? operands[1] : -1;
+        if (op->kind == DQG_OP_CLIP) {
+            p->lo = op->attrs.clip.lo;
+            p->hi = op->attrs.clip.hi;
+        }
+        p->out = slot_of[op->outputs[0]] = k->n_slots++;
+        if (k->n_slots > MAX_SLOTS)
+            st = dqg_set_error(DQG_UNSUPPORTED, "int8 element-wise kernel: %d values", k->n_slots);
+    }
+    if (st == DQG_OK) {
+        k->in_slot = slot_of[q->inputs[0]];
+        k->out_arg = dqg_kernel_arg_index(g, q->outputs[0]);
+        k->out_s8 = g->tensors[q->outputs[0]].dtype == DQG_S8;
+        k->out_scale = load_scale(g, q->inputs[1]);
+        k->out_zp = load_zp(g, q->inputs[2]);
+        snprintf(k->base.impl, sizeof k->base.impl, "own:int8-eltwise:%d-in:%d-ops", k->n_leaves,
+                 k->n_steps);
+    }
+    free(slot_of);
+    if (st != DQG_OK) {
+        free(k);
+        return st;
+    }
+    *out = &k->base;
+    return DQG_OK;
+}

@@ -1,0 +1,208 @@
+/* Quantized patterns beyond MatMul and Convolution: element-wise chains
+ * between a per-tensor DequantizeLinear and a QuantizeLinear run as one int8
+ * partition, bit-identical to the reference interpreter; and a
+ * DequantizeLinear read by several ops is given to each of them, so each
+ * can still fuse it (as quantization tools write one DequantizeLinear per
+ * tensor). */
+#include <stdlib.h>
+
+#include "test_common.h"
+
+static uint32_t rs;
+static uint32_t rnd(void)
+{
+    rs ^= rs << 13;
+    rs ^= rs >> 17;
+    rs ^= rs << 5;
+    return rs;
+}
+
+static dqg_tensor_id scalar(dqg_graph *g, float v)
+{
+    int64_t one = 1;
+    return dqg_constant(g, NULL, DQG_F32, 0, &one, &v, sizeof v);
+}
+
+static dqg_tensor_id zero_point(dqg_graph *g, dqg_dtype t, int v)
+{
+    int64_t one = 1;
+    uint8_t b = (uint8_t)v;
+    return dqg_constant(g, NULL, t, 0, &one, &b, 1);
+}
+
+static dqg_tensor_id dq(dqg_graph *g, dqg_tensor_id x, dqg_dtype t)
+{
+    dqg_dequantize_linear_attrs a = {.opset = 13};
+    float s = 0.01f + 0.001f * (float)(rnd() % 50);
+    int z = t == DQG_U8 ? (int)(rnd() % 256) : (int)(rnd() % 41) - 20;
+    return dqg_dequantize_linear(g, NULL, x, scalar(g, s), zero_point(g, t, z), &a);
+}
+
+/* Runs g compiled (fused) and on the reference; the int8 output is
+ * bit-identical, and `want` partitions of kind "int8 element-wise" ran. */
+static void check(dqg_graph *g, const char *what, int want)
+{
+    finalize_ok(g);
+    size_t n_in = dqg_graph_input_count(g);
+    dqg_buffer in[4];
+    void *data[4];
+    for (size_t i = 0; i < n_in; i++) {
+        dqg_tensor_id t = dqg_graph_input_id(g, i);
+        size_t n = dqg_tensor_byte_size(g, t);
+        data[i] = malloc(n);
+        for (size_t k = 0; k < n; k++)
+            ((uint8_t *)data[i])[k] = (uint8_t)rnd();
+        in[i] = (dqg_buffer){.id = t, .data = data[i], .size = n};
+    }
+    dqg_tensor_id y = dqg_graph_output_id(g, 0);
+    size_t yb = dqg_tensor_byte_size(g, y);
+    uint8_t *ref = malloc(yb), *got = malloc(yb);
+    dqg_buffer o = {.id = y, .data = ref, .size = yb};
+    cr_assert_eq(dqg_reference_run(g, in, n_in, &o, 1), DQG_OK, "%s", dqg_last_error());
+    dqg_compiled *c = NULL;
+    cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+    int found = 0;
+    for (size_t p = 0; p < dqg_compiled_partition_count(c); p++)
+        found += strstr(dqg_compiled_partition_info(c, p), "int8 element-wise [") != NULL;
+    cr_assert_eq(found, want, "%s: %d int8 element-wise partitions", what, found);
+    o.data = got;
+    cr_assert_eq(dqg_execute(c, in, n_in, &o, 1), DQG_OK, "%s", dqg_last_error());
+    for (size_t i = 0; i < yb; i++)
+        cr_assert_eq(got[i], ref[i], "%s: byte %zu: %u vs reference %u", what, i, got[i], ref[i]);
+    dqg_compiled_destroy(c);
+    for (size_t i = 0; i < n_in; i++)
+        free(data[i]);
+    free(ref);
+    free(got);
+    dqg_graph_destroy(g);
+}
+
+static dqg_tensor_id quantize(dqg_graph *g, dqg_tensor_id x, dqg_dtype t)
+{
+    dqg_quantize_linear_attrs a = {.opset = 13};
+    float s = 0.02f + 0.001f * (float)(rnd() % 30);
+    int z = t == DQG_U8 ? (int)(rnd() % 256) : (int)(rnd() % 41) - 20;
+    return dqg_quantize_linear(g, "q", x, scalar(g, s), zero_point(g, t, z), &a);
+}
+
+Test(qdq_patterns, residual_add_relu_requantize)
+{
+    rs = 11;
+    for (int trial = 0; trial < 40; trial++) {
+        dqg_graph *g;
+        cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+        int64_t d[] = {1 + (int64_t)(rnd() % 3), 5 + (int64_t)(rnd() % 40),
+                       1 + (int64_t)(rnd() % 9)};
+        dqg_dtype ta = rnd() % 2 ? DQG_U8 : DQG_S8, tb = rnd() % 2 ? DQG_U8 : DQG_S8;
+        dqg_tensor_id a = dq(g, dqg_input(g, "a", ta, 3, d), ta);
+        dqg_tensor_id b = dq(g, dqg_input(g, "b", tb, 3, d), tb);
+        dqg_tensor_id t = dqg_add(g, "residual", a, b);
+        switch (rnd() % 4) {
+        case 0:
+            t = dqg_relu(g, NULL, t);
+            break;
+        case 1:
+            t = dqg_clip(g, NULL, t, 0.0f, 6.0f);
+            break;
+        case 2:
+            t = dqg_mul(g, NULL, t, scalar(g, 0.5f));
+            break;
+        default:
+            break;
+        }
+        dqg_output(g, quantize(g, t, rnd() % 2 ? DQG_U8 : DQG_S8), "y");
+        check(g, "residual", 1);
+    }
+}
+
+Test(qdq_patterns, requantize_and_clip_between_quantize_steps)
+{
+    rs = 22;
+    for (int trial = 0; trial < 20; trial++) {
+        dqg_graph *g;
+        cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+        int64_t d[] = {70001};
+        dqg_tensor_id x = dqg_input(g, "x", DQG_U8, 1, d);
+        dqg_tensor_id t = dq(g, x, DQG_U8);
+        if (trial % 2)
+            t = dqg_clip(g, NULL, t, -1.0f, 1.5f);
+        dqg_output(g, quantize(g, t, trial % 3 ? DQG_U8 : DQG_S8), "y");
+        check(g, "requantize", 1);
+    }
+}
+
+/* Add(x, x): the dequantize is read twice by one op. */
+Test(qdq_patterns, an_input_read_twice)
+{
+    rs = 33;
+    dqg_graph *g;
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    int64_t d[] = {4, 33};
+    dqg_tensor_id a = dq(g, dqg_input(g, "a", DQG_S8, 2, d), DQG_S8);
+    dqg_output(g, quantize(g, dqg_add(g, NULL, a, a), DQG_S8), "y");
+    check(g, "x + x", 1);
+}
+
+/* A dequantized result also read elsewhere does not fuse (its float value
+ * is needed), and the results still match. */
+Test(qdq_patterns, a_chain_value_read_elsewhere_stays_float)
+{
+    rs = 44;
+    dqg_graph *g;
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    int64_t d[] = {16};
+    dqg_tensor_id a = dq(g, dqg_input(g, "a", DQG_U8, 1, d), DQG_U8);
+    dqg_tensor_id r = dqg_relu(g, NULL, a);
+    dqg_output(g, quantize(g, r, DQG_U8), "y");
+    dqg_output(g, r, "r");
+    finalize_ok(g);
+    dqg_compiled *c = NULL;
+    cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+    for (size_t p = 0; p < dqg_compiled_partition_count(c); p++)
+        cr_assert(!strstr(dqg_compiled_partition_info(c, p), "int8 element-wise ["), "%s",
+                  dqg_compiled_partition_info(c, p));
+    dqg_compiled_destroy(c);
+    dqg_graph_destroy(g);
+}
+
+/* One DequantizeLinear read by a MatMul and by an Add (as a residual):
+ * canonicalization gives the MatMul its own copy, so it still fuses. */
+Test(qdq_patterns, shared_dequantize_still_fuses)
+{
+    dqg_graph *g;
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    int64_t xd[] = {4, 16}, wd[] = {16, 16};
+    int8_t w[256];
+    for (int i = 0; i < 256; i++)
+        w[i] = (int8_t)(i % 11 - 5);
+    dqg_dequantize_linear_attrs a = {.opset = 13};
+    dqg_tensor_id x = dqg_dequantize_linear(g, "x_dq", dqg_input(g, "x", DQG_U8, 2, xd),
+                                            scalar(g, 0.05f), zero_point(g, DQG_U8, 100), &a);
+    dqg_tensor_id wf =
+        dqg_dequantize_linear(g, "w_dq", dqg_constant(g, "w", DQG_S8, 2, wd, w, sizeof w),
+                              scalar(g, 0.01f), DQG_NONE, &a);
+    dqg_tensor_id y = dqg_add(g, "residual", dqg_matmul(g, "mm", x, wf, NULL), x);
+    dqg_output(g, y, "y");
+    finalize_ok(g);
+    dqg_compiled *c = NULL;
+    cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+    cr_assert_eq(dqg_compiled_fused_count(c), 1);
+    bool explained = false;
+    for (size_t i = 0; i < dqg_compiled_explain_count(c); i++)
+        explained |=
+            strstr(dqg_compiled_explain(c, i), "Dequantize 'x_dq' is computed again") != NULL;
+    cr_assert(explained);
+    uint8_t xv[64];
+    for (int i = 0; i < 64; i++)
+        xv[i] = (uint8_t)(i * 7);
+    float got[64], ref[64];
+    dqg_buffer in = {.name = "x", .data = xv, .size = sizeof xv};
+    dqg_buffer o = {.name = "y", .data = got, .size = sizeof got};
+    cr_assert_eq(dqg_execute(c, &in, 1, &o, 1), DQG_OK, "%s", dqg_last_error());
+    o.data = ref;
+    cr_assert_eq(dqg_reference_run(g, &in, 1, &o, 1), DQG_OK);
+    for (int i = 0; i < 64; i++)
+        cr_assert_float_eq(got[i], ref[i], 1e-5f * 8, "[%d] %g vs %g", i, got[i], ref[i]);
+    dqg_compiled_destroy(c);
+    dqg_graph_destroy(g);
+}
