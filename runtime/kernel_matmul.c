@@ -17,6 +17,11 @@ typedef struct matmul_kernel {
     int a_arg, b_arg, y_arg; /* arg indexes; -1 = constant */
     void *a_const, *b_packed;
     dqg_qattr post; /* the epilogue's post-ops and their arguments */
+    /* bf16 math (fpmath bf16): run-time f32 operands are converted per
+     * execution into scratch, after the attribute scratch. */
+    dqg_dnnl_prim cvt[2];
+    bool convert[2];
+    size_t cvt_offset[2];
 } matmul_kernel;
 
 static dqg_status matmul_execute(dqg_kernel *k, void *const *args, void *scratch)
@@ -24,6 +29,16 @@ static dqg_status matmul_execute(dqg_kernel *k, void *const *args, void *scratch
     matmul_kernel *m = (matmul_kernel *)k;
     void *h[DQG_DNNL_MAX_ARGS] = {m->a_arg >= 0 ? args[m->a_arg] : m->a_const,
                                   m->b_arg >= 0 ? args[m->b_arg] : m->b_packed, args[m->y_arg]};
+    for (int i = 0; i < 2; i++) {
+        if (!m->convert[i])
+            continue;
+        void *to = (char *)scratch + m->cvt_offset[i];
+        void *rh[2] = {h[i], to};
+        dqg_status st = dqg_dnnl_prim_execute(&m->cvt[i], rh, m->base.impl);
+        if (st != DQG_OK)
+            return st;
+        h[i] = to;
+    }
     dqg_qattr_handles(&m->post, args, NULL, scratch, 3, h);
     return dqg_dnnl_prim_execute(&m->prim, h, m->base.impl);
 }
@@ -32,10 +47,43 @@ static void matmul_destroy(dqg_kernel *k)
 {
     matmul_kernel *m = (matmul_kernel *)k;
     dqg_dnnl_prim_destroy(&m->prim);
+    dqg_dnnl_prim_destroy(&m->cvt[0]);
+    dqg_dnnl_prim_destroy(&m->cvt[1]);
     dqg_qattr_free(&m->post);
     free(m->a_const);
     free(m->b_packed);
     free(m);
+}
+
+/* bf16 math: the f32 operand described by *md becomes a bf16 one. A
+ * run-time operand gets a conversion (a oneDNN reorder) into scratch at
+ * `offset`; a constant one is converted when it is packed. */
+static dqg_status to_bf16(matmul_kernel *m, int i, bool runtime, dnnl_memory_desc_t *md,
+                          size_t *offset)
+{
+    dnnl_memory_desc_t bf;
+    dnnl_status_t s = dnnl_memory_desc_init_by_strides(&bf, md->ndims, md->dims, dnnl_bf16,
+                                                       md->format_desc.blocking.strides);
+    if (s != dnnl_success)
+        return dqg_dnnl_error(s, m->base.impl, "bf16 operand");
+    if (runtime) {
+        dnnl_engine_t eng = dqg_onednn_engine();
+        dnnl_primitive_desc_t pd = NULL;
+        s = dnnl_reorder_primitive_desc_create(&pd, md, eng, &bf, eng, NULL);
+        if (s != dnnl_success)
+            return dqg_dnnl_error(s, m->base.impl, "bf16 conversion");
+        int kinds[2] = {DNNL_ARG_FROM, DNNL_ARG_TO};
+        dnnl_memory_desc_t mds[2] = {*md, bf};
+        dqg_status st = dqg_dnnl_prim_init(&m->cvt[i], pd, 2, kinds, mds, m->base.impl);
+        dnnl_primitive_desc_destroy(pd);
+        if (st != DQG_OK)
+            return st;
+        m->convert[i] = true;
+        m->cvt_offset[i] = *offset;
+        *offset += (dnnl_memory_desc_get_size(&bf) + 63) & ~(size_t)63;
+    }
+    *md = bf;
+    return DQG_OK;
 }
 
 /* Builds the descriptor of a MatMul operand as a matrix of rank R: batch
@@ -113,11 +161,25 @@ dqg_status dqg_kernel_matmul_build(const dqg_kernel_request *req, dqg_kernel **o
         if ((st = dqg_dnnl_md_dense(&md_y, R, yd64, y->dtype)) != DQG_OK)
             goto fail;
     }
+    /* The attributes carry the epilogue (if any). */
+    if ((st = dqg_qattr_build(req, R, R - 1, md_b.dims[R - 1], &md_y, &m->post, m->base.impl)) !=
+        DQG_OK)
+        goto fail;
+    size_t scratch = dqg_qattr_scratch_size(&m->post);
     bool pack = m->b_arg < 0;
+    /* fpmath bf16: oneDNN 2.6 ignores its fpmath attribute for matmul (it
+     * stays on the f32 kernel), so the operands become bf16 themselves:
+     * constant weights once, when packed; run-time operands per execution.
+     * The result and the epilogue stay f32. */
+    dnnl_memory_desc_t md_b_f32 = md_b;
+    if (req->options->fpmath == DQG_FPMATH_BF16 && a->dtype == DQG_F32 && b->dtype == DQG_F32 &&
+        ((st = to_bf16(m, 0, true, &md_a, &scratch)) != DQG_OK ||
+         (st = to_bf16(m, 1, !pack, &md_b, &scratch)) != DQG_OK))
+        goto fail;
     md_b_any = md_b;
     if (pack) {
-        dnnl_status_t s = dnnl_memory_desc_init_by_tag(
-            &md_b_any, R, md_b.dims, dqg_dnnl_dtype(b->dtype), dnnl_format_tag_any);
+        dnnl_status_t s = dnnl_memory_desc_init_by_tag(&md_b_any, R, md_b.dims, md_b.data_type,
+                                                       dnnl_format_tag_any);
         if (s != dnnl_success) {
             st = dqg_dnnl_error(s, m->base.impl, "weights descriptor");
             goto fail;
@@ -129,12 +191,6 @@ dqg_status dqg_kernel_matmul_build(const dqg_kernel_request *req, dqg_kernel **o
         st = dqg_dnnl_error(s, m->base.impl, "matmul descriptor");
         goto fail;
     }
-    /* The attributes carry the epilogue (if any) and the fpmath mode. */
-    if ((st = dqg_qattr_build(req, R, R - 1, md_b.dims[R - 1], &md_y, &m->post, m->base.impl)) !=
-        DQG_OK)
-        goto fail;
-    if (req->options->fpmath == DQG_FPMATH_BF16)
-        dnnl_primitive_attr_set_fpmath_mode(m->post.attr, dnnl_fpmath_mode_bf16);
     dnnl_primitive_desc_t pd = NULL;
     st = dqg_dnnl_pd_create(&pd, &d, m->post.attr, m->base.impl, sizeof m->base.impl);
     if (st != DQG_OK)
@@ -143,7 +199,7 @@ dqg_status dqg_kernel_matmul_build(const dqg_kernel_request *req, dqg_kernel **o
     if (pack) {
         md_b_real = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
         size_t bytes = 0;
-        st = dqg_dnnl_pack(&md_b, b->data, &md_b_real, &m->b_packed, &bytes, m->base.impl);
+        st = dqg_dnnl_pack(&md_b_f32, b->data, &md_b_real, &m->b_packed, &bytes, m->base.impl);
         m->base.bytes += bytes;
     }
     if (st == DQG_OK && m->a_arg < 0) {
@@ -159,7 +215,7 @@ dqg_status dqg_kernel_matmul_build(const dqg_kernel_request *req, dqg_kernel **o
         dnnl_memory_desc_t mds[DQG_DNNL_MAX_ARGS] = {md_a, md_b_real, md_y};
         int n = dqg_qattr_args(&m->post, 3, kinds, mds);
         st = dqg_dnnl_prim_init(&m->prim, pd, n, kinds, mds, m->base.impl);
-        m->base.scratch_size = dqg_qattr_scratch_size(&m->post);
+        m->base.scratch_size = scratch;
     }
     dnnl_primitive_desc_destroy(pd);
     if (st != DQG_OK)
