@@ -152,6 +152,26 @@ int32_t dqg_fuse_match_weights(const dqg_pass_state *s, int32_t anchor, int slot
     }
 }
 
+bool dqg_fuse_check_int8_weights(const dqg_graph *g, int32_t wdq, char *why, size_t n)
+{
+    const dqg_op *w = &g->ops[wdq];
+    dqg_dtype wt = g->tensors[w->inputs[0]].dtype;
+    if (wt != DQG_S8 && wt != DQG_U8) {
+        snprintf(why, n, "weights are %s; oneDNN's int8 kernels take s8", dqg_dtype_name(wt));
+        return false;
+    }
+    if (g->tensors[w->outputs[0]].dtype != DQG_F32) {
+        snprintf(why, n, "the weight dequantize outputs %s, not f32",
+                 dqg_dtype_name(g->tensors[w->outputs[0]].dtype));
+        return false;
+    }
+    if (wt == DQG_U8 && w->inputs[2] == DQG_NONE) {
+        snprintf(why, n, "u8 weights without a zero point do not fit s8");
+        return false;
+    }
+    return true;
+}
+
 int dqg_fuse_weight_axis(const dqg_graph *g, const dqg_fusion_match *m)
 {
     int32_t dq = dqg_match_op(m, DQG_ROLE_W_DQ);

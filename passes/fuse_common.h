@@ -41,6 +41,10 @@ bool dqg_fuse_match_src(const dqg_pass_state *s, int32_t anchor, dqg_fusion_matc
 int32_t dqg_fuse_match_weights(const dqg_pass_state *s, int32_t anchor, int slot,
                                dqg_fusion_match *m, char *why, size_t n);
 
+/* The weights an int8 kernel takes: s8, or u8 with a zero point (folded
+ * into s8 when the kernel is built), dequantized to f32. */
+bool dqg_fuse_check_int8_weights(const dqg_graph *g, int32_t wdq, char *why, size_t n);
+
 /* The weights' quantization axis as the anchor sees it (through the layout
  * ops of m): -1 for one scale, -2 when it cannot be followed. */
 int dqg_fuse_weight_axis(const dqg_graph *g, const dqg_fusion_match *m);

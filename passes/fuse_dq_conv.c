@@ -23,18 +23,9 @@ static bool match_int8(const dqg_pass_state *s, int32_t i, dqg_fusion_match *m, 
         snprintf(why, n, "the weights pass through a Transpose or Reshape");
         return false;
     }
-    const dqg_op *w = &g->ops[wdq];
-    dqg_dtype wt = g->tensors[w->inputs[0]].dtype;
-    const dqg_quant_attrs *q = &w->attrs.quant;
-    if (wt != DQG_S8 && wt != DQG_U8) {
-        snprintf(why, n, "weights are %s; oneDNN's int8 kernels take s8", dqg_dtype_name(wt));
+    const dqg_quant_attrs *q = &g->ops[wdq].attrs.quant;
+    if (!dqg_fuse_check_int8_weights(g, wdq, why, n))
         return false;
-    }
-    if (g->tensors[w->outputs[0]].dtype != DQG_F32) {
-        snprintf(why, n, "the weight dequantize outputs %s, not f32",
-                 dqg_dtype_name(g->tensors[w->outputs[0]].dtype));
-        return false;
-    }
     if (q->granularity == DQG_BLOCKED || q->granularity == DQG_ELEMENTWISE ||
         (q->granularity == DQG_PER_AXIS && q->axis != 0)) {
         snprintf(why, n, "weight scales vary along the reduction dimension (%s, axis %d)",
@@ -42,10 +33,6 @@ static bool match_int8(const dqg_pass_state *s, int32_t i, dqg_fusion_match *m, 
                  : q->granularity == DQG_ELEMENTWISE ? "element-wise"
                                                      : "per-axis",
                  q->axis);
-        return false;
-    }
-    if (wt == DQG_U8 && w->inputs[2] == DQG_NONE) {
-        snprintf(why, n, "u8 weights without a zero point do not fit s8");
         return false;
     }
     return true;

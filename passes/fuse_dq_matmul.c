@@ -29,16 +29,8 @@ static bool match_int8(const dqg_pass_state *s, int32_t i, dqg_fusion_match *m, 
     if (wdq < 0)
         return false;
     const dqg_tensor *b = &g->tensors[op->inputs[1]];
-    dqg_dtype wt = g->tensors[g->ops[wdq].inputs[0]].dtype;
-    if (wt != DQG_S8 && wt != DQG_U8) {
-        snprintf(why, n, "weights are %s; oneDNN's int8 kernels take s8", dqg_dtype_name(wt));
+    if (!dqg_fuse_check_int8_weights(g, wdq, why, n))
         return false;
-    }
-    if (g->tensors[g->ops[wdq].outputs[0]].dtype != DQG_F32) {
-        snprintf(why, n, "the weight dequantize outputs %s, not f32",
-                 dqg_dtype_name(g->tensors[g->ops[wdq].outputs[0]].dtype));
-        return false;
-    }
     if (b->rank != 2) {
         snprintf(why, n, "the weights have rank %d; the int8 kernel takes 2-D weights", b->rank);
         return false;
@@ -51,10 +43,6 @@ static bool match_int8(const dqg_pass_state *s, int32_t i, dqg_fusion_match *m, 
     if (axis == -2 || (axis >= 0 && (axis != oc_axis || q->granularity != DQG_PER_AXIS))) {
         snprintf(why, n, "weight scales vary along the reduction dimension (%s, axis %d)",
                  granularity_name(q->granularity), q->axis);
-        return false;
-    }
-    if (wt == DQG_U8 && g->ops[wdq].inputs[2] == DQG_NONE) {
-        snprintf(why, n, "u8 weights without a zero point do not fit s8");
         return false;
     }
     return true;

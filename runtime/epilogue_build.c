@@ -5,18 +5,6 @@
 #include "graph/dtype.h"
 #include "runtime/epilogue_build.h"
 
-/* Whether tensor t comes from the partition's main chain (the anchor or an
- * epilogue op), rather than being an operand. */
-static bool on_chain(const dqg_kernel_request *req, dqg_tensor_id t)
-{
-    int32_t p = req->mini->tensors[t].producer;
-    if (p < 0)
-        return false;
-    dqg_part_role r = req->roles->role[p];
-    return r == DQG_ROLE_MAIN || r == DQG_ROLE_BIAS || r == DQG_ROLE_POST || r == DQG_ROLE_CAST ||
-           r == DQG_ROLE_SCALE;
-}
-
 static dqg_status add_operand(const dqg_kernel_request *req, dqg_epilogue *e, dqg_epi_kind kind,
                               dqg_tensor_id tid, int64_t N, int *rt_args, int *n_rt,
                               const char *what)
@@ -69,7 +57,7 @@ dqg_status dqg_epilogue_from_partition(const dqg_kernel_request *req, int64_t N,
         case DQG_OP_BIAS_ADD:
         case DQG_OP_ADD:
         case DQG_OP_MUL: {
-            dqg_tensor_id b = on_chain(req, op->inputs[0]) ? op->inputs[1] : op->inputs[0];
+            dqg_tensor_id b = dqg_req_operand(req, op);
             st = add_operand(req, e, op->kind == DQG_OP_MUL ? DQG_EPI_MUL : DQG_EPI_ADD, b, N,
                              rt_args, n_rt, what);
             break;

@@ -38,6 +38,25 @@ static inline const dqg_op *dqg_req_op(const dqg_kernel_request *req, dqg_part_r
     return k >= 0 ? &req->mini->ops[k] : NULL;
 }
 
+/* Whether tensor t of the request's mini graph is made by the partition's
+ * main chain (the anchor or an op after it), as opposed to an operand from
+ * outside or a side input. */
+static inline bool dqg_req_on_chain(const dqg_kernel_request *req, dqg_tensor_id t)
+{
+    int32_t p = req->mini->tensors[t].producer;
+    if (p < 0)
+        return false;
+    dqg_part_role r = (dqg_part_role)req->roles->role[p];
+    return r == DQG_ROLE_MAIN || r == DQG_ROLE_CAST || r == DQG_ROLE_SCALE || r == DQG_ROLE_BIAS ||
+           r == DQG_ROLE_POST;
+}
+
+/* The operand of a binary chain op that is not the chain's value. */
+static inline dqg_tensor_id dqg_req_operand(const dqg_kernel_request *req, const dqg_op *op)
+{
+    return dqg_req_on_chain(req, op->inputs[0]) ? op->inputs[1] : op->inputs[0];
+}
+
 /* Builds the kernel for a request, choosing by partition kind, op kind and
  * backend. */
 dqg_status dqg_kernel_build(const dqg_kernel_request *req, dqg_kernel **out);

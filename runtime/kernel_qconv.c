@@ -9,6 +9,7 @@
 #include "runtime/onednn_layout.h"
 #include "runtime/onednn_pack.h"
 #include "runtime/onednn_qattr.h"
+#include "runtime/weights.h"
 
 typedef struct qconv_kernel {
     dqg_kernel base;
@@ -112,7 +113,9 @@ dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **ou
         (st = dqg_conv_weights_md(w, a->groups, dnnl_s8, false, &md_w)) != DQG_OK ||
         (st = dqg_conv_weights_md(w, a->groups, dnnl_s8, true, &md_w_any)) != DQG_OK)
         goto fail;
-    if ((st = dqg_qattr_fold_weights(g, wdq, &folded, c->base.impl)) != DQG_OK)
+    dqg_weights wv;
+    dqg_weights_of_conv(g, wdq, &wv);
+    if ((st = dqg_weights_fold_s8(&wv, &folded, c->base.impl)) != DQG_OK)
         goto fail;
     if ((st = dqg_qattr_build(req, y->rank, 1, w->dims[0], &md_y, &c->q, c->base.impl)) != DQG_OK)
         goto fail;

@@ -17,24 +17,6 @@ static int op_pos(const dqg_kernel_request *req, dqg_part_role r)
     return dqg_part_find(req->roles, r);
 }
 
-/* Whether tensor t is made by the partition's main chain (the anchor or an
- * op after it), as opposed to an operand from outside or a side input. */
-static bool on_chain(const dqg_kernel_request *req, dqg_tensor_id t)
-{
-    int32_t p = req->mini->tensors[t].producer;
-    if (p < 0)
-        return false;
-    dqg_part_role r = req->roles->role[p];
-    return r == DQG_ROLE_MAIN || r == DQG_ROLE_CAST || r == DQG_ROLE_SCALE || r == DQG_ROLE_BIAS ||
-           r == DQG_ROLE_POST;
-}
-
-/* The operand of a binary chain op that is not the chain's value. */
-static dqg_tensor_id operand_of(const dqg_kernel_request *req, const dqg_op *op)
-{
-    return on_chain(req, op->inputs[0]) ? op->inputs[1] : op->inputs[0];
-}
-
 /* A run-time value of the partition: a kernel argument, or the scale / zero
  * point the kernel computes when it quantizes its source itself. */
 static dqg_rt_ref rt_ref(const dqg_kernel_request *req, dqg_tensor_id t)
@@ -222,7 +204,7 @@ dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int chan
         for (int k = 0; k < p->n_ops; k++) {
             if (p->role[k] != DQG_ROLE_SCALE)
                 continue;
-            dqg_tensor_id f = operand_of(req, &g->ops[k]);
+            dqg_tensor_id f = dqg_req_operand(req, &g->ops[k]);
             int32_t fp = g->tensors[f].producer;
             if (fp >= 0 && p->role[fp] == DQG_ROLE_SCALE_SRC) {
                 for (int i = 0; i < 2 && status == DQG_OK; i++) {
@@ -277,7 +259,7 @@ dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int chan
                             channel_axis, dst_md, what);
     int bpos = op_pos(req, DQG_ROLE_BIAS);
     if (status == DQG_OK && bpos >= 0)
-        status = add_binary(req, q, po, dnnl_binary_add, operand_of(req, &g->ops[bpos]), inv,
+        status = add_binary(req, q, po, dnnl_binary_add, dqg_req_operand(req, &g->ops[bpos]), inv,
                             dst_rank, channel_axis, dst_md, what);
     /* Scalar Add/Mul are broadcast binary post-ops rather than linear
      * eltwise ones: oneDNN 2.6's brgemm matmul drops the second linear
@@ -293,11 +275,11 @@ dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int chan
             s = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_clip_v2,
                                              op->attrs.clip.lo * inv, op->attrs.clip.hi * inv);
         else if (op->kind == DQG_OP_ADD)
-            status = add_binary(req, q, po, dnnl_binary_add, operand_of(req, op), inv, dst_rank,
-                                channel_axis, dst_md, what);
+            status = add_binary(req, q, po, dnnl_binary_add, dqg_req_operand(req, op), inv,
+                                dst_rank, channel_axis, dst_md, what);
         else if (op->kind == DQG_OP_MUL)
-            status = add_binary(req, q, po, dnnl_binary_mul, operand_of(req, op), 1.0f, dst_rank,
-                                channel_axis, dst_md, what);
+            status = add_binary(req, q, po, dnnl_binary_mul, dqg_req_operand(req, op), 1.0f,
+                                dst_rank, channel_axis, dst_md, what);
         else
             status = dqg_set_error(DQG_UNSUPPORTED, "%s: %s is not a post-op", what,
                                    dqg_op_kind_name(op->kind));
@@ -386,37 +368,6 @@ int dqg_qattr_handles(const dqg_qattr *q, void *const *args, const void *const *
                  : q->binary_ref[i].arg == -2 ? (void *)factor
                                               : (void *)rt_value(&q->binary_ref[i], args, internal);
     return n;
-}
-
-dqg_status dqg_qattr_fold_weights(const dqg_graph *g, const dqg_op *wdq, int8_t **out,
-                                  const char *what)
-{
-    const dqg_tensor *w = &g->tensors[wdq->inputs[0]];
-    const dqg_tensor *z = wdq->inputs[2] != DQG_NONE ? &g->tensors[wdq->inputs[2]] : NULL;
-    dqg_cache_count_constant_transform();
-    int8_t *buf = malloc((size_t)(w->nelems ? w->nelems : 1));
-    if (!buf)
-        return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory folding weights", what);
-    dqg_quant_index ix;
-    dqg_quant_index_init(&ix, w, &g->tensors[wdq->inputs[1]], &wdq->attrs.quant);
-    for (int64_t i = 0; i < w->nelems; i++) {
-        int64_t v = dqg_load_int(w->dtype, w->data, i);
-        if (z) {
-            int64_t c = dqg_quant_scale_index(&ix, i);
-            int64_t zv = dqg_load_int(z->dtype, z->data, c);
-            v -= zv;
-            if (v < -128 || v > 127) {
-                free(buf);
-                return dqg_set_error(DQG_UNSUPPORTED,
-                                     "%s: weights zero point %lld on channel %lld does not fit "
-                                     "s8 after folding (w - zp = %lld)",
-                                     what, (long long)zv, (long long)c, (long long)v);
-            }
-        }
-        buf[i] = (int8_t)v;
-    }
-    *out = buf;
-    return DQG_OK;
 }
 
 dqg_status dqg_int8_exact_isa(const char *what)

@@ -79,10 +79,4 @@ dqg_status dqg_qkernel_finish(const int8_t *folded, const_dnnl_primitive_desc_t 
                               const dqg_qattr *q, dqg_dnnl_prim *prim, void **w_packed,
                               size_t *bytes, const char *what);
 
-/* Folds the weight zero point of a convolution's weight dequantize into s8
- * weights: out[i] = w[i] - zp[channel]; DQG_UNSUPPORTED when one leaves
- * [-128, 127]. */
-dqg_status dqg_qattr_fold_weights(const dqg_graph *g, const dqg_op *wdq, int8_t **out,
-                                  const char *what);
-
 #endif

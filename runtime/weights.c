@@ -144,6 +144,27 @@ dqg_status dqg_weights_resolve(const dqg_graph *g, const dqg_partition *p, dqg_w
     return DQG_OK;
 }
 
+void dqg_weights_of_conv(const dqg_graph *g, const dqg_op *wdq, dqg_weights *w)
+{
+    const dqg_tensor *x = &g->tensors[wdq->inputs[0]];
+    memset(w, 0, sizeof *w);
+    w->dtype = x->dtype;
+    w->data = x->data;
+    w->N = x->dims[0];
+    w->K = x->nelems / w->N;
+    w->nk = true;
+    w->scale = &g->tensors[wdq->inputs[1]];
+    w->zp = wdq->inputs[2] != DQG_NONE ? &g->tensors[wdq->inputs[2]] : NULL;
+    w->granularity = wdq->attrs.quant.granularity;
+    /* One scale, or one per output channel (the fusion pass allows no
+     * other). */
+    bool per_channel = wdq->attrs.quant.granularity == DQG_PER_AXIS;
+    w->block_k = w->K;
+    w->stride_k = 0;
+    w->block_n = per_channel ? 1 : w->N;
+    w->stride_n = per_channel ? 1 : 0;
+}
+
 void dqg_weights_release(dqg_weights *w)
 {
     free(w->owned);

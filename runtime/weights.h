@@ -26,6 +26,9 @@ typedef struct dqg_weights {
 /* Resolves the weights of partition p (mini graph g) for its MatMul. */
 dqg_status dqg_weights_resolve(const dqg_graph *g, const dqg_partition *p, dqg_weights *w,
                                const char *what);
+/* The weights of a convolution's weight dequantize: OIX [O, C/g, K...] is
+ * an [N = O, K = C/g x K...] matrix stored [N, K]. */
+void dqg_weights_of_conv(const dqg_graph *g, const dqg_op *wdq, dqg_weights *w);
 void dqg_weights_release(dqg_weights *w);
 
 static inline int64_t dqg_weights_scale_index(const dqg_weights *w, int64_t k, int64_t n)

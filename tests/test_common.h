@@ -36,4 +36,24 @@ static inline dqg_status run_ref_1(dqg_graph *g, dqg_tensor_id in, void *in_data
     return dqg_reference_run(g, &i, in == DQG_NONE ? 0 : 1, &o, 1);
 }
 
+/* A seeded xorshift32 stream for randomized tests (one per test file). */
+static uint32_t test_rng = 1;
+static inline uint32_t test_rnd(void)
+{
+    test_rng ^= test_rng << 13;
+    test_rng ^= test_rng >> 17;
+    test_rng ^= test_rng << 5;
+    return test_rng;
+}
+
+/* An f32 constant of the given shape (name generated). */
+static inline dqg_tensor_id test_const_f32(dqg_graph *g, int rank, const int64_t *dims,
+                                           const float *values)
+{
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++)
+        n *= dims[i];
+    return dqg_constant(g, NULL, DQG_F32, rank, dims, values, (size_t)n * sizeof(float));
+}
+
 #endif

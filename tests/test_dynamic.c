@@ -12,21 +12,13 @@
 
 #include "test_common.h"
 
-static uint32_t rs;
-static uint32_t rnd(void)
-{
-    rs ^= rs << 13;
-    rs ^= rs >> 17;
-    rs ^= rs << 5;
-    return rs;
-}
 static int64_t rin(int64_t lo, int64_t hi)
 {
-    return lo + (int64_t)(rnd() % (uint32_t)(hi - lo + 1));
+    return lo + (int64_t)(test_rnd() % (uint32_t)(hi - lo + 1));
 }
 static float rf(float lo, float hi)
 {
-    return lo + (hi - lo) * (float)(rnd() % 100000) / 100000.0f;
+    return lo + (hi - lo) * (float)(test_rnd() % 100000) / 100000.0f;
 }
 
 typedef enum { FORM_DQL, FORM_DYN_DEQ, FORM_DYN_PAIR, FORM_ORT } form;
@@ -48,14 +40,6 @@ typedef struct dyn_case {
     input in[4];
     char what[200];
 } dyn_case;
-
-static dqg_tensor_id cf32(dqg_graph *g, int rank, const int64_t *d, const float *v)
-{
-    int64_t n = 1;
-    for (int i = 0; i < rank; i++)
-        n *= d[i];
-    return dqg_constant(g, NULL, DQG_F32, rank, d, v, (size_t)n * sizeof(float));
-}
 
 static dqg_tensor_id add_input(dyn_case *c, const char *name, dqg_dtype dt, int rank,
                                const int64_t *dims)
@@ -114,12 +98,15 @@ static void build(dyn_case *c, form f, int64_t M, int64_t K, int64_t N, bool per
         dqg_tensor_id xq = dqg_dynamic_quantize_linear(g, "dql", x, &xs, &xz);
         float u = 1.0f;
         dqg_dequantize_linear_attrs ua = {.opset = 13};
-        dqg_tensor_id a = dqg_dequantize_linear(g, "a_dq", xq, cf32(g, 0, &one, &u), xz, &ua);
-        dqg_tensor_id b = dqg_dequantize_linear(g, "b_dq", wq, cf32(g, 0, &one, &u), DQG_NONE, &ua);
+        dqg_tensor_id a =
+            dqg_dequantize_linear(g, "a_dq", xq, test_const_f32(g, 0, &one, &u), xz, &ua);
+        dqg_tensor_id b =
+            dqg_dequantize_linear(g, "b_dq", wq, test_const_f32(g, 0, &one, &u), DQG_NONE, &ua);
         y = dqg_matmul(g, "mmi", a, b, NULL);
         y = dqg_typecast(g, "to_int32", y, DQG_S32);
         y = dqg_typecast(g, "cast", y, DQG_F32);
-        dqg_tensor_id f_scale = dqg_mul(g, "scale", xs, cf32(g, per_channel ? 1 : 0, &ns, ws));
+        dqg_tensor_id f_scale =
+            dqg_mul(g, "scale", xs, test_const_f32(g, per_channel ? 1 : 0, &ns, ws));
         y = rin(0, 1) ? dqg_mul(g, "mul", y, f_scale) : dqg_mul(g, "mul", f_scale, y);
     } else {
         dqg_tensor_id a;
@@ -146,18 +133,18 @@ static void build(dyn_case *c, form f, int64_t M, int64_t K, int64_t N, bool per
             } else {
                 xq = add_input(c, "x", qt, 2, xd);
                 for (int64_t i = 0; i < M * K; i++)
-                    ((uint8_t *)c->in[2].data)[i] = (uint8_t)rnd();
+                    ((uint8_t *)c->in[2].data)[i] = (uint8_t)test_rnd();
             }
             a = dqg_dynamic_dequantize(g, "x_dq", xq, sc, zp, "per_tensor", 0);
         }
-        dqg_tensor_id b =
-            dqg_dequantize_linear(g, "w_dq", wq, cf32(g, per_channel ? 1 : 0, &ns, ws), wzp, &wa);
+        dqg_tensor_id b = dqg_dequantize_linear(
+            g, "w_dq", wq, test_const_f32(g, per_channel ? 1 : 0, &ns, ws), wzp, &wa);
         y = dqg_matmul(g, "mm", a, b, NULL);
     }
     float bias[4096];
     for (int64_t i = 0; i < N; i++)
         bias[i] = rf(-1, 1);
-    y = dqg_add(g, "bias", y, cf32(g, 1, &N, bias));
+    y = dqg_add(g, "bias", y, test_const_f32(g, 1, &N, bias));
     for (int i = 0; i < n_post; i++)
         y = i % 2 ? dqg_clip(g, NULL, y, -2.0f, 3.0f) : dqg_relu(g, NULL, y);
     c->y = y;
@@ -252,8 +239,8 @@ static void check(dyn_case *c, double scale)
 static double pre_epilogue_scale(uint32_t state, form f, int64_t M, int64_t K, int64_t N,
                                  bool per_channel, bool w_zp, bool s8_src)
 {
-    uint32_t saved = rs;
-    rs = state;
+    uint32_t saved = test_rng;
+    test_rng = state;
     dyn_case c;
     build(&c, f, M, K, N, per_channel, w_zp, s8_src, 0);
     int64_t n = dqg_tensor_element_count(c.g, c.y);
@@ -264,14 +251,14 @@ static double pre_epilogue_scale(uint32_t state, form f, int64_t M, int64_t K, i
             m = fmax(m, fabs(out[i]));
     free(out);
     free_case(&c);
-    rs = saved;
+    test_rng = saved;
     return m;
 }
 
 static void one_case(form f, int64_t M, int64_t K, int64_t N, bool per_channel, bool w_zp,
                      bool s8_src, int n_post)
 {
-    uint32_t state = rs;
+    uint32_t state = test_rng;
     dyn_case c;
     build(&c, f, M, K, N, per_channel, w_zp, s8_src, n_post);
     check(&c, pre_epilogue_scale(state, f, M, K, N, per_channel, w_zp, s8_src));
@@ -280,7 +267,7 @@ static void one_case(form f, int64_t M, int64_t K, int64_t N, bool per_channel, 
 
 static void random_cases(form f, uint32_t seed, int count)
 {
-    rs = seed;
+    test_rng = seed;
     for (int i = 0; i < count; i++) {
         static const int64_t Ms[] = {1, 2, 3, 7, 16, 31, 64, 97, 128, 257, 300};
         int64_t M = Ms[rin(0, 10)], K = rin(1, 300), N = rin(1, 200);
@@ -313,7 +300,7 @@ Test(dynamic, matmulinteger_cast_mul_as_written_by_onnxruntime)
 /* A few large layers, K and N up to 4096. */
 Test(dynamic, large_layers)
 {
-    rs = 505;
+    test_rng = 505;
     static const int64_t shapes[][3] = {{1, 4096, 512}, {33, 1024, 768}, {4, 768, 4096}};
     for (int s = 0; s < 3; s++)
         for (int f = 0; f < 4; f++)
@@ -353,14 +340,14 @@ Test(dynamic, runtime_scale_keeps_the_constant_scale_implementation)
             uint8_t xz = 3;
             dqg_tensor_id x = dqg_input(g, "x", DQG_U8, 2, xd);
             dqg_tensor_id sc =
-                runtime ? dqg_input(g, "s", DQG_F32, 1, &one) : cf32(g, 1, &one, &xs);
+                runtime ? dqg_input(g, "s", DQG_F32, 1, &one) : test_const_f32(g, 1, &one, &xs);
             dqg_tensor_id zp = runtime ? dqg_input(g, "z", DQG_U8, 1, &one)
                                        : dqg_constant(g, "z", DQG_U8, 1, &one, &xz, 1);
             dqg_tensor_id a = dqg_dynamic_dequantize(g, "x_dq", x, sc, zp, "per_tensor", 0);
             dqg_dequantize_linear_attrs wa = {.opset = 13, .has_axis = true, .axis = 1};
             dqg_tensor_id b = dqg_dequantize_linear(
                 g, "w_dq", dqg_constant(g, "w", DQG_S8, 2, wd, w, (size_t)(K * N)),
-                cf32(g, 1, &N, ws), DQG_NONE, &wa);
+                test_const_f32(g, 1, &N, ws), DQG_NONE, &wa);
             dqg_output(g, dqg_matmul(g, "mm", a, b, NULL), "y");
             finalize_ok(g);
             dqg_compiled *c = NULL;
@@ -385,7 +372,7 @@ Test(dynamic, runtime_scale_keeps_the_constant_scale_implementation)
 Test(dynamic, nan_and_inf_activations_are_refused_alike)
 {
     for (int bad = 0; bad < 3; bad++) {
-        rs = 606;
+        test_rng = 606;
         dyn_case c;
         build(&c, FORM_DQL, 4, 8, 5, false, false, false, 0);
         ((float *)c.in[0].data)[9] = bad == 0 ? NAN : bad == 1 ? INFINITY : -INFINITY;

@@ -7,14 +7,6 @@
 
 #include "test_common.h"
 
-static dqg_tensor_id cf32(dqg_graph *g, int rank, const int64_t *d, const float *v)
-{
-    int64_t n = 1;
-    for (int i = 0; i < rank; i++)
-        n *= d[i];
-    return dqg_constant(g, NULL, DQG_F32, rank, d, v, (size_t)n * sizeof(float));
-}
-
 static dqg_tensor_id qconv(dqg_graph *g, const char *name, dqg_tensor_id x, int64_t cin,
                            int64_t cout, bool relu, uint32_t seed)
 {
@@ -30,13 +22,14 @@ static dqg_tensor_id qconv(dqg_graph *g, const char *name, dqg_tensor_id x, int6
     uint8_t z = 128;
     dqg_dequantize_linear_attrs da = {.opset = 13};
     dqg_quantize_linear_attrs qa = {.opset = 13};
-    dqg_tensor_id sc = cf32(g, 0, &one, &s), zp = dqg_constant(g, NULL, DQG_U8, 0, &one, &z, 1);
+    dqg_tensor_id sc = test_const_f32(g, 0, &one, &s),
+                  zp = dqg_constant(g, NULL, DQG_U8, 0, &one, &z, 1);
     dqg_tensor_id xf = dqg_dequantize_linear(g, NULL, x, sc, zp, &da);
     dqg_tensor_id wf = dqg_dequantize_linear(
         g, NULL, dqg_constant(g, NULL, DQG_S8, 4, wd, w, (size_t)(cout * cin * 9)),
-        cf32(g, 0, &one, &ws), DQG_NONE, &da);
+        test_const_f32(g, 0, &one, &ws), DQG_NONE, &da);
     dqg_conv_attrs a = {.spatial_rank = 2, .pads_begin = {1, 1}, .pads_end = {1, 1}};
-    dqg_tensor_id y = dqg_convolution(g, name, xf, wf, cf32(g, 1, &cout, b), &a);
+    dqg_tensor_id y = dqg_convolution(g, name, xf, wf, test_const_f32(g, 1, &cout, b), &a);
     if (relu)
         y = dqg_relu(g, NULL, y);
     free(w);
@@ -56,7 +49,8 @@ static dqg_graph *residual_net(void)
     uint8_t z = 128;
     dqg_dequantize_linear_attrs da = {.opset = 13};
     dqg_quantize_linear_attrs qa = {.opset = 13};
-    dqg_tensor_id sc = cf32(g, 0, &one, &s), zp = dqg_constant(g, NULL, DQG_U8, 0, &one, &z, 1);
+    dqg_tensor_id sc = test_const_f32(g, 0, &one, &s),
+                  zp = dqg_constant(g, NULL, DQG_U8, 0, &one, &z, 1);
     dqg_tensor_id sum = dqg_add(g, "residual", dqg_dequantize_linear(g, NULL, a, sc, zp, &da),
                                 dqg_dequantize_linear(g, NULL, b, sc, zp, &da));
     dqg_tensor_id q = dqg_quantize_linear(g, NULL, sum, sc, zp, &qa);

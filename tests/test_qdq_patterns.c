@@ -8,15 +8,6 @@
 
 #include "test_common.h"
 
-static uint32_t rs;
-static uint32_t rnd(void)
-{
-    rs ^= rs << 13;
-    rs ^= rs >> 17;
-    rs ^= rs << 5;
-    return rs;
-}
-
 static dqg_tensor_id scalar(dqg_graph *g, float v)
 {
     int64_t one = 1;
@@ -33,8 +24,8 @@ static dqg_tensor_id zero_point(dqg_graph *g, dqg_dtype t, int v)
 static dqg_tensor_id dq(dqg_graph *g, dqg_tensor_id x, dqg_dtype t)
 {
     dqg_dequantize_linear_attrs a = {.opset = 13};
-    float s = 0.01f + 0.001f * (float)(rnd() % 50);
-    int z = t == DQG_U8 ? (int)(rnd() % 256) : (int)(rnd() % 41) - 20;
+    float s = 0.01f + 0.001f * (float)(test_rnd() % 50);
+    int z = t == DQG_U8 ? (int)(test_rnd() % 256) : (int)(test_rnd() % 41) - 20;
     return dqg_dequantize_linear(g, NULL, x, scalar(g, s), zero_point(g, t, z), &a);
 }
 
@@ -51,7 +42,7 @@ static void check(dqg_graph *g, const char *what, int want)
         size_t n = dqg_tensor_byte_size(g, t);
         data[i] = malloc(n);
         for (size_t k = 0; k < n; k++)
-            ((uint8_t *)data[i])[k] = (uint8_t)rnd();
+            ((uint8_t *)data[i])[k] = (uint8_t)test_rnd();
         in[i] = (dqg_buffer){.id = t, .data = data[i], .size = n};
     }
     dqg_tensor_id y = dqg_graph_output_id(g, 0);
@@ -80,24 +71,24 @@ static void check(dqg_graph *g, const char *what, int want)
 static dqg_tensor_id quantize(dqg_graph *g, dqg_tensor_id x, dqg_dtype t)
 {
     dqg_quantize_linear_attrs a = {.opset = 13};
-    float s = 0.02f + 0.001f * (float)(rnd() % 30);
-    int z = t == DQG_U8 ? (int)(rnd() % 256) : (int)(rnd() % 41) - 20;
+    float s = 0.02f + 0.001f * (float)(test_rnd() % 30);
+    int z = t == DQG_U8 ? (int)(test_rnd() % 256) : (int)(test_rnd() % 41) - 20;
     return dqg_quantize_linear(g, "q", x, scalar(g, s), zero_point(g, t, z), &a);
 }
 
 Test(qdq_patterns, residual_add_relu_requantize)
 {
-    rs = 11;
+    test_rng = 11;
     for (int trial = 0; trial < 40; trial++) {
         dqg_graph *g;
         cr_assert_eq(dqg_graph_create(&g), DQG_OK);
-        int64_t d[] = {1 + (int64_t)(rnd() % 3), 5 + (int64_t)(rnd() % 40),
-                       1 + (int64_t)(rnd() % 9)};
-        dqg_dtype ta = rnd() % 2 ? DQG_U8 : DQG_S8, tb = rnd() % 2 ? DQG_U8 : DQG_S8;
+        int64_t d[] = {1 + (int64_t)(test_rnd() % 3), 5 + (int64_t)(test_rnd() % 40),
+                       1 + (int64_t)(test_rnd() % 9)};
+        dqg_dtype ta = test_rnd() % 2 ? DQG_U8 : DQG_S8, tb = test_rnd() % 2 ? DQG_U8 : DQG_S8;
         dqg_tensor_id a = dq(g, dqg_input(g, "a", ta, 3, d), ta);
         dqg_tensor_id b = dq(g, dqg_input(g, "b", tb, 3, d), tb);
         dqg_tensor_id t = dqg_add(g, "residual", a, b);
-        switch (rnd() % 4) {
+        switch (test_rnd() % 4) {
         case 0:
             t = dqg_relu(g, NULL, t);
             break;
@@ -110,14 +101,14 @@ Test(qdq_patterns, residual_add_relu_requantize)
         default:
             break;
         }
-        dqg_output(g, quantize(g, t, rnd() % 2 ? DQG_U8 : DQG_S8), "y");
+        dqg_output(g, quantize(g, t, test_rnd() % 2 ? DQG_U8 : DQG_S8), "y");
         check(g, "residual", 1);
     }
 }
 
 Test(qdq_patterns, requantize_and_clip_between_quantize_steps)
 {
-    rs = 22;
+    test_rng = 22;
     for (int trial = 0; trial < 20; trial++) {
         dqg_graph *g;
         cr_assert_eq(dqg_graph_create(&g), DQG_OK);
@@ -134,7 +125,7 @@ Test(qdq_patterns, requantize_and_clip_between_quantize_steps)
 /* Add(x, x): the dequantize is read twice by one op. */
 Test(qdq_patterns, an_input_read_twice)
 {
-    rs = 33;
+    test_rng = 33;
     dqg_graph *g;
     cr_assert_eq(dqg_graph_create(&g), DQG_OK);
     int64_t d[] = {4, 33};
@@ -147,7 +138,7 @@ Test(qdq_patterns, an_input_read_twice)
  * is needed), and the results still match. */
 Test(qdq_patterns, a_chain_value_read_elsewhere_stays_float)
 {
-    rs = 44;
+    test_rng = 44;
     dqg_graph *g;
     cr_assert_eq(dqg_graph_create(&g), DQG_OK);
     int64_t d[] = {16};
