@@ -456,6 +456,44 @@ fail:
     return st;
 }
 
+/* Multiply-accumulates of a MatMul or Convolution op (0 for other ops). */
+static double op_macs(const dqg_graph *g, const dqg_op *op)
+{
+    const dqg_tensor *y = &g->tensors[op->outputs[0]];
+    if (op->kind == DQG_OP_MATMUL) {
+        const dqg_tensor *a = &g->tensors[op->inputs[0]];
+        int64_t K =
+            a->rank == 1 ? a->dims[0] : a->dims[a->rank - (op->attrs.matmul.transpose_a ? 2 : 1)];
+        return (double)y->nelems * (double)K;
+    }
+    if (op->kind == DQG_OP_CONVOLUTION) {
+        const dqg_tensor *w = &g->tensors[op->inputs[1]];
+        return (double)y->nelems * (double)(w->nelems / w->dims[0]);
+    }
+    return 0;
+}
+
+/* "MACs: ... in int8": the share of the graph's MatMul and Convolution
+ * work its int8 kernels do. */
+static dqg_status explain_macs(dqg_plan *c)
+{
+    dqg_pass_state *s = &c->passes;
+    double total = 0, int8 = 0;
+    for (int p = 0; p < c->n_parts; p++) {
+        const dqg_partition *part = &s->parts[p];
+        bool q = part->kind == DQG_PART_QMATMUL || part->kind == DQG_PART_QCONV;
+        for (int k = 0; k < part->n_ops; k++) {
+            double m = op_macs(s->graph, &s->graph->ops[part->ops[k]]);
+            total += m;
+            int8 += q ? m : 0;
+        }
+    }
+    if (total == 0)
+        return DQG_OK;
+    return dqg_explain(s, "MACs: %.4g of %.4g (%.1f%%) run in int8 kernels", int8, total,
+                       100.0 * int8 / total);
+}
+
 /* Folded values live in the partition cache; once the kernels that read
  * them are built, the plan keeps only the partitions that run (a folded op
  * is no partition of the compiled graph, as if it had been removed). */
@@ -538,6 +576,8 @@ static dqg_status build_plan(void *ctx, void **out, size_t *bytes)
         }
     }
     drop_constant_parts(c);
+    if (st == DQG_OK)
+        st = explain_macs(c);
     /* Kernels own what they need; the user's graph may now be destroyed,
      * and no constant data is kept twice. */
     dqg_graph_drop_borrowed(s->graph);

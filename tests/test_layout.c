@@ -99,6 +99,7 @@ Test(layout, convolutions_between_convolutions_do_not_reorder)
     dqg_compile_options o = dqg_compile_options_default();
     run(g, &o, fused, log, sizeof log);
     cr_assert(strstr(log, "stored channels-last"), "%s", log);
+    cr_assert(strstr(log, "(100.0%) run in int8 kernels"), "%s", log);
     /* Three int8 convolutions; only the first (row-major input) and the
      * last (row-major output) reorder. */
     cr_assert_eq(count(log, "-> int8 convolution"), 3, "%s", log);
