@@ -33,10 +33,39 @@
 extern "C" {
 #endif
 
+/*
+ * The version of this header. dqg_version() gives the version of the library
+ * actually linked; the two differ when a program runs against another build of
+ * libdqgraph.so than it was compiled with.
+ */
 #define DQG_VERSION_MAJOR  0
 #define DQG_VERSION_MINOR  1
 #define DQG_VERSION_PATCH  0
 #define DQG_VERSION_STRING "0.1.0"
+
+/*
+ * DQG_API marks the functions exported by the shared library, which is built
+ * with hidden visibility: only what this header and dqgraph_onnx.h declare is
+ * part of the ABI. The declarations are also enclosed in a default-visibility
+ * region, so nothing declared here can be left out of the export list.
+ */
+#ifndef DQG_API
+#if defined(__GNUC__) || defined(__clang__)
+#define DQG_API __attribute__((visibility("default")))
+#else
+#define DQG_API
+#endif
+#endif
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC visibility push(default)
+#endif
+
+/**
+ * The version of the linked library, "MAJOR.MINOR.PATCH" (DQG_VERSION_STRING
+ * of the header it was built with). The string is static: never free it.
+ * Thread-safe.
+ */
+DQG_API const char *dqg_version(void);
 
 /** Largest tensor rank accepted anywhere. */
 #define DQG_MAX_RANK 8
@@ -56,10 +85,10 @@ typedef enum dqg_status {
 } dqg_status;
 
 /** "ok", "invalid argument", "unsupported", ... */
-const char *dqg_status_name(dqg_status status);
+DQG_API const char *dqg_status_name(dqg_status status);
 
 /** The message of the last failure on this thread ("" if none). */
-const char *dqg_last_error(void);
+DQG_API const char *dqg_last_error(void);
 
 /* ------------------------------------------------------------------------ */
 /* Data types                                                                */
@@ -88,16 +117,16 @@ typedef enum dqg_dtype {
 } dqg_dtype;
 
 /** "f32", "s4", "f8e4m3fn", ...; "undef" for anything else. */
-const char *dqg_dtype_name(dqg_dtype dtype);
+DQG_API const char *dqg_dtype_name(dqg_dtype dtype);
 /** Parses a name returned by dqg_dtype_name; DQG_DTYPE_UNDEF if unknown. */
-dqg_dtype dqg_dtype_from_name(const char *name);
+DQG_API dqg_dtype dqg_dtype_from_name(const char *name);
 /** Bits per element: 4, 8, 16, 32 or 64; 0 for an invalid type. */
-int dqg_dtype_bits(dqg_dtype dtype);
+DQG_API int dqg_dtype_bits(dqg_dtype dtype);
 /** Bytes taken by n elements, with 4-bit types packed two per byte. */
-size_t dqg_dtype_storage_size(dqg_dtype dtype, int64_t nelems);
-bool dqg_dtype_is_float(dqg_dtype dtype);   /**< f32, f16, bf16, f8*, f4e2m1 */
-bool dqg_dtype_is_integer(dqg_dtype dtype); /**< s4..u32, s64 */
-bool dqg_dtype_is_signed(dqg_dtype dtype);
+DQG_API size_t dqg_dtype_storage_size(dqg_dtype dtype, int64_t nelems);
+DQG_API bool dqg_dtype_is_float(dqg_dtype dtype);   /**< f32, f16, bf16, f8*, f4e2m1 */
+DQG_API bool dqg_dtype_is_integer(dqg_dtype dtype); /**< s4..u32, s64 */
+DQG_API bool dqg_dtype_is_signed(dqg_dtype dtype);
 
 /**
  * Element codecs. decode reads n elements of `dtype` starting at element
@@ -108,9 +137,10 @@ bool dqg_dtype_is_signed(dqg_dtype dtype);
  * NaN as the format allows). For 32-bit integers, prefer exact conversions
  * through int64 when exactness beyond 2^24 matters.
  */
-void dqg_dtype_decode(dqg_dtype dtype, const void *src, int64_t first, int64_t n, float *dst);
-void dqg_dtype_encode(dqg_dtype dtype, const float *src, int64_t n, void *dst, int64_t first,
-                      bool saturate);
+DQG_API void dqg_dtype_decode(dqg_dtype dtype, const void *src, int64_t first, int64_t n,
+                              float *dst);
+DQG_API void dqg_dtype_encode(dqg_dtype dtype, const float *src, int64_t n, void *dst,
+                              int64_t first, bool saturate);
 
 /* ------------------------------------------------------------------------ */
 /* Graph building                                                            */
@@ -140,29 +170,29 @@ typedef enum dqg_op_kind {
 } dqg_op_kind;
 
 /** "Dequantize", "MatMul", ... */
-const char *dqg_op_kind_name(dqg_op_kind kind);
+DQG_API const char *dqg_op_kind_name(dqg_op_kind kind);
 
 /** Creates an empty graph. Returns DQG_OUT_OF_MEMORY or DQG_INVALID_ARGUMENT (NULL out). */
-dqg_status dqg_graph_create(dqg_graph **out);
+DQG_API dqg_status dqg_graph_create(dqg_graph **out);
 /** Frees the graph and everything it owns. NULL is allowed. */
-void dqg_graph_destroy(dqg_graph *graph);
+DQG_API void dqg_graph_destroy(dqg_graph *graph);
 
 /**
  * A graph input with a static shape (rank 0 to DQG_MAX_RANK, every dimension
  * >= 1). Names must be unique among all tensors of the graph.
  */
-dqg_tensor_id dqg_input(dqg_graph *graph, const char *name, dqg_dtype dtype, int rank,
-                        const int64_t *dims);
+DQG_API dqg_tensor_id dqg_input(dqg_graph *graph, const char *name, dqg_dtype dtype, int rank,
+                                const int64_t *dims);
 
 /**
  * A constant tensor; `data` holds exactly dqg_dtype_storage_size(dtype,
  * elements) bytes and is copied. `name` may be NULL (a name is generated).
  */
-dqg_tensor_id dqg_constant(dqg_graph *graph, const char *name, dqg_dtype dtype, int rank,
-                           const int64_t *dims, const void *data, size_t nbytes);
+DQG_API dqg_tensor_id dqg_constant(dqg_graph *graph, const char *name, dqg_dtype dtype, int rank,
+                                   const int64_t *dims, const void *data, size_t nbytes);
 
 /** Marks `tensor` as a graph output. `name` (may be NULL) renames it. */
-dqg_status dqg_output(dqg_graph *graph, dqg_tensor_id tensor, const char *name);
+DQG_API dqg_status dqg_output(dqg_graph *graph, dqg_tensor_id tensor, const char *name);
 
 typedef struct dqg_matmul_attrs {
     bool transpose_a; /**< swap the last two dimensions of input 0 */
@@ -175,8 +205,8 @@ typedef struct dqg_matmul_attrs {
  * Inputs f32, f16 or bf16 of one type; the output has that type. `attrs` may
  * be NULL.
  */
-dqg_tensor_id dqg_matmul(dqg_graph *graph, const char *name, dqg_tensor_id a, dqg_tensor_id b,
-                         const dqg_matmul_attrs *attrs);
+DQG_API dqg_tensor_id dqg_matmul(dqg_graph *graph, const char *name, dqg_tensor_id a,
+                                 dqg_tensor_id b, const dqg_matmul_attrs *attrs);
 
 typedef enum dqg_data_format {
     DQG_FORMAT_NCX = 0, /**< batch, channels, spatial... (NCHW) */
@@ -200,38 +230,40 @@ typedef struct dqg_conv_attrs {
  * MatMul. Output [N, O, Y...] or [N, Y..., O], with
  * Y = (X + pb + pe - ((K - 1) * d + 1)) / s + 1.
  */
-dqg_tensor_id dqg_convolution(dqg_graph *graph, const char *name, dqg_tensor_id src,
-                              dqg_tensor_id weights, dqg_tensor_id bias,
-                              const dqg_conv_attrs *attrs);
+DQG_API dqg_tensor_id dqg_convolution(dqg_graph *graph, const char *name, dqg_tensor_id src,
+                                      dqg_tensor_id weights, dqg_tensor_id bias,
+                                      const dqg_conv_attrs *attrs);
 
 /** x + bias along the channel axis (axis 1 for NCX, the last for NXC); bias is 1-D. */
-dqg_tensor_id dqg_bias_add(dqg_graph *graph, const char *name, dqg_tensor_id x, dqg_tensor_id bias,
-                           dqg_data_format data_format);
+DQG_API dqg_tensor_id dqg_bias_add(dqg_graph *graph, const char *name, dqg_tensor_id x,
+                                   dqg_tensor_id bias, dqg_data_format data_format);
 /**
  * Element-wise a + b and a * b with NumPy broadcasting; both inputs of one
  * type: f32, f16, bf16, or an 8/16/32-bit integer, which wraps around
  * (modulo 2^bits) as in ONNX.
  */
-dqg_tensor_id dqg_add(dqg_graph *graph, const char *name, dqg_tensor_id a, dqg_tensor_id b);
-dqg_tensor_id dqg_mul(dqg_graph *graph, const char *name, dqg_tensor_id a, dqg_tensor_id b);
-dqg_tensor_id dqg_relu(dqg_graph *graph, const char *name, dqg_tensor_id x);
+DQG_API dqg_tensor_id dqg_add(dqg_graph *graph, const char *name, dqg_tensor_id a, dqg_tensor_id b);
+DQG_API dqg_tensor_id dqg_mul(dqg_graph *graph, const char *name, dqg_tensor_id a, dqg_tensor_id b);
+DQG_API dqg_tensor_id dqg_relu(dqg_graph *graph, const char *name, dqg_tensor_id x);
 /** min(max(x, lo), hi); lo <= hi, neither NaN. */
-dqg_tensor_id dqg_clip(dqg_graph *graph, const char *name, dqg_tensor_id x, float lo, float hi);
+DQG_API dqg_tensor_id dqg_clip(dqg_graph *graph, const char *name, dqg_tensor_id x, float lo,
+                               float hi);
 /**
  * ONNX Reshape (allowzero = 0): a 0 copies the input's dimension, one -1 is
  * inferred. Any data type.
  */
-dqg_tensor_id dqg_reshape(dqg_graph *graph, const char *name, dqg_tensor_id x, int rank,
-                          const int64_t *shape);
+DQG_API dqg_tensor_id dqg_reshape(dqg_graph *graph, const char *name, dqg_tensor_id x, int rank,
+                                  const int64_t *shape);
 /** perm is a permutation of 0..rank-1; NULL reverses the dimensions. Any data type. */
-dqg_tensor_id dqg_transpose(dqg_graph *graph, const char *name, dqg_tensor_id x,
-                            const int64_t *perm);
+DQG_API dqg_tensor_id dqg_transpose(dqg_graph *graph, const char *name, dqg_tensor_id x,
+                                    const int64_t *perm);
 /**
  * Conversion to a float type (f32, f16, bf16) from any float or integer type,
  * rounding to nearest even; or to s8, u8, s16, u16, s32 or u32, rounding to
  * nearest even and saturating to the type's range (NaN gives 0).
  */
-dqg_tensor_id dqg_typecast(dqg_graph *graph, const char *name, dqg_tensor_id x, dqg_dtype to);
+DQG_API dqg_tensor_id dqg_typecast(dqg_graph *graph, const char *name, dqg_tensor_id x,
+                                   dqg_dtype to);
 
 /* ---- Dequantize and quantize: one front door per dialect ---------------- */
 
@@ -245,9 +277,9 @@ typedef struct dqg_dequantize_linear_attrs {
 } dqg_dequantize_linear_attrs;
 
 /** ONNX DequantizeLinear; zero_point may be DQG_NONE. */
-dqg_tensor_id dqg_dequantize_linear(dqg_graph *graph, const char *name, dqg_tensor_id x,
-                                    dqg_tensor_id scale, dqg_tensor_id zero_point,
-                                    const dqg_dequantize_linear_attrs *attrs);
+DQG_API dqg_tensor_id dqg_dequantize_linear(dqg_graph *graph, const char *name, dqg_tensor_id x,
+                                            dqg_tensor_id scale, dqg_tensor_id zero_point,
+                                            const dqg_dequantize_linear_attrs *attrs);
 
 /**
  * oneDNN Graph DynamicDequantize: src s8/u8, scales f32 1-D, optional zps
@@ -255,9 +287,9 @@ dqg_tensor_id dqg_dequantize_linear(dqg_graph *graph, const char *name, dqg_tens
  * or "per_channel"; axis in [-r, r-1]. Scales and zero points are normally
  * produced at run time (graph inputs or outputs of other ops).
  */
-dqg_tensor_id dqg_dynamic_dequantize(dqg_graph *graph, const char *name, dqg_tensor_id src,
-                                     dqg_tensor_id scales, dqg_tensor_id zps, const char *qtype,
-                                     int64_t axis);
+DQG_API dqg_tensor_id dqg_dynamic_dequantize(dqg_graph *graph, const char *name, dqg_tensor_id src,
+                                             dqg_tensor_id scales, dqg_tensor_id zps,
+                                             const char *qtype, int64_t axis);
 
 /**
  * oneDNN Graph DynamicQuantize: src f32, scales f32 1-D, optional zps
@@ -267,18 +299,18 @@ dqg_tensor_id dqg_dynamic_dequantize(dqg_graph *graph, const char *name, dqg_ten
  * run time; a DynamicQuantize -> DynamicDequantize pair in front of a MatMul
  * or Convolution runs the layer in int8.
  */
-dqg_tensor_id dqg_dynamic_quantize(dqg_graph *graph, const char *name, dqg_tensor_id src,
-                                   dqg_tensor_id scales, dqg_tensor_id zps, const char *qtype,
-                                   int64_t axis, dqg_dtype dst_dtype);
+DQG_API dqg_tensor_id dqg_dynamic_quantize(dqg_graph *graph, const char *name, dqg_tensor_id src,
+                                           dqg_tensor_id scales, dqg_tensor_id zps,
+                                           const char *qtype, int64_t axis, dqg_dtype dst_dtype);
 
 /**
  * AMD Quark ExtendedDequantizeLinear (domain com.amd.quark): x s8, u8, s16,
  * u16, s32, u32, f16 or bf16; scale f32 (scalar or 1-D); zero point of x's
  * type or f32; output f32. `axis` is used when the scale is 1-D.
  */
-dqg_tensor_id dqg_extended_dequantize_linear(dqg_graph *graph, const char *name, dqg_tensor_id x,
-                                             dqg_tensor_id scale, dqg_tensor_id zero_point,
-                                             int64_t axis);
+DQG_API dqg_tensor_id dqg_extended_dequantize_linear(dqg_graph *graph, const char *name,
+                                                     dqg_tensor_id x, dqg_tensor_id scale,
+                                                     dqg_tensor_id zero_point, int64_t axis);
 
 /**
  * DirectML DML_ELEMENT_WISE_DEQUANTIZE_LINEAR: scale and the optional zero
@@ -286,8 +318,8 @@ dqg_tensor_id dqg_extended_dequantize_linear(dqg_graph *graph, const char *name,
  * of x's type; scale f32 or f16; the output has the scale's type. A zero
  * scale (undefined in DirectML) gives (x - zp) * 0.
  */
-dqg_tensor_id dqg_dml_dequantize(dqg_graph *graph, const char *name, dqg_tensor_id x,
-                                 dqg_tensor_id scale, dqg_tensor_id zero_point);
+DQG_API dqg_tensor_id dqg_dml_dequantize(dqg_graph *graph, const char *name, dqg_tensor_id x,
+                                         dqg_tensor_id scale, dqg_tensor_id zero_point);
 
 /** Attributes of ONNX QuantizeLinear. */
 typedef struct dqg_quantize_linear_attrs {
@@ -303,17 +335,18 @@ typedef struct dqg_quantize_linear_attrs {
  * ONNX QuantizeLinear: y = saturate(round_half_even(x / scale) + zp). The
  * output type is the zero point's type (u8 when absent, unless output_dtype).
  */
-dqg_tensor_id dqg_quantize_linear(dqg_graph *graph, const char *name, dqg_tensor_id x,
-                                  dqg_tensor_id scale, dqg_tensor_id zero_point,
-                                  const dqg_quantize_linear_attrs *attrs);
+DQG_API dqg_tensor_id dqg_quantize_linear(dqg_graph *graph, const char *name, dqg_tensor_id x,
+                                          dqg_tensor_id scale, dqg_tensor_id zero_point,
+                                          const dqg_quantize_linear_attrs *attrs);
 
 /**
  * ONNX DynamicQuantizeLinear: x f32 -> y u8, y_scale f32 scalar, y_zero_point
  * u8 scalar. Returns y; the scale and zero point ids are written to the
  * pointers (which may be NULL).
  */
-dqg_tensor_id dqg_dynamic_quantize_linear(dqg_graph *graph, const char *name, dqg_tensor_id x,
-                                          dqg_tensor_id *y_scale, dqg_tensor_id *y_zero_point);
+DQG_API dqg_tensor_id dqg_dynamic_quantize_linear(dqg_graph *graph, const char *name,
+                                                  dqg_tensor_id x, dqg_tensor_id *y_scale,
+                                                  dqg_tensor_id *y_zero_point);
 
 /* ---- Finalize and introspection ----------------------------------------- */
 
@@ -323,39 +356,39 @@ dqg_tensor_id dqg_dynamic_quantize_linear(dqg_graph *graph, const char *name, dq
  * and freezes it. Returns the sticky error if a builder call failed. An input
  * that nothing reads is a warning, not an error.
  */
-dqg_status dqg_graph_finalize(dqg_graph *graph);
-bool dqg_graph_is_finalized(const dqg_graph *graph);
+DQG_API dqg_status dqg_graph_finalize(dqg_graph *graph);
+DQG_API bool dqg_graph_is_finalized(const dqg_graph *graph);
 
-size_t dqg_graph_warning_count(const dqg_graph *graph);
-const char *dqg_graph_warning(const dqg_graph *graph, size_t index);
+DQG_API size_t dqg_graph_warning_count(const dqg_graph *graph);
+DQG_API const char *dqg_graph_warning(const dqg_graph *graph, size_t index);
 
-size_t dqg_graph_op_count(const dqg_graph *graph);
-dqg_op_kind dqg_graph_op_kind(const dqg_graph *graph, size_t op);
-const char *dqg_graph_op_name(const dqg_graph *graph, size_t op);
-size_t dqg_graph_op_input_count(const dqg_graph *graph, size_t op);
+DQG_API size_t dqg_graph_op_count(const dqg_graph *graph);
+DQG_API dqg_op_kind dqg_graph_op_kind(const dqg_graph *graph, size_t op);
+DQG_API const char *dqg_graph_op_name(const dqg_graph *graph, size_t op);
+DQG_API size_t dqg_graph_op_input_count(const dqg_graph *graph, size_t op);
 /** DQG_NONE for an absent optional input. */
-dqg_tensor_id dqg_graph_op_input(const dqg_graph *graph, size_t op, size_t index);
-size_t dqg_graph_op_output_count(const dqg_graph *graph, size_t op);
-dqg_tensor_id dqg_graph_op_output(const dqg_graph *graph, size_t op, size_t index);
+DQG_API dqg_tensor_id dqg_graph_op_input(const dqg_graph *graph, size_t op, size_t index);
+DQG_API size_t dqg_graph_op_output_count(const dqg_graph *graph, size_t op);
+DQG_API dqg_tensor_id dqg_graph_op_output(const dqg_graph *graph, size_t op, size_t index);
 
-size_t dqg_graph_tensor_count(const dqg_graph *graph);
-size_t dqg_graph_input_count(const dqg_graph *graph);
-dqg_tensor_id dqg_graph_input_id(const dqg_graph *graph, size_t index);
-size_t dqg_graph_output_count(const dqg_graph *graph);
-dqg_tensor_id dqg_graph_output_id(const dqg_graph *graph, size_t index);
+DQG_API size_t dqg_graph_tensor_count(const dqg_graph *graph);
+DQG_API size_t dqg_graph_input_count(const dqg_graph *graph);
+DQG_API dqg_tensor_id dqg_graph_input_id(const dqg_graph *graph, size_t index);
+DQG_API size_t dqg_graph_output_count(const dqg_graph *graph);
+DQG_API dqg_tensor_id dqg_graph_output_id(const dqg_graph *graph, size_t index);
 /** DQG_NONE if no tensor has that name. */
-dqg_tensor_id dqg_graph_find_tensor(const dqg_graph *graph, const char *name);
+DQG_API dqg_tensor_id dqg_graph_find_tensor(const dqg_graph *graph, const char *name);
 
-const char *dqg_tensor_name(const dqg_graph *graph, dqg_tensor_id tensor);
-dqg_dtype dqg_tensor_dtype(const dqg_graph *graph, dqg_tensor_id tensor);
+DQG_API const char *dqg_tensor_name(const dqg_graph *graph, dqg_tensor_id tensor);
+DQG_API dqg_dtype dqg_tensor_dtype(const dqg_graph *graph, dqg_tensor_id tensor);
 /** -1 for an unknown id. */
-int dqg_tensor_rank(const dqg_graph *graph, dqg_tensor_id tensor);
+DQG_API int dqg_tensor_rank(const dqg_graph *graph, dqg_tensor_id tensor);
 /** Copies the dimensions into dims[DQG_MAX_RANK]; returns the rank or -1. */
-int dqg_tensor_dims(const dqg_graph *graph, dqg_tensor_id tensor, int64_t *dims);
-int64_t dqg_tensor_element_count(const dqg_graph *graph, dqg_tensor_id tensor);
+DQG_API int dqg_tensor_dims(const dqg_graph *graph, dqg_tensor_id tensor, int64_t *dims);
+DQG_API int64_t dqg_tensor_element_count(const dqg_graph *graph, dqg_tensor_id tensor);
 /** Byte size of the tensor's storage (4-bit types packed). */
-size_t dqg_tensor_byte_size(const dqg_graph *graph, dqg_tensor_id tensor);
-bool dqg_tensor_is_constant(const dqg_graph *graph, dqg_tensor_id tensor);
+DQG_API size_t dqg_tensor_byte_size(const dqg_graph *graph, dqg_tensor_id tensor);
+DQG_API bool dqg_tensor_is_constant(const dqg_graph *graph, dqg_tensor_id tensor);
 
 typedef enum dqg_dump_format {
     DQG_DUMP_TEXT = 0, /**< one line per input, constant, op and output */
@@ -363,7 +396,7 @@ typedef enum dqg_dump_format {
 } dqg_dump_format;
 
 /** Writes the graph in the given format. */
-dqg_status dqg_graph_dump(const dqg_graph *graph, dqg_dump_format format, FILE *out);
+DQG_API dqg_status dqg_graph_dump(const dqg_graph *graph, dqg_dump_format format, FILE *out);
 
 /* ------------------------------------------------------------------------ */
 /* Running                                                                   */
@@ -387,8 +420,8 @@ typedef struct dqg_buffer {
  * MatMul and Convolution in double. Every input and every output must be
  * bound exactly once. Outputs are written only on success.
  */
-dqg_status dqg_reference_run(const dqg_graph *graph, const dqg_buffer *inputs, size_t n_inputs,
-                             dqg_buffer *outputs, size_t n_outputs);
+DQG_API dqg_status dqg_reference_run(const dqg_graph *graph, const dqg_buffer *inputs,
+                                     size_t n_inputs, dqg_buffer *outputs, size_t n_outputs);
 
 /* ------------------------------------------------------------------------ */
 /* Compiling and executing                                                   */
@@ -417,7 +450,7 @@ typedef struct dqg_compile_options {
 } dqg_compile_options;
 
 /** Default options: fusion on, oneDNN backend, all cores, strict fpmath. */
-dqg_compile_options dqg_compile_options_default(void);
+DQG_API dqg_compile_options dqg_compile_options_default(void);
 
 /**
  * Runs the pass pipeline on a copy of the finalized graph (the graph itself
@@ -425,9 +458,9 @@ dqg_compile_options dqg_compile_options_default(void);
  * (through the process-wide cache) and builds the execution plan. `options`
  * may be NULL for the defaults.
  */
-dqg_status dqg_compile(const dqg_graph *graph, const dqg_compile_options *options,
-                       dqg_compiled **out);
-void dqg_compiled_destroy(dqg_compiled *compiled);
+DQG_API dqg_status dqg_compile(const dqg_graph *graph, const dqg_compile_options *options,
+                               dqg_compiled **out);
+DQG_API void dqg_compiled_destroy(dqg_compiled *compiled);
 
 /**
  * Executes the plan. Buffers bind graph inputs and outputs exactly as for
@@ -437,29 +470,30 @@ void dqg_compiled_destroy(dqg_compiled *compiled);
  * object (allocated on a thread's first concurrent use, reused afterwards),
  * so callers only need distinct output buffers.
  */
-dqg_status dqg_execute(dqg_compiled *compiled, const dqg_buffer *inputs, size_t n_inputs,
-                       dqg_buffer *outputs, size_t n_outputs);
+DQG_API dqg_status dqg_execute(dqg_compiled *compiled, const dqg_buffer *inputs, size_t n_inputs,
+                               dqg_buffer *outputs, size_t n_outputs);
 
-size_t dqg_compiled_partition_count(const dqg_compiled *compiled);
+DQG_API size_t dqg_compiled_partition_count(const dqg_compiled *compiled);
 /** One-line description of partition i: ops, kernel, data types. */
-const char *dqg_compiled_partition_info(const dqg_compiled *compiled, size_t index);
+DQG_API const char *dqg_compiled_partition_info(const dqg_compiled *compiled, size_t index);
 /** Number of partitions that fused a dequantize into a MatMul or Convolution. */
-size_t dqg_compiled_fused_count(const dqg_compiled *compiled);
+DQG_API size_t dqg_compiled_fused_count(const dqg_compiled *compiled);
 /** Bytes of intermediate buffers one execution needs (after buffer reuse). */
-size_t dqg_compiled_peak_memory(const dqg_compiled *compiled);
+DQG_API size_t dqg_compiled_peak_memory(const dqg_compiled *compiled);
 /** Cache hits among this compile's partitions. */
-size_t dqg_compiled_cache_hits(const dqg_compiled *compiled);
+DQG_API size_t dqg_compiled_cache_hits(const dqg_compiled *compiled);
 
 /**
  * Writes the graph as the passes left it: DQG_DUMP_DOT draws each partition
  * as a cluster labelled with its kernel (so one picture shows the fusion);
  * DQG_DUMP_TEXT lists the partitions, then the explain log.
  */
-dqg_status dqg_compiled_dump(const dqg_compiled *compiled, dqg_dump_format format, FILE *out);
+DQG_API dqg_status dqg_compiled_dump(const dqg_compiled *compiled, dqg_dump_format format,
+                                     FILE *out);
 
 /** The explain log: every fusion made and refused, with reasons. */
-size_t dqg_compiled_explain_count(const dqg_compiled *compiled);
-const char *dqg_compiled_explain(const dqg_compiled *compiled, size_t index);
+DQG_API size_t dqg_compiled_explain_count(const dqg_compiled *compiled);
+DQG_API const char *dqg_compiled_explain(const dqg_compiled *compiled, size_t index);
 
 /* ------------------------------------------------------------------------ */
 /* Compiled-partition cache                                                  */
@@ -494,13 +528,17 @@ typedef struct dqg_cache_stats {
     uint64_t constant_transforms;
 } dqg_cache_stats;
 
-void dqg_cache_get_stats(dqg_cache_stats *stats);
+DQG_API void dqg_cache_get_stats(dqg_cache_stats *stats);
 /** Sets the capacity; shrinking evicts least-recently-used entries, 0 disables and clears. */
-void dqg_cache_set_capacity(size_t capacity);
-size_t dqg_cache_capacity(void);
+DQG_API void dqg_cache_set_capacity(size_t capacity);
+DQG_API size_t dqg_cache_capacity(void);
 /** Drops every entry not in use (entries in use are freed when released) and zeroes the counters.
  */
-void dqg_cache_clear(void);
+DQG_API void dqg_cache_clear(void);
+
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

@@ -42,6 +42,10 @@
 extern "C" {
 #endif
 
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC visibility push(default)
+#endif
+
 /** Default limit on the model size (and on external data read for it): 2 GiB. */
 #define DQG_ONNX_DEFAULT_MAX_MODEL_BYTES ((uint64_t)2 << 30)
 
@@ -87,11 +91,12 @@ typedef struct dqg_onnx_options {
  * or the model breaks an ONNX rule), DQG_UNSUPPORTED, DQG_INVALID_ARGUMENT
  * (a builder rejected a node; the message names the node).
  */
-dqg_status dqg_onnx_load_file(const char *path, const dqg_onnx_options *opts, dqg_graph **out);
+DQG_API dqg_status dqg_onnx_load_file(const char *path, const dqg_onnx_options *opts,
+                                      dqg_graph **out);
 
 /** As dqg_onnx_load_file for a serialized ModelProto in memory; base_dir may be NULL. */
-dqg_status dqg_onnx_load_memory(const void *data, size_t size, const char *base_dir,
-                                const dqg_onnx_options *opts, dqg_graph **out);
+DQG_API dqg_status dqg_onnx_load_memory(const void *data, size_t size, const char *base_dir,
+                                        const dqg_onnx_options *opts, dqg_graph **out);
 
 /**
  * Reads a TensorProto file (raw_data or the typed fields). *name_out
@@ -101,16 +106,20 @@ dqg_status dqg_onnx_load_memory(const void *data, size_t size, const char *base_
  * layout (4-bit types packed). Files above DQG_ONNX_DEFAULT_MAX_MODEL_BYTES
  * are refused.
  */
-dqg_status dqg_tensor_file_read(const char *path, char **name_out, dqg_dtype *dtype_out,
-                                int *rank_out, int64_t *dims_out, void **data_out,
-                                size_t *size_out);
+DQG_API dqg_status dqg_tensor_file_read(const char *path, char **name_out, dqg_dtype *dtype_out,
+                                        int *rank_out, int64_t *dims_out, void **data_out,
+                                        size_t *size_out);
 
 /**
  * Writes a TensorProto file with raw_data holding dqg_dtype_storage_size(
  * dtype, elements) bytes from `data`. `name` may be NULL.
  */
-dqg_status dqg_tensor_file_write(const char *path, const char *name, dqg_dtype dtype, int rank,
-                                 const int64_t *dims, const void *data);
+DQG_API dqg_status dqg_tensor_file_write(const char *path, const char *name, dqg_dtype dtype,
+                                         int rank, const int64_t *dims, const void *data);
+
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }
