@@ -304,7 +304,11 @@ _QL = Attrs(
 # The builders: method name -> (C function, parameters after graph and name,
 # documentation). A C builder added to include/dqgraph.h is one entry here:
 # its parameters in C order, each a Param of a kind in KINDS (or an Attrs for
-# a struct passed by pointer), with the C API's defaults.
+# a struct passed by pointer), with the C API's defaults. For example, a
+# builder dqg_softmax(graph, name, x, int64_t axis) would be
+#     "softmax": ("dqg_softmax", [Param("x", T), Param("axis", "int", -1, True)], "Softmax."),
+# A C parameter type not in KINDS (e.g. a variadic list of tensors) is one
+# more entry there: its ctypes types and its conversion.
 # ---------------------------------------------------------------------------
 
 T, O = "tensor", "optional"

@@ -35,7 +35,10 @@ def test_every_c_builder_has_a_method():
     names = re.findall(r"dqg_tensor_id\s+dqg_(\w+)\s*\(\s*dqg_graph\s*\*", header)
     assert names
     missing = [n for n in names if not hasattr(dqgraph.Graph, n)]
-    assert not missing, "builders without a Python method: %s" % missing
+    assert not missing, (
+        "C builders without a Python method: %s; add each to _BUILDERS in "
+        "python/dqgraph/graph.py" % missing
+    )
 
 
 def test_input_constant_output_and_introspection():
