@@ -404,13 +404,12 @@ def _make_builder(method, cname, params, doc):
         c_args = []
         for p, v in zip(positional, call.values):
             c_args += KINDS[p.kind][1](self, "%s: %s" % (method, p.name), v, call)
-        # The op's context for messages: the order of arguments is C's.
-        order = [p for p in params]
         if attrs is not None:
+            # The struct's pointer goes where the table puts it, in C's order.
             s = _native.zeroed(attrs.struct)
             attrs.fill(s, {a.name: values[a.name] for a in attrs.params}, call)
-            at = order.index(attrs)
-            n_before = sum(len(KINDS[p.kind][0]) for p in order[:at])
+            at = params.index(attrs)
+            n_before = sum(len(KINDS[p.kind][0]) for p in params[:at])
             c_args.insert(n_before, ctypes.addressof(s))
             call.keep.append(s)
         return self._built(cfunc(self._handle(), _name_arg(values["name"]), *c_args))
