@@ -20,7 +20,7 @@ set(DQG_FUZZ_SAN_FLAGS -fno-omit-frame-pointer -fno-sanitize-recover=all)
 # warning, an error under -Werror), and __builtin_cpu_supports("f16c") is not
 # known to Clang 14, so fuzz/clang_compat.h is force-included to answer it.
 target_compile_options(dqgraph PRIVATE -Wno-unknown-attributes
-                       "SHELL:-include ${CMAKE_SOURCE_DIR}/fuzz/clang_compat.h")
+                       "SHELL:-include ${PROJECT_SOURCE_DIR}/fuzz/clang_compat.h")
 
 # The library: coverage instrumentation without libFuzzer's main, plus the
 # sanitizers. The link options are PUBLIC so that every program linking the
@@ -34,7 +34,7 @@ target_compile_options(dqgraph_onnx_proto PRIVATE -fsanitize=address,undefined
                        ${DQG_FUZZ_SAN_FLAGS})
 
 add_custom_target(dqg_fuzz)
-file(GLOB _fuzz_srcs CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/fuzz/fuzz_*.c)
+file(GLOB _fuzz_srcs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/fuzz/fuzz_*.c)
 foreach(_src ${_fuzz_srcs})
   get_filename_component(_name ${_src} NAME_WE)
   add_executable(${_name} ${_src})
@@ -44,7 +44,7 @@ foreach(_src ${_fuzz_srcs})
                          -fsanitize=fuzzer,address,undefined ${DQG_FUZZ_SAN_FLAGS})
   target_link_options(${_name} PRIVATE -fsanitize=fuzzer,address,undefined)
   target_compile_definitions(${_name} PRIVATE _GNU_SOURCE)
-  target_include_directories(${_name} PRIVATE ${CMAKE_SOURCE_DIR} ${DQG_ONNX_GEN_DIR})
+  target_include_directories(${_name} PRIVATE ${PROJECT_SOURCE_DIR} ${DQG_ONNX_GEN_DIR})
   target_link_libraries(${_name} PRIVATE dqgraph ${MATH_LIBRARY})
   # A target that includes onnx.pb-c.h itself also links protobuf-c.
   file(READ ${_src} _text)

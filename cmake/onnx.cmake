@@ -6,7 +6,7 @@ find_program(PROTOC_C protoc-c REQUIRED)
 find_file(DQG_ONNX_PROTO onnx.proto PATHS /usr/include/onnx NO_DEFAULT_PATH REQUIRED)
 get_filename_component(_proto_dir ${DQG_ONNX_PROTO} DIRECTORY)
 
-set(DQG_ONNX_GEN_DIR ${CMAKE_BINARY_DIR}/generated)
+set(DQG_ONNX_GEN_DIR ${PROJECT_BINARY_DIR}/generated)
 file(MAKE_DIRECTORY ${DQG_ONNX_GEN_DIR})
 add_custom_command(
   OUTPUT ${DQG_ONNX_GEN_DIR}/onnx.pb-c.c ${DQG_ONNX_GEN_DIR}/onnx.pb-c.h
@@ -14,12 +14,14 @@ add_custom_command(
   DEPENDS ${DQG_ONNX_PROTO}
   COMMENT "protobuf-c: generating C code for onnx.proto")
 
-# Generated code is built without dqgraph's warning flags.
+# Generated code is built without dqgraph's warning flags, and hidden: its
+# onnx__* tables and functions are no part of dqgraph's API.
 add_library(dqgraph_onnx_proto OBJECT ${DQG_ONNX_GEN_DIR}/onnx.pb-c.c)
+set_target_properties(dqgraph_onnx_proto PROPERTIES C_VISIBILITY_PRESET hidden)
 target_include_directories(dqgraph_onnx_proto PUBLIC ${DQG_ONNX_GEN_DIR})
 target_link_libraries(dqgraph_onnx_proto PUBLIC PkgConfig::PROTOBUF_C)
 
-file(GLOB DQG_ONNX_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/onnx/*.c)
+file(GLOB DQG_ONNX_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/onnx/*.c)
 target_sources(dqgraph PRIVATE ${DQG_ONNX_SOURCES} $<TARGET_OBJECTS:dqgraph_onnx_proto>)
 target_include_directories(dqgraph PRIVATE ${DQG_ONNX_GEN_DIR})
 target_link_libraries(dqgraph PRIVATE PkgConfig::PROTOBUF_C)

@@ -1,6 +1,45 @@
 /* Binding caller buffers to a graph's inputs and outputs: the rules shared by
- * the reference interpreter and the compiled runtime. */
+ * the reference interpreter and the compiled runtime.
+ *
+ * A buffer names its tensor by `name` (as ONNX Runtime binds) or, with a NULL
+ * name, by `id` (as oneDNN Graph binds logical tensors). One list binds all
+ * by name or all by id: a zero-initialized dqg_buffer has id 0, which is
+ * usually the first input, so a buffer whose name was forgotten among named
+ * ones must not silently bind tensor 0. */
 #include "graph/graph_internal.h"
+
+/* Resolves buffer i of a list to a graph tensor, or fails naming the rule. */
+static dqg_status resolve(const dqg_graph *g, const char *who, const char *what, size_t i,
+                          const dqg_buffer *b, const dqg_buffer *named_peer, size_t named_index,
+                          dqg_tensor_id *out)
+{
+    if (b->name) {
+        dqg_tensor_id id = dqg_graph_find_tensor(g, b->name);
+        if (id < 0)
+            return dqg_set_error(DQG_INVALID_ARGUMENT, "%s: %s buffer %zu: no tensor named '%s'",
+                                 who, what, i, b->name);
+        *out = id;
+        return DQG_OK;
+    }
+    if (!b->data && b->size == 0 && b->id == 0)
+        return dqg_set_error(DQG_INVALID_ARGUMENT,
+                             "%s: %s buffer %zu is empty (zero-initialized?): set its name or "
+                             "id, data and size",
+                             who, what, i);
+    if (named_peer)
+        return dqg_set_error(DQG_INVALID_ARGUMENT,
+                             "%s: %s buffer %zu has no name, so it would bind by id (%d), but "
+                             "buffer %zu binds by name ('%s'): one list binds all by name or "
+                             "all by id",
+                             who, what, i, (int)b->id, named_index, named_peer->name);
+    if (b->id < 0 || b->id >= g->n_tensors)
+        return dqg_set_error(DQG_INVALID_ARGUMENT,
+                             "%s: %s buffer %zu has no name and binds by id, but id %d is no "
+                             "tensor of the graph",
+                             who, what, i, (int)b->id);
+    *out = b->id;
+    return DQG_OK;
+}
 
 static dqg_status bind_list(const dqg_graph *g, const char *who, const dqg_buffer *bufs, size_t n,
                             bool inputs, dqg_tensor_id *ids)
@@ -8,22 +47,25 @@ static dqg_status bind_list(const dqg_graph *g, const char *who, const dqg_buffe
     const char *what = inputs ? "input" : "output";
     if (n && !bufs)
         return dqg_set_error(DQG_INVALID_ARGUMENT, "%s: %s buffer array is NULL", who, what);
+    /* The first buffer that binds by name decides the list's style. */
+    const dqg_buffer *named = NULL;
+    size_t named_index = 0;
+    for (size_t i = 0; i < n && !named; i++)
+        if (bufs[i].name) {
+            named = &bufs[i];
+            named_index = i;
+        }
     for (size_t i = 0; i < n; i++) {
         const dqg_buffer *b = &bufs[i];
-        dqg_tensor_id id = b->name ? dqg_graph_find_tensor(g, b->name) : b->id;
-        if (id < 0 || id >= g->n_tensors) {
-            if (b->name)
-                return dqg_set_error(DQG_INVALID_ARGUMENT,
-                                     "%s: %s buffer %zu: no tensor named '%s'", who, what, i,
-                                     b->name);
-            return dqg_set_error(DQG_INVALID_ARGUMENT, "%s: %s buffer %zu: unknown tensor id %d",
-                                 who, what, i, (int)b->id);
-        }
+        dqg_tensor_id id = DQG_NONE;
+        dqg_status st = resolve(g, who, what, i, b, named, named_index, &id);
+        if (st != DQG_OK)
+            return st;
         const dqg_tensor *t = &g->tensors[id];
         if (inputs ? t->kind != DQG_TENSOR_INPUT : !t->is_output)
             return dqg_set_error(DQG_INVALID_ARGUMENT,
-                                 "%s: %s buffer %zu binds '%s', which is not a graph %s", who, what,
-                                 i, t->name, what);
+                                 "%s: %s buffer %zu binds '%s' (id %d), which is not a graph %s",
+                                 who, what, i, t->name, (int)id, what);
         if (!b->data)
             return dqg_set_error(DQG_INVALID_ARGUMENT, "%s: %s buffer %zu ('%s'): data is NULL",
                                  who, what, i, t->name);

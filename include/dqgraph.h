@@ -6,20 +6,57 @@
  * interpreter (plain C, the numerical ground truth) or, once compiled, on
  * oneDNN primitives and dqgraph's own kernels.
  *
- * Conventions
+ * Errors
  * - Every builder call returns a tensor id (>= 0) or DQG_NONE. The first error
  *   makes the graph "sticky-failed": that error is kept, every later builder
  *   call returns DQG_NONE without doing anything, and dqg_graph_finalize()
  *   reports it. Users therefore check once, at finalize.
- * - Every function that fails sets a thread-local message, read with
- *   dqg_last_error(), naming the op kind, the op's name, the input and the
- *   rule, e.g. "MatMul 'fc1': inner dimensions differ: input 0 has K=64,
- *   input 1 has K=32".
- * - Constant data is copied into the graph; the caller keeps ownership of
- *   everything it passes.
+ * - Every other function that can fail returns a dqg_status. A failing call
+ *   sets a thread-local message, read with dqg_last_error(), naming the op
+ *   kind, the op's name, the input and the rule, e.g. "MatMul 'fc1': inner
+ *   dimensions differ: input 0 has K=64, input 1 has K=32". A failing call
+ *   changes nothing the caller can see, except where its documentation says
+ *   otherwise (dqg_execute's outputs).
+ * - Query functions (dqg_graph_*, dqg_tensor_*, dqg_compiled_*) do not fail:
+ *   for a NULL handle or an index out of range they return 0, -1, DQG_NONE,
+ *   DQG_DTYPE_UNDEF, false or NULL as documented, and set no message.
+ *
+ * Ownership and lifetimes
+ * - dqgraph never takes ownership of what the caller passes: constant data,
+ *   names and attribute structs are copied before the call returns, and
+ *   buffers passed to dqg_execute / dqg_reference_run are only used during
+ *   the call.
+ * - Handles (dqg_graph, dqg_compiled) are created by dqgraph and freed by the
+ *   caller with their destroy function. A dqg_compiled does not refer to the
+ *   graph it was compiled from: the graph may be destroyed right after
+ *   dqg_compile.
+ * - Strings returned by dqgraph are owned by it; never free them. Each
+ *   function says how long its string lives: "static" strings live for the
+ *   whole process; graph strings live until dqg_graph_destroy (a tensor's
+ *   name also until dqg_output renames it); compiled strings live until
+ *   dqg_compiled_destroy; dqg_last_error's message until the next failing
+ *   call on the same thread.
+ *
+ * Thread safety
+ * - Building a graph (builder calls, dqg_output, dqg_graph_finalize) must not
+ *   run concurrently with any other call on the same graph. Different graphs
+ *   may be built on different threads at once.
+ * - A finalized graph is read-only: any number of threads may query, dump,
+ *   compile (dqg_compile) and run (dqg_reference_run) it at once.
+ * - One dqg_compiled may be executed, queried and dumped from several threads
+ *   at once; only dqg_compiled_destroy must not race with other calls on it.
+ * - The compiled-partition cache (dqg_cache_*) and the ONNX importer
+ *   (dqgraph_onnx.h) are thread-safe; the importer keeps no global state.
+ * - dqg_compile and dqg_execute use OpenMP for the kernels' threads; each
+ *   calling thread has its own OpenMP team.
+ *
+ * Data layout
+ * - Tensors are dense and row-major (C order), the last dimension contiguous.
  * - 4-bit types (s4, u4, f4e2m1) are packed two per byte, the element with the
  *   lower index in the low nibble; a tensor of n elements takes (n + 1) / 2
  *   bytes.
+ * - f16 and bf16 elements are stored as their 16-bit patterns, float8 types
+ *   as one byte each, in the machine's (little-endian) byte order.
  */
 #ifndef DQGRAPH_H
 #define DQGRAPH_H
@@ -33,10 +70,39 @@
 extern "C" {
 #endif
 
+/*
+ * The version of this header. dqg_version() gives the version of the library
+ * actually linked; the two differ when a program runs against another build of
+ * libdqgraph.so than it was compiled with.
+ */
 #define DQG_VERSION_MAJOR  0
 #define DQG_VERSION_MINOR  1
 #define DQG_VERSION_PATCH  0
 #define DQG_VERSION_STRING "0.1.0"
+
+/*
+ * DQG_API marks the functions exported by the shared library, which is built
+ * with hidden visibility: only what this header and dqgraph_onnx.h declare is
+ * part of the ABI. The declarations are also enclosed in a default-visibility
+ * region, so nothing declared here can be left out of the export list.
+ */
+#ifndef DQG_API
+#if defined(__GNUC__) || defined(__clang__)
+#define DQG_API __attribute__((visibility("default")))
+#else
+#define DQG_API
+#endif
+#endif
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC visibility push(default)
+#endif
+
+/**
+ * The version of the linked library, "MAJOR.MINOR.PATCH" (DQG_VERSION_STRING
+ * of the header it was built with). The string is static: never free it.
+ * Thread-safe.
+ */
+DQG_API const char *dqg_version(void);
 
 /** Largest tensor rank accepted anywhere. */
 #define DQG_MAX_RANK 8
@@ -55,11 +121,18 @@ typedef enum dqg_status {
     DQG_PARSE_ERROR = 6,
 } dqg_status;
 
-/** "ok", "invalid argument", "unsupported", ... */
-const char *dqg_status_name(dqg_status status);
+/** "ok", "invalid argument", "unsupported", ...; "unknown status" otherwise. Static string. */
+DQG_API const char *dqg_status_name(dqg_status status);
 
-/** The message of the last failure on this thread ("" if none). */
-const char *dqg_last_error(void);
+/**
+ * The message of the most recent failure on the calling thread ("" if no call
+ * on this thread has failed yet). Calls that succeed leave it as it is, so
+ * read it right after a call reports failure. The returned pointer is the
+ * thread's own buffer: valid for the thread's lifetime, and its text is
+ * replaced by the next failing call on the same thread (copy it to keep it).
+ * Never NULL; never free it.
+ */
+DQG_API const char *dqg_last_error(void);
 
 /* ------------------------------------------------------------------------ */
 /* Data types                                                                */
@@ -87,17 +160,28 @@ typedef enum dqg_dtype {
     DQG_DTYPE_COUNT
 } dqg_dtype;
 
+/*
+ * The functions on data types are pure: thread-safe, no allocation, no error
+ * message. Names are static strings.
+ */
+
 /** "f32", "s4", "f8e4m3fn", ...; "undef" for anything else. */
-const char *dqg_dtype_name(dqg_dtype dtype);
-/** Parses a name returned by dqg_dtype_name; DQG_DTYPE_UNDEF if unknown. */
-dqg_dtype dqg_dtype_from_name(const char *name);
+DQG_API const char *dqg_dtype_name(dqg_dtype dtype);
+/** Parses a name returned by dqg_dtype_name; DQG_DTYPE_UNDEF if unknown or NULL. */
+DQG_API dqg_dtype dqg_dtype_from_name(const char *name);
 /** Bits per element: 4, 8, 16, 32 or 64; 0 for an invalid type. */
-int dqg_dtype_bits(dqg_dtype dtype);
-/** Bytes taken by n elements, with 4-bit types packed two per byte. */
-size_t dqg_dtype_storage_size(dqg_dtype dtype, int64_t nelems);
-bool dqg_dtype_is_float(dqg_dtype dtype);   /**< f32, f16, bf16, f8*, f4e2m1 */
-bool dqg_dtype_is_integer(dqg_dtype dtype); /**< s4..u32, s64 */
-bool dqg_dtype_is_signed(dqg_dtype dtype);
+DQG_API int dqg_dtype_bits(dqg_dtype dtype);
+/**
+ * Bytes taken by n elements, with 4-bit types packed two per byte; 0 for an
+ * invalid type or a negative n.
+ */
+DQG_API size_t dqg_dtype_storage_size(dqg_dtype dtype, int64_t nelems);
+/** True for f32, f16, bf16, the float8 types and f4e2m1. */
+DQG_API bool dqg_dtype_is_float(dqg_dtype dtype);
+/** True for s4, u4, s8, u8, s16, u16, s32, u32 and s64. */
+DQG_API bool dqg_dtype_is_integer(dqg_dtype dtype);
+/** True for s4, s8, s16, s32, s64 and every float type; false otherwise. */
+DQG_API bool dqg_dtype_is_signed(dqg_dtype dtype);
 
 /**
  * Element codecs. decode reads n elements of `dtype` starting at element
@@ -106,11 +190,14 @@ bool dqg_dtype_is_signed(dqg_dtype dtype);
  * integers, saturating (float8 and float4: saturate selects the ONNX
  * saturating conversion; otherwise out-of-range values become infinity or
  * NaN as the format allows). For 32-bit integers, prefer exact conversions
- * through int64 when exactness beyond 2^24 matters.
+ * through int64 when exactness beyond 2^24 matters. `first` lets 4-bit
+ * elements start in the middle of a byte. An invalid type converts nothing.
+ * The buffers are the caller's; nothing is kept.
  */
-void dqg_dtype_decode(dqg_dtype dtype, const void *src, int64_t first, int64_t n, float *dst);
-void dqg_dtype_encode(dqg_dtype dtype, const float *src, int64_t n, void *dst, int64_t first,
-                      bool saturate);
+DQG_API void dqg_dtype_decode(dqg_dtype dtype, const void *src, int64_t first, int64_t n,
+                              float *dst);
+DQG_API void dqg_dtype_encode(dqg_dtype dtype, const float *src, int64_t n, void *dst,
+                              int64_t first, bool saturate);
 
 /* ------------------------------------------------------------------------ */
 /* Graph building                                                            */
@@ -139,30 +226,55 @@ typedef enum dqg_op_kind {
     DQG_OP_KIND_COUNT
 } dqg_op_kind;
 
-/** "Dequantize", "MatMul", ... */
-const char *dqg_op_kind_name(dqg_op_kind kind);
+/** "Dequantize", "MatMul", ...: static strings. */
+DQG_API const char *dqg_op_kind_name(dqg_op_kind kind);
 
-/** Creates an empty graph. Returns DQG_OUT_OF_MEMORY or DQG_INVALID_ARGUMENT (NULL out). */
-dqg_status dqg_graph_create(dqg_graph **out);
-/** Frees the graph and everything it owns. NULL is allowed. */
-void dqg_graph_destroy(dqg_graph *graph);
+/**
+ * Creates an empty graph in *out, owned by the caller (free it with
+ * dqg_graph_destroy). Errors: DQG_INVALID_ARGUMENT (out is NULL),
+ * DQG_OUT_OF_MEMORY (*out is then NULL).
+ */
+DQG_API dqg_status dqg_graph_create(dqg_graph **out);
+/**
+ * Frees the graph and everything it owns: every string and id obtained from
+ * it becomes invalid. Compiled graphs made from it stay valid. NULL is
+ * allowed.
+ */
+DQG_API void dqg_graph_destroy(dqg_graph *graph);
+
+/*
+ * Builder calls. Each adds one tensor or op to a graph that is not finalized
+ * and returns the new tensor's id, or DQG_NONE on error (see "Errors" above:
+ * the graph is then sticky-failed and dqg_graph_finalize returns the error).
+ * `name` names the op (and its output tensor); it may be NULL, and a unique
+ * name is generated. Input ids must come from the same graph. The output's
+ * data type and shape are inferred at once: dqg_tensor_dtype and
+ * dqg_tensor_dims answer right after the call.
+ */
 
 /**
  * A graph input with a static shape (rank 0 to DQG_MAX_RANK, every dimension
- * >= 1). Names must be unique among all tensors of the graph.
+ * >= 1; `dims` may be NULL for rank 0). `name` is required and must be unique
+ * among all tensors of the graph: buffers bind to inputs by it.
  */
-dqg_tensor_id dqg_input(dqg_graph *graph, const char *name, dqg_dtype dtype, int rank,
-                        const int64_t *dims);
+DQG_API dqg_tensor_id dqg_input(dqg_graph *graph, const char *name, dqg_dtype dtype, int rank,
+                                const int64_t *dims);
 
 /**
- * A constant tensor; `data` holds exactly dqg_dtype_storage_size(dtype,
- * elements) bytes and is copied. `name` may be NULL (a name is generated).
+ * A constant tensor; `data` holds exactly nbytes = dqg_dtype_storage_size(
+ * dtype, elements) bytes (another nbytes is an error) and is copied, so the
+ * caller may free it at once. `name` may be NULL (a name is generated).
  */
-dqg_tensor_id dqg_constant(dqg_graph *graph, const char *name, dqg_dtype dtype, int rank,
-                           const int64_t *dims, const void *data, size_t nbytes);
+DQG_API dqg_tensor_id dqg_constant(dqg_graph *graph, const char *name, dqg_dtype dtype, int rank,
+                                   const int64_t *dims, const void *data, size_t nbytes);
 
-/** Marks `tensor` as a graph output. `name` (may be NULL) renames it. */
-dqg_status dqg_output(dqg_graph *graph, dqg_tensor_id tensor, const char *name);
+/**
+ * Marks `tensor` as a graph output. `name` (may be NULL or "") renames it,
+ * which invalidates a pointer returned by dqg_tensor_name for it; the new
+ * name must be unique. A tensor is marked at most once. Errors as for the
+ * builder calls (sticky), returned as a status.
+ */
+DQG_API dqg_status dqg_output(dqg_graph *graph, dqg_tensor_id tensor, const char *name);
 
 typedef struct dqg_matmul_attrs {
     bool transpose_a; /**< swap the last two dimensions of input 0 */
@@ -175,8 +287,8 @@ typedef struct dqg_matmul_attrs {
  * Inputs f32, f16 or bf16 of one type; the output has that type. `attrs` may
  * be NULL.
  */
-dqg_tensor_id dqg_matmul(dqg_graph *graph, const char *name, dqg_tensor_id a, dqg_tensor_id b,
-                         const dqg_matmul_attrs *attrs);
+DQG_API dqg_tensor_id dqg_matmul(dqg_graph *graph, const char *name, dqg_tensor_id a,
+                                 dqg_tensor_id b, const dqg_matmul_attrs *attrs);
 
 typedef enum dqg_data_format {
     DQG_FORMAT_NCX = 0, /**< batch, channels, spatial... (NCHW) */
@@ -200,38 +312,41 @@ typedef struct dqg_conv_attrs {
  * MatMul. Output [N, O, Y...] or [N, Y..., O], with
  * Y = (X + pb + pe - ((K - 1) * d + 1)) / s + 1.
  */
-dqg_tensor_id dqg_convolution(dqg_graph *graph, const char *name, dqg_tensor_id src,
-                              dqg_tensor_id weights, dqg_tensor_id bias,
-                              const dqg_conv_attrs *attrs);
+DQG_API dqg_tensor_id dqg_convolution(dqg_graph *graph, const char *name, dqg_tensor_id src,
+                                      dqg_tensor_id weights, dqg_tensor_id bias,
+                                      const dqg_conv_attrs *attrs);
 
 /** x + bias along the channel axis (axis 1 for NCX, the last for NXC); bias is 1-D. */
-dqg_tensor_id dqg_bias_add(dqg_graph *graph, const char *name, dqg_tensor_id x, dqg_tensor_id bias,
-                           dqg_data_format data_format);
+DQG_API dqg_tensor_id dqg_bias_add(dqg_graph *graph, const char *name, dqg_tensor_id x,
+                                   dqg_tensor_id bias, dqg_data_format data_format);
 /**
  * Element-wise a + b and a * b with NumPy broadcasting; both inputs of one
  * type: f32, f16, bf16, or an 8/16/32-bit integer, which wraps around
  * (modulo 2^bits) as in ONNX.
  */
-dqg_tensor_id dqg_add(dqg_graph *graph, const char *name, dqg_tensor_id a, dqg_tensor_id b);
-dqg_tensor_id dqg_mul(dqg_graph *graph, const char *name, dqg_tensor_id a, dqg_tensor_id b);
-dqg_tensor_id dqg_relu(dqg_graph *graph, const char *name, dqg_tensor_id x);
-/** min(max(x, lo), hi); lo <= hi, neither NaN. */
-dqg_tensor_id dqg_clip(dqg_graph *graph, const char *name, dqg_tensor_id x, float lo, float hi);
+DQG_API dqg_tensor_id dqg_add(dqg_graph *graph, const char *name, dqg_tensor_id a, dqg_tensor_id b);
+DQG_API dqg_tensor_id dqg_mul(dqg_graph *graph, const char *name, dqg_tensor_id a, dqg_tensor_id b);
+/** max(x, 0) element-wise; x f32, f16 or bf16; the output has x's type and shape. */
+DQG_API dqg_tensor_id dqg_relu(dqg_graph *graph, const char *name, dqg_tensor_id x);
+/** min(max(x, lo), hi) element-wise; lo <= hi, neither NaN; x as for ReLU. */
+DQG_API dqg_tensor_id dqg_clip(dqg_graph *graph, const char *name, dqg_tensor_id x, float lo,
+                               float hi);
 /**
  * ONNX Reshape (allowzero = 0): a 0 copies the input's dimension, one -1 is
  * inferred. Any data type.
  */
-dqg_tensor_id dqg_reshape(dqg_graph *graph, const char *name, dqg_tensor_id x, int rank,
-                          const int64_t *shape);
+DQG_API dqg_tensor_id dqg_reshape(dqg_graph *graph, const char *name, dqg_tensor_id x, int rank,
+                                  const int64_t *shape);
 /** perm is a permutation of 0..rank-1; NULL reverses the dimensions. Any data type. */
-dqg_tensor_id dqg_transpose(dqg_graph *graph, const char *name, dqg_tensor_id x,
-                            const int64_t *perm);
+DQG_API dqg_tensor_id dqg_transpose(dqg_graph *graph, const char *name, dqg_tensor_id x,
+                                    const int64_t *perm);
 /**
  * Conversion to a float type (f32, f16, bf16) from any float or integer type,
  * rounding to nearest even; or to s8, u8, s16, u16, s32 or u32, rounding to
  * nearest even and saturating to the type's range (NaN gives 0).
  */
-dqg_tensor_id dqg_typecast(dqg_graph *graph, const char *name, dqg_tensor_id x, dqg_dtype to);
+DQG_API dqg_tensor_id dqg_typecast(dqg_graph *graph, const char *name, dqg_tensor_id x,
+                                   dqg_dtype to);
 
 /* ---- Dequantize and quantize: one front door per dialect ---------------- */
 
@@ -245,9 +360,9 @@ typedef struct dqg_dequantize_linear_attrs {
 } dqg_dequantize_linear_attrs;
 
 /** ONNX DequantizeLinear; zero_point may be DQG_NONE. */
-dqg_tensor_id dqg_dequantize_linear(dqg_graph *graph, const char *name, dqg_tensor_id x,
-                                    dqg_tensor_id scale, dqg_tensor_id zero_point,
-                                    const dqg_dequantize_linear_attrs *attrs);
+DQG_API dqg_tensor_id dqg_dequantize_linear(dqg_graph *graph, const char *name, dqg_tensor_id x,
+                                            dqg_tensor_id scale, dqg_tensor_id zero_point,
+                                            const dqg_dequantize_linear_attrs *attrs);
 
 /**
  * oneDNN Graph DynamicDequantize: src s8/u8, scales f32 1-D, optional zps
@@ -255,9 +370,9 @@ dqg_tensor_id dqg_dequantize_linear(dqg_graph *graph, const char *name, dqg_tens
  * or "per_channel"; axis in [-r, r-1]. Scales and zero points are normally
  * produced at run time (graph inputs or outputs of other ops).
  */
-dqg_tensor_id dqg_dynamic_dequantize(dqg_graph *graph, const char *name, dqg_tensor_id src,
-                                     dqg_tensor_id scales, dqg_tensor_id zps, const char *qtype,
-                                     int64_t axis);
+DQG_API dqg_tensor_id dqg_dynamic_dequantize(dqg_graph *graph, const char *name, dqg_tensor_id src,
+                                             dqg_tensor_id scales, dqg_tensor_id zps,
+                                             const char *qtype, int64_t axis);
 
 /**
  * oneDNN Graph DynamicQuantize: src f32, scales f32 1-D, optional zps
@@ -267,18 +382,18 @@ dqg_tensor_id dqg_dynamic_dequantize(dqg_graph *graph, const char *name, dqg_ten
  * run time; a DynamicQuantize -> DynamicDequantize pair in front of a MatMul
  * or Convolution runs the layer in int8.
  */
-dqg_tensor_id dqg_dynamic_quantize(dqg_graph *graph, const char *name, dqg_tensor_id src,
-                                   dqg_tensor_id scales, dqg_tensor_id zps, const char *qtype,
-                                   int64_t axis, dqg_dtype dst_dtype);
+DQG_API dqg_tensor_id dqg_dynamic_quantize(dqg_graph *graph, const char *name, dqg_tensor_id src,
+                                           dqg_tensor_id scales, dqg_tensor_id zps,
+                                           const char *qtype, int64_t axis, dqg_dtype dst_dtype);
 
 /**
  * AMD Quark ExtendedDequantizeLinear (domain com.amd.quark): x s8, u8, s16,
  * u16, s32, u32, f16 or bf16; scale f32 (scalar or 1-D); zero point of x's
  * type or f32; output f32. `axis` is used when the scale is 1-D.
  */
-dqg_tensor_id dqg_extended_dequantize_linear(dqg_graph *graph, const char *name, dqg_tensor_id x,
-                                             dqg_tensor_id scale, dqg_tensor_id zero_point,
-                                             int64_t axis);
+DQG_API dqg_tensor_id dqg_extended_dequantize_linear(dqg_graph *graph, const char *name,
+                                                     dqg_tensor_id x, dqg_tensor_id scale,
+                                                     dqg_tensor_id zero_point, int64_t axis);
 
 /**
  * DirectML DML_ELEMENT_WISE_DEQUANTIZE_LINEAR: scale and the optional zero
@@ -286,8 +401,8 @@ dqg_tensor_id dqg_extended_dequantize_linear(dqg_graph *graph, const char *name,
  * of x's type; scale f32 or f16; the output has the scale's type. A zero
  * scale (undefined in DirectML) gives (x - zp) * 0.
  */
-dqg_tensor_id dqg_dml_dequantize(dqg_graph *graph, const char *name, dqg_tensor_id x,
-                                 dqg_tensor_id scale, dqg_tensor_id zero_point);
+DQG_API dqg_tensor_id dqg_dml_dequantize(dqg_graph *graph, const char *name, dqg_tensor_id x,
+                                         dqg_tensor_id scale, dqg_tensor_id zero_point);
 
 /** Attributes of ONNX QuantizeLinear. */
 typedef struct dqg_quantize_linear_attrs {
@@ -303,76 +418,122 @@ typedef struct dqg_quantize_linear_attrs {
  * ONNX QuantizeLinear: y = saturate(round_half_even(x / scale) + zp). The
  * output type is the zero point's type (u8 when absent, unless output_dtype).
  */
-dqg_tensor_id dqg_quantize_linear(dqg_graph *graph, const char *name, dqg_tensor_id x,
-                                  dqg_tensor_id scale, dqg_tensor_id zero_point,
-                                  const dqg_quantize_linear_attrs *attrs);
+DQG_API dqg_tensor_id dqg_quantize_linear(dqg_graph *graph, const char *name, dqg_tensor_id x,
+                                          dqg_tensor_id scale, dqg_tensor_id zero_point,
+                                          const dqg_quantize_linear_attrs *attrs);
 
 /**
  * ONNX DynamicQuantizeLinear: x f32 -> y u8, y_scale f32 scalar, y_zero_point
  * u8 scalar. Returns y; the scale and zero point ids are written to the
  * pointers (which may be NULL).
  */
-dqg_tensor_id dqg_dynamic_quantize_linear(dqg_graph *graph, const char *name, dqg_tensor_id x,
-                                          dqg_tensor_id *y_scale, dqg_tensor_id *y_zero_point);
+DQG_API dqg_tensor_id dqg_dynamic_quantize_linear(dqg_graph *graph, const char *name,
+                                                  dqg_tensor_id x, dqg_tensor_id *y_scale,
+                                                  dqg_tensor_id *y_zero_point);
 
 /* ---- Finalize and introspection ----------------------------------------- */
 
 /**
  * Verifies the whole graph (every output produced, every shape and type
  * inferred, graph-level rules such as constant zero points of int32 inputs)
- * and freezes it. Returns the sticky error if a builder call failed. An input
- * that nothing reads is a warning, not an error.
+ * and freezes it: later builder calls fail. Returns the sticky error if a
+ * builder call failed, DQG_INVALID_ARGUMENT (with the rule) if verification
+ * fails, DQG_OK if the graph is already finalized. An input that nothing
+ * reads is a warning, not an error.
  */
-dqg_status dqg_graph_finalize(dqg_graph *graph);
-bool dqg_graph_is_finalized(const dqg_graph *graph);
+DQG_API dqg_status dqg_graph_finalize(dqg_graph *graph);
+/** True once dqg_graph_finalize succeeded; false for NULL. */
+DQG_API bool dqg_graph_is_finalized(const dqg_graph *graph);
 
-size_t dqg_graph_warning_count(const dqg_graph *graph);
-const char *dqg_graph_warning(const dqg_graph *graph, size_t index);
+/**
+ * Warnings of the last dqg_graph_finalize (e.g. an input nothing reads):
+ * their count, and warning `index` (NULL if out of range). The strings live
+ * until the graph is destroyed.
+ */
+DQG_API size_t dqg_graph_warning_count(const dqg_graph *graph);
+DQG_API const char *dqg_graph_warning(const dqg_graph *graph, size_t index);
 
-size_t dqg_graph_op_count(const dqg_graph *graph);
-dqg_op_kind dqg_graph_op_kind(const dqg_graph *graph, size_t op);
-const char *dqg_graph_op_name(const dqg_graph *graph, size_t op);
-size_t dqg_graph_op_input_count(const dqg_graph *graph, size_t op);
+/*
+ * Introspection of ops (0 .. dqg_graph_op_count - 1, in the order they were
+ * added, which is a topological order) and tensors (ids 0 ..
+ * dqg_graph_tensor_count - 1). Valid on any graph, finalized or not; they
+ * only read it. Strings live until the graph is destroyed. Out-of-range
+ * indexes and unknown ids give 0, -1, DQG_NONE, DQG_DTYPE_UNDEF, false or
+ * NULL.
+ */
+DQG_API size_t dqg_graph_op_count(const dqg_graph *graph);
+/** The op's kind; DQG_OP_KIND_COUNT for an index out of range. */
+DQG_API dqg_op_kind dqg_graph_op_kind(const dqg_graph *graph, size_t op);
+/** The op's name, as given or generated; NULL for an index out of range. */
+DQG_API const char *dqg_graph_op_name(const dqg_graph *graph, size_t op);
+/** Inputs of the op, absent optional ones included. */
+DQG_API size_t dqg_graph_op_input_count(const dqg_graph *graph, size_t op);
 /** DQG_NONE for an absent optional input. */
-dqg_tensor_id dqg_graph_op_input(const dqg_graph *graph, size_t op, size_t index);
-size_t dqg_graph_op_output_count(const dqg_graph *graph, size_t op);
-dqg_tensor_id dqg_graph_op_output(const dqg_graph *graph, size_t op, size_t index);
+DQG_API dqg_tensor_id dqg_graph_op_input(const dqg_graph *graph, size_t op, size_t index);
+DQG_API size_t dqg_graph_op_output_count(const dqg_graph *graph, size_t op);
+DQG_API dqg_tensor_id dqg_graph_op_output(const dqg_graph *graph, size_t op, size_t index);
 
-size_t dqg_graph_tensor_count(const dqg_graph *graph);
-size_t dqg_graph_input_count(const dqg_graph *graph);
-dqg_tensor_id dqg_graph_input_id(const dqg_graph *graph, size_t index);
-size_t dqg_graph_output_count(const dqg_graph *graph);
-dqg_tensor_id dqg_graph_output_id(const dqg_graph *graph, size_t index);
-/** DQG_NONE if no tensor has that name. */
-dqg_tensor_id dqg_graph_find_tensor(const dqg_graph *graph, const char *name);
+/** Every tensor: inputs, constants and op outputs. */
+DQG_API size_t dqg_graph_tensor_count(const dqg_graph *graph);
+/** Graph inputs and outputs, in the order they were declared. */
+DQG_API size_t dqg_graph_input_count(const dqg_graph *graph);
+DQG_API dqg_tensor_id dqg_graph_input_id(const dqg_graph *graph, size_t index);
+DQG_API size_t dqg_graph_output_count(const dqg_graph *graph);
+DQG_API dqg_tensor_id dqg_graph_output_id(const dqg_graph *graph, size_t index);
+/** DQG_NONE if no tensor has that name (or name is NULL). */
+DQG_API dqg_tensor_id dqg_graph_find_tensor(const dqg_graph *graph, const char *name);
 
-const char *dqg_tensor_name(const dqg_graph *graph, dqg_tensor_id tensor);
-dqg_dtype dqg_tensor_dtype(const dqg_graph *graph, dqg_tensor_id tensor);
+/**
+ * The tensor's name; NULL for an unknown id. Lives until the graph is
+ * destroyed or dqg_output renames the tensor.
+ */
+DQG_API const char *dqg_tensor_name(const dqg_graph *graph, dqg_tensor_id tensor);
+/** DQG_DTYPE_UNDEF for an unknown id. */
+DQG_API dqg_dtype dqg_tensor_dtype(const dqg_graph *graph, dqg_tensor_id tensor);
 /** -1 for an unknown id. */
-int dqg_tensor_rank(const dqg_graph *graph, dqg_tensor_id tensor);
-/** Copies the dimensions into dims[DQG_MAX_RANK]; returns the rank or -1. */
-int dqg_tensor_dims(const dqg_graph *graph, dqg_tensor_id tensor, int64_t *dims);
-int64_t dqg_tensor_element_count(const dqg_graph *graph, dqg_tensor_id tensor);
-/** Byte size of the tensor's storage (4-bit types packed). */
-size_t dqg_tensor_byte_size(const dqg_graph *graph, dqg_tensor_id tensor);
-bool dqg_tensor_is_constant(const dqg_graph *graph, dqg_tensor_id tensor);
+DQG_API int dqg_tensor_rank(const dqg_graph *graph, dqg_tensor_id tensor);
+/** Copies the dimensions into dims[DQG_MAX_RANK]; returns the rank, or -1 (unknown id, NULL dims).
+ */
+DQG_API int dqg_tensor_dims(const dqg_graph *graph, dqg_tensor_id tensor, int64_t *dims);
+/** Product of the dimensions (1 for rank 0); -1 for an unknown id. */
+DQG_API int64_t dqg_tensor_element_count(const dqg_graph *graph, dqg_tensor_id tensor);
+/** Byte size of the tensor's storage (4-bit types packed); 0 for an unknown id. */
+DQG_API size_t dqg_tensor_byte_size(const dqg_graph *graph, dqg_tensor_id tensor);
+/** True for tensors made by dqg_constant; false for inputs, op outputs and unknown ids. */
+DQG_API bool dqg_tensor_is_constant(const dqg_graph *graph, dqg_tensor_id tensor);
 
 typedef enum dqg_dump_format {
     DQG_DUMP_TEXT = 0, /**< one line per input, constant, op and output */
     DQG_DUMP_DOT = 1,  /**< Graphviz: ops as boxes, tensors as labelled edges */
 } dqg_dump_format;
 
-/** Writes the graph in the given format. */
-dqg_status dqg_graph_dump(const dqg_graph *graph, dqg_dump_format format, FILE *out);
+/**
+ * Writes the graph in the given format to `out` (the caller's stream, not
+ * closed). Errors: DQG_INVALID_ARGUMENT (NULL graph or stream, unknown
+ * format), DQG_IO_ERROR (the write failed).
+ */
+DQG_API dqg_status dqg_graph_dump(const dqg_graph *graph, dqg_dump_format format, FILE *out);
 
 /* ------------------------------------------------------------------------ */
 /* Running                                                                   */
 /* ------------------------------------------------------------------------ */
 
 /**
- * A caller-owned buffer bound to a graph input or output: by `name` when it
- * is not NULL, else by `id`. `size` is the buffer's size in bytes and must
- * equal the tensor's byte size.
+ * A caller-owned buffer bound to a graph input or output, for one call of
+ * dqg_execute or dqg_reference_run (nothing is kept after the call).
+ *
+ * Binding: by `name` when it is not NULL (as ONNX Runtime binds), else by
+ * `id`, the id the builder returned (as oneDNN Graph binds). One list of
+ * buffers (the inputs, or the outputs) binds all by name or all by id: a
+ * nameless buffer among named ones is refused, since a zero-initialized
+ * dqg_buffer has id 0, which is usually the first input, and a forgotten name
+ * must not bind it. A buffer whose name, data and size are all unset is
+ * refused as empty. An id must be one of the graph's inputs (outputs for the
+ * output list); every input and every output is bound exactly once.
+ *
+ * `data` holds the tensor in dqgraph's layout (see "Data layout" above) and
+ * `size` is its size in bytes: it must equal dqg_tensor_byte_size. No
+ * alignment is required.
  */
 typedef struct dqg_buffer {
     dqg_tensor_id id;
@@ -385,10 +546,14 @@ typedef struct dqg_buffer {
  * Runs a finalized graph on the reference interpreter: plain C loops,
  * float32 arithmetic rounded as the specifications say, accumulation of
  * MatMul and Convolution in double. Every input and every output must be
- * bound exactly once. Outputs are written only on success.
+ * bound exactly once (see dqg_buffer). Outputs are written only on success.
+ * The graph must be finalized; it is only read, so several threads may run
+ * it at once. Errors: DQG_INVALID_ARGUMENT (not finalized, a binding rule,
+ * a run-time value that breaks a rule, e.g. a run-time int32 zero point that
+ * is not 0), DQG_OUT_OF_MEMORY.
  */
-dqg_status dqg_reference_run(const dqg_graph *graph, const dqg_buffer *inputs, size_t n_inputs,
-                             dqg_buffer *outputs, size_t n_outputs);
+DQG_API dqg_status dqg_reference_run(const dqg_graph *graph, const dqg_buffer *inputs,
+                                     size_t n_inputs, dqg_buffer *outputs, size_t n_outputs);
 
 /* ------------------------------------------------------------------------ */
 /* Compiling and executing                                                   */
@@ -416,18 +581,27 @@ typedef struct dqg_compile_options {
     dqg_fpmath_mode fpmath;
 } dqg_compile_options;
 
-/** Default options: fusion on, oneDNN backend, all cores, strict fpmath. */
-dqg_compile_options dqg_compile_options_default(void);
+/** Default options: fusion on, oneDNN backend, all cores, strict fpmath. Pure. */
+DQG_API dqg_compile_options dqg_compile_options_default(void);
 
 /**
  * Runs the pass pipeline on a copy of the finalized graph (the graph itself
  * is not changed and may be destroyed afterwards), compiles every partition
- * (through the process-wide cache) and builds the execution plan. `options`
- * may be NULL for the defaults.
+ * (through the process-wide cache) and builds the execution plan in *out,
+ * owned by the caller (free it with dqg_compiled_destroy). `options` may be
+ * NULL for the defaults. Thread-safe: one graph may be compiled from several
+ * threads at once, and threads that miss the cache on the same partition
+ * build it once. Errors: DQG_INVALID_ARGUMENT (NULL graph or out, graph not
+ * finalized, an option out of range), DQG_UNSUPPORTED, DQG_BACKEND_ERROR
+ * (oneDNN refused a primitive), DQG_OUT_OF_MEMORY; *out is NULL on error.
  */
-dqg_status dqg_compile(const dqg_graph *graph, const dqg_compile_options *options,
-                       dqg_compiled **out);
-void dqg_compiled_destroy(dqg_compiled *compiled);
+DQG_API dqg_status dqg_compile(const dqg_graph *graph, const dqg_compile_options *options,
+                               dqg_compiled **out);
+/**
+ * Frees the compiled graph: its strings become invalid; cache entries it used
+ * stay in the cache. Must not race with any other call on it. NULL is allowed.
+ */
+DQG_API void dqg_compiled_destroy(dqg_compiled *compiled);
 
 /**
  * Executes the plan. Buffers bind graph inputs and outputs exactly as for
@@ -435,31 +609,48 @@ void dqg_compiled_destroy(dqg_compiled *compiled);
  * output. One dqg_compiled may be executed from several threads at once:
  * each call takes its own scratch space from a pool kept by the compiled
  * object (allocated on a thread's first concurrent use, reused afterwards),
- * so callers only need distinct output buffers.
+ * so callers only need distinct output buffers. Inputs are only read.
+ * Errors: DQG_INVALID_ARGUMENT (NULL compiled, a binding rule, overlapping
+ * buffers, a run-time value that breaks a rule), DQG_OUT_OF_MEMORY,
+ * DQG_BACKEND_ERROR. On a failure after the bindings were checked, output
+ * buffers may hold partial results: their contents are unspecified.
  */
-dqg_status dqg_execute(dqg_compiled *compiled, const dqg_buffer *inputs, size_t n_inputs,
-                       dqg_buffer *outputs, size_t n_outputs);
+DQG_API dqg_status dqg_execute(dqg_compiled *compiled, const dqg_buffer *inputs, size_t n_inputs,
+                               dqg_buffer *outputs, size_t n_outputs);
 
-size_t dqg_compiled_partition_count(const dqg_compiled *compiled);
+/*
+ * Introspection of a compiled graph: pure reads, safe from any thread.
+ * Strings live until dqg_compiled_destroy. NULL or an index out of range
+ * gives 0 or NULL.
+ */
+
+/** Partitions in execution order; each runs as one kernel. */
+DQG_API size_t dqg_compiled_partition_count(const dqg_compiled *compiled);
 /** One-line description of partition i: ops, kernel, data types. */
-const char *dqg_compiled_partition_info(const dqg_compiled *compiled, size_t index);
+DQG_API const char *dqg_compiled_partition_info(const dqg_compiled *compiled, size_t index);
 /** Number of partitions that fused a dequantize into a MatMul or Convolution. */
-size_t dqg_compiled_fused_count(const dqg_compiled *compiled);
+DQG_API size_t dqg_compiled_fused_count(const dqg_compiled *compiled);
 /** Bytes of intermediate buffers one execution needs (after buffer reuse). */
-size_t dqg_compiled_peak_memory(const dqg_compiled *compiled);
-/** Cache hits among this compile's partitions. */
-size_t dqg_compiled_cache_hits(const dqg_compiled *compiled);
+DQG_API size_t dqg_compiled_peak_memory(const dqg_compiled *compiled);
+/** Cache hits among this compile's partitions (all of them on a whole-plan hit). */
+DQG_API size_t dqg_compiled_cache_hits(const dqg_compiled *compiled);
 
 /**
  * Writes the graph as the passes left it: DQG_DUMP_DOT draws each partition
  * as a cluster labelled with its kernel (so one picture shows the fusion);
- * DQG_DUMP_TEXT lists the partitions, then the explain log.
+ * DQG_DUMP_TEXT lists the partitions, then the explain log. Errors:
+ * DQG_INVALID_ARGUMENT (NULL compiled or stream, unknown format),
+ * DQG_IO_ERROR.
  */
-dqg_status dqg_compiled_dump(const dqg_compiled *compiled, dqg_dump_format format, FILE *out);
+DQG_API dqg_status dqg_compiled_dump(const dqg_compiled *compiled, dqg_dump_format format,
+                                     FILE *out);
 
-/** The explain log: every fusion made and refused, with reasons. */
-size_t dqg_compiled_explain_count(const dqg_compiled *compiled);
-const char *dqg_compiled_explain(const dqg_compiled *compiled, size_t index);
+/**
+ * The explain log: every fusion made and refused, with reasons, one line per
+ * entry (index 0 .. count - 1; NULL out of range).
+ */
+DQG_API size_t dqg_compiled_explain_count(const dqg_compiled *compiled);
+DQG_API const char *dqg_compiled_explain(const dqg_compiled *compiled, size_t index);
 
 /* ------------------------------------------------------------------------ */
 /* Compiled-partition cache                                                  */
@@ -494,13 +685,27 @@ typedef struct dqg_cache_stats {
     uint64_t constant_transforms;
 } dqg_cache_stats;
 
-void dqg_cache_get_stats(dqg_cache_stats *stats);
-/** Sets the capacity; shrinking evicts least-recently-used entries, 0 disables and clears. */
-void dqg_cache_set_capacity(size_t capacity);
-size_t dqg_cache_capacity(void);
+/**
+ * Copies a consistent snapshot of the counters into *stats (NULL is
+ * ignored). Counters count since the process started or the last
+ * dqg_cache_clear.
+ */
+DQG_API void dqg_cache_get_stats(dqg_cache_stats *stats);
+/**
+ * Sets the capacity, in entries, of the partition cache and of the cache of
+ * compiled graphs' plans; shrinking evicts least-recently-used entries, 0
+ * disables both and clears them. Compiled graphs already made keep working.
+ */
+DQG_API void dqg_cache_set_capacity(size_t capacity);
+/** The current capacity (DQG_CACHE_CAPACITY or 1024 until dqg_cache_set_capacity). */
+DQG_API size_t dqg_cache_capacity(void);
 /** Drops every entry not in use (entries in use are freed when released) and zeroes the counters.
  */
-void dqg_cache_clear(void);
+DQG_API void dqg_cache_clear(void);
+
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

@@ -32,6 +32,10 @@
  * the model's folder (base_dir for dqg_onnx_load_memory): an absolute
  * location, a ".." component or a path that resolves outside that folder is
  * rejected, as is any external data when there is no base folder.
+ *
+ * Every function here is thread-safe (the importer keeps no global state),
+ * reads the caller's options, paths and data only during the call, and
+ * reports failures as dqgraph.h describes (a status and dqg_last_error()).
  */
 #ifndef DQGRAPH_ONNX_H
 #define DQGRAPH_ONNX_H
@@ -40,6 +44,10 @@
 
 #ifdef __cplusplus
 extern "C" {
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC visibility push(default)
 #endif
 
 /** Default limit on the model size (and on external data read for it): 2 GiB. */
@@ -81,36 +89,51 @@ typedef struct dqg_onnx_options {
 } dqg_onnx_options;
 
 /**
- * Imports the ONNX model file at `path` into a new, finalized graph (*out;
- * NULL on failure). External data is looked up next to the file. Errors:
+ * Imports the ONNX model file at `path` into a new, finalized graph (*out,
+ * owned by the caller: free it with dqg_graph_destroy; NULL on failure).
+ * Graph inputs and outputs keep the model's names and order. External data
+ * is looked up next to the file. `opts` may be NULL. Errors:
  * DQG_IO_ERROR (unreadable file), DQG_PARSE_ERROR (not a valid ModelProto,
  * or the model breaks an ONNX rule), DQG_UNSUPPORTED, DQG_INVALID_ARGUMENT
  * (a builder rejected a node; the message names the node).
  */
-dqg_status dqg_onnx_load_file(const char *path, const dqg_onnx_options *opts, dqg_graph **out);
+DQG_API dqg_status dqg_onnx_load_file(const char *path, const dqg_onnx_options *opts,
+                                      dqg_graph **out);
 
-/** As dqg_onnx_load_file for a serialized ModelProto in memory; base_dir may be NULL. */
-dqg_status dqg_onnx_load_memory(const void *data, size_t size, const char *base_dir,
-                                const dqg_onnx_options *opts, dqg_graph **out);
+/**
+ * As dqg_onnx_load_file for a serialized ModelProto of `size` bytes at
+ * `data` (the caller's; not kept); base_dir may be NULL (no external data).
+ */
+DQG_API dqg_status dqg_onnx_load_memory(const void *data, size_t size, const char *base_dir,
+                                        const dqg_onnx_options *opts, dqg_graph **out);
 
 /**
  * Reads a TensorProto file (raw_data or the typed fields). *name_out
- * (malloc'd, NULL when the tensor has no name; name_out may be NULL),
- * *dtype_out, *rank_out and dims_out[DQG_MAX_RANK] describe the tensor;
- * *data_out (malloc'd, free() it) holds *size_out bytes in dqgraph's storage
- * layout (4-bit types packed). Files above DQG_ONNX_DEFAULT_MAX_MODEL_BYTES
- * are refused.
+ * (malloc'd: free() it; NULL when the tensor has no name; name_out may be
+ * NULL), *dtype_out, *rank_out and dims_out[DQG_MAX_RANK] describe the
+ * tensor; *data_out (malloc'd: free() it) holds *size_out bytes in dqgraph's
+ * storage layout (4-bit types packed). Files above
+ * DQG_ONNX_DEFAULT_MAX_MODEL_BYTES are refused. On failure nothing is left
+ * allocated. Errors: DQG_INVALID_ARGUMENT (a required pointer is NULL),
+ * DQG_IO_ERROR, DQG_PARSE_ERROR, DQG_UNSUPPORTED (a data type or rank
+ * dqgraph lacks), DQG_OUT_OF_MEMORY.
  */
-dqg_status dqg_tensor_file_read(const char *path, char **name_out, dqg_dtype *dtype_out,
-                                int *rank_out, int64_t *dims_out, void **data_out,
-                                size_t *size_out);
+DQG_API dqg_status dqg_tensor_file_read(const char *path, char **name_out, dqg_dtype *dtype_out,
+                                        int *rank_out, int64_t *dims_out, void **data_out,
+                                        size_t *size_out);
 
 /**
  * Writes a TensorProto file with raw_data holding dqg_dtype_storage_size(
- * dtype, elements) bytes from `data`. `name` may be NULL.
+ * dtype, elements) bytes from `data`. `name` may be NULL. Errors:
+ * DQG_INVALID_ARGUMENT (a NULL argument, an invalid type or shape),
+ * DQG_IO_ERROR.
  */
-dqg_status dqg_tensor_file_write(const char *path, const char *name, dqg_dtype dtype, int rank,
-                                 const int64_t *dims, const void *data);
+DQG_API dqg_status dqg_tensor_file_write(const char *path, const char *name, dqg_dtype dtype,
+                                         int rank, const int64_t *dims, const void *data);
+
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

@@ -11,22 +11,34 @@ cmake --build build -j"$(nproc)"
 out=docs/BENCHMARKS.md
 tmp=$(mktemp)
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+# The instruction sets that decide dqgraph's and oneDNN's kernels, as the
+# kernel reports them (AMX and VNNI change the int8 figures most).
+flags=$(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2- | tr ' ' '\n' |
+  grep -xE 'avx2|fma|f16c|avx512f|avx512bw|avx512vl|avx512dq|avx512_vnni|avx512_bf16|avx512_fp16|avx_vnni|amx_tile|amx_int8|amx_bf16' |
+  tr '\n' ' ' | sed 's/ $//')
+sockets=$(grep '^physical id' /proc/cpuinfo | sort -u | wc -l)
+mem=$(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)
+date=$(date -u +%Y-%m-%d)
 isa=$(ONEDNN_VERBOSE=1 ./build/bench_runtime 2>/dev/null | grep -m1 -o 'cpu,runtime:[^,]*,nthr:[0-9]*' || true)
 isa_line=$(ONEDNN_VERBOSE=1 ./build/bench_runtime 2>/dev/null | grep -m1 'info,cpu,isa' | cut -d, -f4- || true)
 dnnl=$(dpkg-query -W -f='${Version}' libdnnl2 2>/dev/null || echo unknown)
 {
   echo "# Benchmarks"
   echo
-  echo "Written by \`./scripts/bench.sh\` on $(date -u +%Y-%m-%d). Every figure is a median over"
-  echo "repeated runs, with the min-max spread in parentheses; every ratio comes from one run."
+  echo "Written by \`./scripts/bench.sh\` on $date, on the machine below; every figure on this"
+  echo "page comes from that machine and that run. Every figure is a median over repeated runs,"
+  echo "with the min-max spread in parentheses; every ratio comes from one run. On another CPU"
+  echo "the figures differ, most of all the int8 ones (VNNI, AMX): run the script there."
   echo
   echo "| machine | |"
   echo "|---|---|"
   echo "| CPU | $cpu |"
-  echo "| cores | $(nproc) |"
+  echo "| cores | $(nproc) online (${sockets:-?} socket(s)), $mem memory |"
+  echo "| ISA flags | ${flags:-none of the ones dqgraph uses} |"
   echo "| ISA oneDNN dispatches to | ${isa_line:-unknown} |"
   echo "| oneDNN | $dnnl (${isa:-}) |"
-  echo "| dqgraph | $(grep -m1 DQG_VERSION_STRING include/dqgraph.h | cut -d'"' -f2) |"
+  echo "| dqgraph | $(grep -m1 DQG_VERSION_STRING include/dqgraph.h | cut -d'"' -f2) ($(git rev-parse --short HEAD 2>/dev/null || echo unknown)) |"
+  echo "| date | $date |"
   echo
   for b in build/bench_*; do
     [ -x "$b" ] || continue
@@ -35,6 +47,11 @@ dnnl=$(dpkg-query -W -f='${Version}' libdnnl2 2>/dev/null || echo unknown)
     "$b"
     echo
   done
+  # The demo (./scripts/demo.sh): fused against unfused on the int8 MLP.
+  echo "## quickstart (the demo's int8 MLP, batch 256, 1024 -> 4096 -> 4096 -> 1024)"
+  echo
+  ./build/quickstart | sed -n '/^| | |$/,/^| speedup/p'
+  echo
   # The CLI on the sample QDQ model (samples/onnx_model.c writes it).
   model_dir=$(mktemp -d)
   ./build/onnx_model "$model_dir" >/dev/null

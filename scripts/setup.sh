@@ -13,6 +13,8 @@ DQG_PACKAGES=(
   libonnx-dev      # ships onnx.proto, compiled by protobuf-c at configure time
   libonnx-testdata # ONNX backend node tests, registered as conformance tests
   clang-format     # the suite checks every C file against .clang-format
+  python3-numpy python3-pytest # the Python binding (python/) and its tests
+  python3-setuptools python3-pip # pip install --no-build-isolation ./python
 )
 
 dqg_install_missing() {

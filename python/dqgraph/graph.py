@@ -1,0 +1,797 @@
+"""Graphs: building (one method per C builder, from the table _BUILDERS),
+introspection, dumping and the reference interpreter."""
+
+import ctypes
+import inspect
+import threading
+
+import numpy as np
+
+from . import _native, dtypes, errors
+
+_lib = _native.lib
+_REQUIRED = inspect.Parameter.empty
+
+
+class Tensor:
+    """A tensor of a graph: what builder methods take and return. Its id is
+    the C API's dqg_tensor_id."""
+
+    __slots__ = ("graph", "id")
+
+    def __init__(self, graph, tensor_id):
+        self.graph = graph
+        self.id = int(tensor_id)
+
+    @property
+    def name(self):
+        return self.graph._call(_lib.dqg_tensor_name, self.id).decode()
+
+    @property
+    def dtype(self):
+        """The data type's name ("f32", "u8", ...)."""
+        return dtypes.NAMES[self.graph._call(_lib.dqg_tensor_dtype, self.id)]
+
+    @property
+    def shape(self):
+        dims = (ctypes.c_int64 * _native.MAX_RANK)()
+        rank = self.graph._call(_lib.dqg_tensor_dims, self.id, dims)
+        return tuple(dims[i] for i in range(rank))
+
+    @property
+    def rank(self):
+        return self.graph._call(_lib.dqg_tensor_rank, self.id)
+
+    @property
+    def size(self):
+        """Number of elements."""
+        return self.graph._call(_lib.dqg_tensor_element_count, self.id)
+
+    @property
+    def nbytes(self):
+        """Bytes of the tensor's storage (4-bit types packed)."""
+        return self.graph._call(_lib.dqg_tensor_byte_size, self.id)
+
+    @property
+    def is_constant(self):
+        return self.graph._call(_lib.dqg_tensor_is_constant, self.id)
+
+    def __repr__(self):
+        return "Tensor(%r, %s, %s)" % (self.name, self.dtype, self.shape)
+
+    def __eq__(self, other):
+        return isinstance(other, Tensor) and other.graph is self.graph and other.id == self.id
+
+    def __hash__(self):
+        return hash((id(self.graph), self.id))
+
+    def __index__(self):
+        return self.id
+
+
+class Op:
+    """One op of a graph, as introspection reports it."""
+
+    __slots__ = ("kind", "name", "inputs", "outputs")
+
+    def __init__(self, kind, name, inputs, outputs):
+        self.kind, self.name, self.inputs, self.outputs = kind, name, inputs, outputs
+
+    def __repr__(self):
+        return "Op(%s %r)" % (self.kind, self.name)
+
+
+# ---------------------------------------------------------------------------
+# Arguments of the builders. Each kind converts a Python value to the C
+# argument(s) and declares the C types.
+# ---------------------------------------------------------------------------
+
+
+class Param:
+    """One parameter of a builder: `kind` says how it is passed to C."""
+
+    def __init__(self, name, kind, default=_REQUIRED, keyword_only=False):
+        self.name, self.kind, self.default, self.keyword_only = name, kind, default, keyword_only
+
+
+def _tensor_arg(graph, what, value, optional):
+    if value is None:
+        if optional:
+            return _native.NONE
+        raise errors.InvalidArgument("%s: a tensor is required" % what)
+    if isinstance(value, Tensor):
+        if value.graph is not graph:
+            raise errors.InvalidArgument("%s: tensor %r belongs to another graph" % (what, value))
+        return value.id
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return int(value)  # a raw id: the library checks it
+    raise TypeError("%s: expected a dqgraph.Tensor, got %s" % (what, type(value).__name__))
+
+
+def _int_list(what, value, length=None, lo=None):
+    try:
+        items = [int(v) for v in value]
+    except TypeError:
+        raise TypeError("%s: expected a sequence of integers, got %r" % (what, value)) from None
+    if length is not None and len(items) != length:
+        raise errors.InvalidArgument("%s: expected %d values, got %d" % (what, length, len(items)))
+    if len(items) > _native.MAX_RANK:
+        raise errors.InvalidArgument(
+            "%s: %d values; dqgraph's rank limit is %d" % (what, len(items), _native.MAX_RANK)
+        )
+    return items
+
+
+def _int64_array(items):
+    return (ctypes.c_int64 * max(len(items), 1))(*items)
+
+
+_FORMATS = {"ncx": 0, "nchw": 0, "ncw": 0, "ncdhw": 0, "nxc": 1, "nhwc": 1, "nwc": 1, "ndhwc": 1}
+
+
+def _data_format(what, value):
+    if isinstance(value, str) and value.lower() in _FORMATS:
+        return _FORMATS[value.lower()]
+    if value in (0, 1):
+        return int(value)
+    raise errors.InvalidArgument("%s: data_format %r is not 'ncx' or 'nxc'" % (what, value))
+
+
+# kind: (C types, convert(graph, what, value, call) -> list of C values)
+def _k_tensor(g, what, v, call):
+    return [_tensor_arg(g, what, v, False)]
+
+
+def _k_optional(g, what, v, call):
+    return [_tensor_arg(g, what, v, True)]
+
+
+def _k_float(g, what, v, call):
+    return [float(v)]
+
+
+def _k_int(g, what, v, call):
+    return [int(v)]
+
+
+def _k_dtype(g, what, v, call):
+    return [dtypes.code(v)]
+
+
+def _k_str(g, what, v, call):
+    return [None if v is None else str(v).encode()]
+
+
+def _k_format(g, what, v, call):
+    return [_data_format(what, v)]
+
+
+def _k_shape(g, what, v, call):
+    items = _int_list(what, v)
+    arr = _int64_array(items)
+    call.keep.append(arr)
+    return [len(items), arr]
+
+
+def _k_qaxis(g, what, v, call):
+    # oneDNN Graph's axis defaults to 1; a per-tensor op does not use it, and
+    # 0 is valid for any rank.
+    if v is None:
+        per_channel = any(x == "per_channel" for x in call.values if isinstance(x, str))
+        return [1 if per_channel else 0]
+    return [int(v)]
+
+
+def _k_perm(g, what, v, call):
+    if v is None:
+        return [None]
+    # The library reads as many entries as the input has dimensions.
+    x = call.values[0]
+    rank = x.rank if isinstance(x, Tensor) else None
+    items = _int_list(what, v, rank)
+    arr = _int64_array(items)
+    call.keep.append(arr)
+    return [arr]
+
+
+KINDS = {
+    "tensor": ([ctypes.c_int32], _k_tensor),
+    "optional": ([ctypes.c_int32], _k_optional),
+    "float": ([ctypes.c_float], _k_float),
+    "int": ([ctypes.c_int64], _k_int),
+    "dtype": ([ctypes.c_int], _k_dtype),
+    "str": ([ctypes.c_char_p], _k_str),
+    "format": ([ctypes.c_int], _k_format),
+    "shape": ([ctypes.c_int, ctypes.c_void_p], _k_shape),
+    "perm": ([ctypes.c_void_p], _k_perm),
+    "qaxis": ([ctypes.c_int64], _k_qaxis),
+}
+
+
+class Attrs:
+    """An attribute struct passed by pointer: its keyword parameters, and
+    fill(struct, values, call) setting the fields from them."""
+
+    def __init__(self, struct, params, fill):
+        self.struct, self.params, self.fill = struct, params, fill
+
+
+def _fill_matmul(s, kw, call):
+    s.transpose_a = bool(kw["transpose_a"])
+    s.transpose_b = bool(kw["transpose_b"])
+
+
+def _spatial(what, value, rank, default):
+    if value is None:
+        return [default] * rank
+    if isinstance(value, (int, np.integer)):
+        return [int(value)] * rank
+    return _int_list(what, value, rank)
+
+
+def _fill_conv(s, kw, call):
+    weights = call.values[1]
+    given = [kw[k] for k in ("strides", "pads_begin", "pads_end", "dilations")]
+    rank = next((len(v) for v in given if v is not None and not isinstance(v, (int, np.integer))),
+                None)
+    if rank is None:
+        rank = weights.rank - 2 if isinstance(weights, Tensor) and weights.rank >= 3 else 2
+    if not 1 <= rank <= 3:
+        raise errors.InvalidArgument("Convolution: spatial rank %d is not 1, 2 or 3" % rank)
+    s.spatial_rank = rank
+    for field, default in (("strides", 1), ("pads_begin", 0), ("pads_end", 0), ("dilations", 1)):
+        values = _spatial("Convolution: " + field, kw[field], rank, default)
+        arr = getattr(s, field)
+        for i, v in enumerate(values):
+            arr[i] = v
+    s.groups = int(kw["groups"])
+    s.data_format = _data_format("Convolution", kw["data_format"])
+
+
+def _fill_dequantize_linear(s, kw, call):
+    s.opset = int(kw["opset"])
+    if kw["axis"] is not None:
+        s.has_axis, s.axis = True, int(kw["axis"])
+    s.block_size = int(kw["block_size"])
+    s.output_dtype = 0 if kw["output_dtype"] is None else dtypes.code(kw["output_dtype"])
+
+
+def _fill_quantize_linear(s, kw, call):
+    _fill_dequantize_linear(s, kw, call)
+    s.no_saturate = not kw["saturate"]
+
+
+_MATMUL = Attrs(
+    _native.MatmulAttrs,
+    [Param("transpose_a", "kw", False), Param("transpose_b", "kw", False)],
+    _fill_matmul,
+)
+_CONV = Attrs(
+    _native.ConvAttrs,
+    [
+        Param("strides", "kw", None),
+        Param("pads_begin", "kw", None),
+        Param("pads_end", "kw", None),
+        Param("dilations", "kw", None),
+        Param("groups", "kw", 1),
+        Param("data_format", "kw", "ncx"),
+    ],
+    _fill_conv,
+)
+_DQL = Attrs(
+    _native.DequantizeLinearAttrs,
+    [
+        Param("opset", "kw", 23),
+        Param("axis", "kw", None),
+        Param("block_size", "kw", 0),
+        Param("output_dtype", "kw", None),
+    ],
+    _fill_dequantize_linear,
+)
+_QL = Attrs(
+    _native.QuantizeLinearAttrs,
+    [
+        Param("opset", "kw", 21),
+        Param("axis", "kw", None),
+        Param("block_size", "kw", 0),
+        Param("output_dtype", "kw", None),
+        Param("saturate", "kw", True),
+    ],
+    _fill_quantize_linear,
+)
+
+# ---------------------------------------------------------------------------
+# The builders: method name -> (C function, parameters after graph and name,
+# documentation). A C builder added to include/dqgraph.h is one entry here:
+# its parameters in C order, each a Param of a kind in KINDS (or an Attrs for
+# a struct passed by pointer), with the C API's defaults. For example, a
+# builder dqg_softmax(graph, name, x, int64_t axis) would be
+#     "softmax": ("dqg_softmax", [Param("x", T), Param("axis", "int", -1, True)], "Softmax."),
+# A C parameter type not in KINDS (e.g. a variadic list of tensors) is one
+# more entry there: its ctypes types and its conversion.
+# ---------------------------------------------------------------------------
+
+T, O = "tensor", "optional"
+
+_BUILDERS = {
+    "matmul": ("dqg_matmul", [Param("a", T), Param("b", T), _MATMUL],
+               "ONNX MatMul (NumPy broadcasting) with oneDNN Graph's transpose_a/transpose_b."),
+    "convolution": ("dqg_convolution", [Param("src", T), Param("weights", T),
+                                        Param("bias", O, None), _CONV],
+                    "Convolution (cross-correlation); weights OIX; strides, pads and dilations "
+                    "per spatial dimension (an int applies to all); data_format 'ncx' or 'nxc'."),
+    "bias_add": ("dqg_bias_add", [Param("x", T), Param("bias", T),
+                                  Param("data_format", "format", "ncx")],
+                 "x + bias along the channel axis (1 for 'ncx', the last for 'nxc')."),
+    "add": ("dqg_add", [Param("a", T), Param("b", T)],
+            "a + b with NumPy broadcasting; integers wrap around."),
+    "mul": ("dqg_mul", [Param("a", T), Param("b", T)],
+            "a * b with NumPy broadcasting; integers wrap around."),
+    "relu": ("dqg_relu", [Param("x", T)], "max(x, 0)."),
+    "clip": ("dqg_clip", [Param("x", T), Param("lo", "float"), Param("hi", "float")],
+             "min(max(x, lo), hi)."),
+    "reshape": ("dqg_reshape", [Param("x", T), Param("shape", "shape")],
+                "ONNX Reshape (allowzero = 0): 0 copies a dimension, one -1 is inferred."),
+    "transpose": ("dqg_transpose", [Param("x", T), Param("perm", "perm", None)],
+                  "Permutes the dimensions; perm None reverses them."),
+    "typecast": ("dqg_typecast", [Param("x", T), Param("to", "dtype")],
+                 "Conversion to another type (rounding to nearest even, saturating integers)."),
+    "dequantize_linear": ("dqg_dequantize_linear", [Param("x", T), Param("scale", T),
+                                                    Param("zero_point", O, None), _DQL],
+                          "ONNX DequantizeLinear; axis None is the default axis (1); "
+                          "output_dtype None is the scale's type (opset 23)."),
+    "dynamic_dequantize": ("dqg_dynamic_dequantize",
+                           [Param("src", T), Param("scales", T), Param("zps", O, None),
+                            Param("qtype", "str", "per_tensor", True),
+                            Param("axis", "qaxis", None, True)],
+                           "oneDNN Graph DynamicDequantize: scales and zero points at run time; "
+                           "axis None is 1 for per_channel (oneDNN Graph's default)."),
+    "dynamic_quantize": ("dqg_dynamic_quantize",
+                         [Param("src", T), Param("scales", T), Param("zps", O, None),
+                          Param("qtype", "str", "per_tensor", True),
+                          Param("axis", "qaxis", None, True),
+                          Param("dst_dtype", "dtype", "u8", True)],
+                         "oneDNN Graph DynamicQuantize: f32 -> u8/s8 with run-time scales."),
+    "extended_dequantize_linear": ("dqg_extended_dequantize_linear",
+                                   [Param("x", T), Param("scale", T),
+                                    Param("zero_point", O, None), Param("axis", "int", 1, True)],
+                                   "AMD Quark ExtendedDequantizeLinear (com.amd.quark)."),
+    "dml_dequantize": ("dqg_dml_dequantize", [Param("x", T), Param("scale", T),
+                                              Param("zero_point", O, None)],
+                       "DirectML element-wise dequantize: scale and zero point of x's shape."),
+    "quantize_linear": ("dqg_quantize_linear", [Param("x", T), Param("scale", T),
+                                                Param("zero_point", O, None), _QL],
+                        "ONNX QuantizeLinear: round half to even, saturate; saturate=False "
+                        "only for float8 outputs (opset 19+)."),
+}
+
+
+class _Call:
+    """Arguments of one builder call, and the ctypes objects to keep alive."""
+
+    def __init__(self, values):
+        self.values = values
+        self.keep = []
+
+
+def _make_builder(method, cname, params, doc):
+    argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+    sig = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)]
+    positional, attrs = [], None
+    for p in params:
+        if isinstance(p, Attrs):
+            attrs = p
+            argtypes.append(ctypes.c_void_p)
+            for a in p.params:
+                sig.append(inspect.Parameter(a.name, inspect.Parameter.KEYWORD_ONLY, default=a.default))
+        else:
+            positional.append(p)
+            argtypes += KINDS[p.kind][0]
+            kind = (inspect.Parameter.KEYWORD_ONLY if p.keyword_only
+                    else inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            sig.append(inspect.Parameter(p.name, kind, default=p.default))
+    sig.append(inspect.Parameter("name", inspect.Parameter.KEYWORD_ONLY, default=None))
+    signature = inspect.Signature(sig)
+    cfunc = _native.bind(cname, ctypes.c_int32, argtypes)
+
+    def builder(self, *args, **kwargs):
+        if cfunc is None:
+            raise errors.Unsupported("%s: this libdqgraph has no %s" % (method, cname))
+        bound = signature.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        values = bound.arguments
+        call = _Call([values[p.name] for p in positional])
+        c_args = []
+        for p, v in zip(positional, call.values):
+            c_args += KINDS[p.kind][1](self, "%s: %s" % (method, p.name), v, call)
+        if attrs is not None:
+            # The struct's pointer goes where the table puts it, in C's order.
+            s = _native.zeroed(attrs.struct)
+            attrs.fill(s, {a.name: values[a.name] for a in attrs.params}, call)
+            at = params.index(attrs)
+            n_before = sum(len(KINDS[p.kind][0]) for p in params[:at])
+            c_args.insert(n_before, ctypes.addressof(s))
+            call.keep.append(s)
+        return self._built(cfunc(self._handle(), _name_arg(values["name"]), *c_args))
+
+    builder.__name__ = method
+    builder.__qualname__ = "Graph." + method
+    builder.__signature__ = signature
+    builder.__doc__ = "%s\n\nC: %s. Returns the output Tensor." % (doc, cname)
+    return builder
+
+
+def _name_arg(name):
+    return None if name is None else str(name).encode()
+
+
+def _out_name(name):
+    return name.decode() if name is not None else None
+
+
+class Owned:
+    """A C handle freed by close() (or when the object is collected). Calls
+    that release the GIL for long (compile, execute, reference run) hold the
+    handle through enter()/leave(), and close() waits for them."""
+
+    _destroy = None  # the C function that frees the handle
+    _what = "object"
+
+    def __init__(self, handle):
+        self._h = handle
+        self._cond = threading.Condition()
+        self._active = 0
+
+    def close(self):
+        cond = getattr(self, "_cond", None)
+        if cond is None:  # __init__ did not get that far
+            return
+        with cond:
+            while self._active:
+                cond.wait()
+            h, self._h = self._h, None
+        if h:
+            type(self)._destroy(h)
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown: the library may be gone
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _handle(self):
+        if not self._h:
+            raise errors.InvalidArgument("the %s is closed" % self._what)
+        return self._h
+
+    def _enter(self):
+        with self._cond:
+            h = self._handle()
+            self._active += 1
+            return h
+
+    def _leave(self):
+        with self._cond:
+            self._active -= 1
+            if not self._active:
+                self._cond.notify_all()
+
+
+class Graph(Owned):
+    """An operation graph (dqg_graph). Build it with the methods, mark outputs
+    with output(), then finalize(), compile() or reference_run() it.
+
+    Building is not thread-safe (one thread per graph); a finalized graph may
+    be compiled and run from any number of threads."""
+
+    _destroy = _lib.dqg_graph_destroy
+    _what = "graph"
+
+    def __init__(self, _handle=None):
+        if _handle is None:
+            h = ctypes.c_void_p()
+            _lib.dqg_graph_create(ctypes.byref(h))
+            _handle = h.value
+        super().__init__(_handle)
+
+    def _call(self, func, *args):
+        return func(self._handle(), *args)
+
+    def _built(self, tensor_id):
+        """A builder's result: the Tensor, or the graph's (sticky) error."""
+        if tensor_id >= 0:
+            return Tensor(self, tensor_id)
+        self._raise_sticky()
+
+    def _raise_sticky(self):
+        # A failed builder call leaves the graph sticky-failed: finalize
+        # then returns that error and changes nothing.
+        status = _lib.dqg_graph_finalize(self._handle())
+        raise errors.from_status(status or errors.INVALID_ARGUMENT, _native.last_error())
+
+    # -- building -----------------------------------------------------------
+
+    def input(self, name, dtype, shape):
+        """A graph input of a static shape; dtype a name such as "u8"."""
+        dims = _int_list("input %r: shape" % (name,), shape)
+        arr = _int64_array(dims)
+        return self._built(
+            _lib.dqg_input(self._handle(), _name_arg(name), dtypes.code(dtype), len(dims), arr)
+        )
+
+    def constant(self, value, dtype=None, *, name=None, shape=None):
+        """A constant, copied into the graph.
+
+        `value` is a NumPy array (or anything np.asarray takes). Without
+        `dtype`, its NumPy type decides (float32 -> f32, int8 -> s8, ...).
+        With `dtype`:
+        - an array of the type's storage (see dqgraph.dtypes), holding the
+          elements as dqgraph stores them; for packed 4-bit types a flat
+          uint8 array of packed bytes, with `shape` given;
+        - float values for a float type other than f32 (f16, bf16, float8,
+          f4e2m1), encoded rounding to nearest even;
+        - integer values for s4/u4, packed here.
+        """
+        data, dt, shp = _constant_data(value, dtype, shape)
+        dims = _int64_array(list(shp))
+        return self._built(
+            _lib.dqg_constant(self._handle(), _name_arg(name), dtypes.code(dt), len(shp), dims,
+                              data.ctypes.data, data.nbytes)
+        )
+
+    def output(self, tensor, name=None):
+        """Marks `tensor` as a graph output, renamed to `name` if given."""
+        tid = _tensor_arg(self, "output", tensor, False)
+        status = _lib.dqg_output(self._handle(), tid, _name_arg(name))
+        if status != 0:
+            raise errors.from_status(status, _native.last_error())
+        return Tensor(self, tid)
+
+    def dynamic_quantize_linear(self, x, *, name=None):
+        """ONNX DynamicQuantizeLinear: returns (y u8, y_scale f32, y_zero_point u8)."""
+        s, z = ctypes.c_int32(_native.NONE), ctypes.c_int32(_native.NONE)
+        y = self._built(
+            _dql(self._handle(), _name_arg(name), _tensor_arg(self, "dynamic_quantize_linear", x,
+                                                             False), ctypes.byref(s), ctypes.byref(z))
+        )
+        return y, Tensor(self, s.value), Tensor(self, z.value)
+
+    def finalize(self):
+        """Verifies and freezes the graph; raises the first error of the build."""
+        status = _lib.dqg_graph_finalize(self._handle())
+        if status != 0:
+            raise errors.from_status(status, _native.last_error())
+        return self
+
+    @property
+    def finalized(self):
+        return _lib.dqg_graph_is_finalized(self._handle())
+
+    # -- introspection --------------------------------------------------------
+
+    def tensor(self, key):
+        """The tensor named `key` (or of id `key`)."""
+        if isinstance(key, str):
+            tid = _lib.dqg_graph_find_tensor(self._handle(), key.encode())
+            if tid < 0:
+                raise errors.InvalidArgument("no tensor named %r" % key)
+            return Tensor(self, tid)
+        tid = int(key)
+        if not 0 <= tid < _lib.dqg_graph_tensor_count(self._handle()):
+            raise errors.InvalidArgument("no tensor of id %d" % tid)
+        return Tensor(self, tid)
+
+    @property
+    def inputs(self):
+        h = self._handle()
+        return [Tensor(self, _lib.dqg_graph_input_id(h, i)) for i in range(_lib.dqg_graph_input_count(h))]
+
+    @property
+    def outputs(self):
+        h = self._handle()
+        return [Tensor(self, _lib.dqg_graph_output_id(h, i))
+                for i in range(_lib.dqg_graph_output_count(h))]
+
+    @property
+    def tensors(self):
+        return [Tensor(self, i) for i in range(_lib.dqg_graph_tensor_count(self._handle()))]
+
+    @property
+    def ops(self):
+        h = self._handle()
+        ops = []
+        for i in range(_lib.dqg_graph_op_count(h)):
+            ins = [_lib.dqg_graph_op_input(h, i, k) for k in range(_lib.dqg_graph_op_input_count(h, i))]
+            outs = [_lib.dqg_graph_op_output(h, i, k)
+                    for k in range(_lib.dqg_graph_op_output_count(h, i))]
+            ops.append(Op(_lib.dqg_op_kind_name(_lib.dqg_graph_op_kind(h, i)).decode(),
+                          _out_name(_lib.dqg_graph_op_name(h, i)),
+                          [None if t < 0 else Tensor(self, t) for t in ins],
+                          [Tensor(self, t) for t in outs]))
+        return ops
+
+    @property
+    def warnings(self):
+        h = self._handle()
+        return [_lib.dqg_graph_warning(h, i).decode() for i in range(_lib.dqg_graph_warning_count(h))]
+
+    def dump(self, format="text"):
+        """The graph as text (format "text") or Graphviz DOT ("dot")."""
+        fmt = {"text": 0, "dot": 1}.get(format)
+        if fmt is None:
+            raise errors.InvalidArgument("dump: format %r is not 'text' or 'dot'" % (format,))
+        h = self._handle()
+        return _native.capture(lambda f: _lib.dqg_graph_dump(h, fmt, f))
+
+    def dot(self):
+        return self.dump("dot")
+
+    def __repr__(self):
+        if not self._h:
+            return "<dqgraph.Graph (closed)>"
+        return "<dqgraph.Graph: %d inputs, %d ops, %d outputs%s>" % (
+            len(self.inputs), len(self.ops), len(self.outputs),
+            ", finalized" if self.finalized else "")
+
+    # -- running ------------------------------------------------------------
+
+    def reference_run(self, inputs=None, **named):
+        """Runs the graph on the reference interpreter (finalizing it first
+        if needed); returns {output name: array}."""
+        if not self.finalized:
+            self.finalize()
+        spec = io_spec(self)
+        ins = bind_inputs(spec, inputs, named)
+        outs = {t.name: dtypes.empty(t.dtype, t.shape) for t in spec.outputs}
+        in_bufs = make_buffers(spec.inputs, ins)
+        out_bufs = make_buffers(spec.outputs, outs)
+        h = self._enter()
+        try:
+            _lib.dqg_reference_run(h, in_bufs, len(spec.inputs), out_bufs, len(spec.outputs))
+        finally:
+            self._leave()
+        return outs
+
+
+_dql = _native.bind(
+    "dqg_dynamic_quantize_linear", ctypes.c_int32,
+    [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p],
+)
+
+for _method, (_cname, _params, _doc) in _BUILDERS.items():
+    setattr(Graph, _method, _make_builder(_method, _cname, _params, _doc))
+
+
+def _constant_data(value, dtype, shape):
+    """(contiguous storage array, dtype name, shape) of a constant."""
+    arr = np.asarray(value)
+    if dtype is None:
+        dt = dtypes.from_numpy(arr.dtype)
+        if dt is None:
+            raise errors.InvalidArgument(
+                "constant: NumPy type %s has no dqgraph type; give dtype= (e.g. 'f32')" % arr.dtype
+            )
+        return np.ascontiguousarray(arr), dt, tuple(arr.shape) if shape is None else tuple(shape)
+    dt = dtypes.name(dtype)
+    store = dtypes.storage(dt)
+    if dt in dtypes.PACKED:
+        if arr.dtype == np.uint8 and shape is not None:
+            n = int(np.prod(shape, dtype=np.int64))
+            if arr.size == (n + 1) // 2:
+                return np.ascontiguousarray(arr.reshape(-1)), dt, tuple(shape)
+        shp = tuple(arr.shape) if shape is None else tuple(shape)
+        if dt in ("s4", "u4") and arr.dtype.kind in "iu":
+            if int(np.prod(shp, dtype=np.int64)) != arr.size:
+                raise errors.InvalidArgument("constant: %d values for shape %s" % (arr.size, shp))
+            return dtypes.pack_int4(arr, dt == "s4"), dt, shp
+        if arr.dtype.kind == "f":
+            return dtypes.encode(arr.reshape(shp), dt), dt, shp
+        raise errors.InvalidArgument(
+            "constant: %s takes integer values, float values, or packed uint8 bytes with shape="
+            % dt
+        )
+    shp = tuple(arr.shape) if shape is None else tuple(shape)
+    if arr.dtype == store:
+        if int(np.prod(shp, dtype=np.int64)) != arr.size:
+            raise errors.InvalidArgument("constant: %d values for shape %s" % (arr.size, shp))
+        return np.ascontiguousarray(arr.reshape(shp)), dt, shp
+    if arr.dtype.kind == "f" and dtypes.is_float(dt):
+        return dtypes.encode(arr.reshape(shp), dt), dt, shp
+    if arr.dtype.kind in "iub" and dtypes.is_integer(dt):
+        info = np.iinfo(store)
+        if arr.size and (arr.min() < info.min or arr.max() > info.max):
+            raise errors.InvalidArgument("constant: values outside the range of %s" % dt)
+        return np.ascontiguousarray(arr.reshape(shp).astype(store)), dt, shp
+    raise errors.InvalidArgument(
+        "constant: cannot make %s from a %s array (give values of type %s)" % (dt, arr.dtype, store)
+    )
+
+
+# ---------------------------------------------------------------------------
+# Binding arrays to a graph's inputs and outputs (shared with Compiled)
+# ---------------------------------------------------------------------------
+
+
+class TensorSpec:
+    __slots__ = ("name", "dtype", "shape", "nbytes", "np_dtype", "np_shape")
+
+    def __init__(self, t):
+        self.name, self.dtype, self.shape, self.nbytes = t.name, t.dtype, t.shape, t.nbytes
+        self.np_dtype = dtypes.storage(self.dtype)
+        self.np_shape = dtypes.storage_shape(self.dtype, self.shape)
+
+    def __repr__(self):
+        return "%s: %s%s" % (self.name, self.dtype, list(self.shape))
+
+
+class IOSpec:
+    def __init__(self, inputs, outputs):
+        self.inputs, self.outputs = inputs, outputs
+        self.input_names = {s.name for s in inputs}
+        self.output_names = {s.name for s in outputs}
+
+
+def io_spec(graph):
+    return IOSpec([TensorSpec(t) for t in graph.inputs], [TensorSpec(t) for t in graph.outputs])
+
+
+def check_array(spec, what, array, writable=False):
+    """Raises InvalidArgument unless `array` can be bound to `spec` as is."""
+    if not isinstance(array, np.ndarray):
+        raise errors.InvalidArgument(
+            "%s '%s': expected a numpy.ndarray of %s, got %s"
+            % (what, spec.name, spec.np_dtype, type(array).__name__)
+        )
+    if array.dtype != spec.np_dtype:
+        raise errors.InvalidArgument(
+            "%s '%s': the %s tensor is held in a %s array, not %s"
+            % (what, spec.name, spec.dtype, spec.np_dtype, array.dtype)
+        )
+    if tuple(array.shape) != spec.np_shape:
+        extra = " (packed two per byte)" if spec.dtype in dtypes.PACKED else ""
+        raise errors.InvalidArgument(
+            "%s '%s': shape %s, expected %s%s"
+            % (what, spec.name, tuple(array.shape), spec.np_shape, extra)
+        )
+    if not array.flags.c_contiguous:
+        raise errors.InvalidArgument(
+            "%s '%s': the array is not C-contiguous (use numpy.ascontiguousarray)" % (what, spec.name)
+        )
+    if writable and not array.flags.writeable:
+        raise errors.InvalidArgument("%s '%s': the array is read-only" % (what, spec.name))
+
+
+def bind_inputs(spec, inputs, named):
+    arrays = dict(inputs or {})
+    for k, v in named.items():
+        if k in arrays:
+            raise errors.InvalidArgument("input '%s' is given twice" % k)
+        arrays[k] = v
+    for k in arrays:
+        if not isinstance(k, str) or k not in spec.input_names:
+            raise errors.InvalidArgument(
+                "no graph input named %r; the inputs are %s" % (k, sorted(spec.input_names))
+            )
+    for s in spec.inputs:
+        if s.name not in arrays:
+            raise errors.InvalidArgument("input '%s' has no array" % s.name)
+        check_array(s, "input", arrays[s.name])
+    return arrays
+
+
+def make_buffers(specs, arrays):
+    """A dqg_buffer array binding every tensor of `specs` by name."""
+    bufs = (_native.Buffer * max(len(specs), 1))()
+    for i, s in enumerate(specs):
+        a = arrays[s.name]
+        bufs[i].id = _native.NONE
+        bufs[i].name = s.name.encode()
+        bufs[i].data = a.ctypes.data
+        bufs[i].size = a.nbytes
+    return bufs

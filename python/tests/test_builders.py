@@ -1,0 +1,314 @@
+"""Every builder method of dqgraph.Graph, run compiled (fused and unfused)
+and on the reference interpreter, against values worked out with NumPy."""
+
+import re
+
+import numpy as np
+import pytest
+
+import dqgraph
+from conftest import ROOT
+
+
+def run_all(g, inputs, exact=True):
+    """Runs g three ways; asserts they agree; returns the reference result."""
+    ref = g.reference_run(inputs)
+    for fuse in (True, False):
+        got = dqgraph.compile(g, fuse=fuse).run(inputs)
+        for k in ref:
+            if exact:
+                np.testing.assert_array_equal(got[k], ref[k], err_msg="%s fuse=%s" % (k, fuse))
+            else:
+                bound = 1e-5 * max(np.abs(ref[k]).max(), 1e-30)
+                assert np.abs(got[k].astype(np.float64) - ref[k]).max() <= bound, (k, fuse)
+    return ref
+
+
+def f32(*a):
+    return np.array(a, dtype=np.float32)
+
+
+def test_every_c_builder_has_a_method():
+    """A builder added to include/dqgraph.h needs its line in graph._BUILDERS."""
+    with open(ROOT + "/include/dqgraph.h") as f:
+        header = f.read()
+    names = re.findall(r"dqg_tensor_id\s+dqg_(\w+)\s*\(\s*dqg_graph\s*\*", header)
+    assert names
+    missing = [n for n in names if not hasattr(dqgraph.Graph, n)]
+    assert not missing, (
+        "C builders without a Python method: %s; add each to _BUILDERS in "
+        "python/dqgraph/graph.py" % missing
+    )
+
+
+def test_input_constant_output_and_introspection():
+    g = dqgraph.Graph()
+    x = g.input("x", "f32", (2, 3))
+    c = g.constant(np.arange(6, dtype=np.float32).reshape(2, 3), name="c")
+    y = g.output(g.add(x, c, name="sum"), "y")
+    assert (x.name, x.dtype, x.shape, x.rank, x.size, x.nbytes) == ("x", "f32", (2, 3), 2, 6, 24)
+    assert c.is_constant and not x.is_constant
+    assert y.name == "y" and y.shape == (2, 3)
+    assert [t.name for t in g.inputs] == ["x"] and [t.name for t in g.outputs] == ["y"]
+    assert g.tensor("c") == c and g.tensor(c.id) == c
+    ops = g.ops
+    assert [(o.kind, o.name) for o in ops] == [("Add", "sum")]
+    assert ops[0].inputs == [x, c] and ops[0].outputs == [y]
+    assert not g.finalized
+    g.finalize()
+    assert g.finalized and g.warnings == []
+    assert "Add" in g.dump("text") and g.dump("dot").startswith("digraph")
+    out = run_all(g, {"x": np.ones((2, 3), np.float32)})
+    np.testing.assert_array_equal(out["y"], np.arange(6).reshape(2, 3) + 1)
+
+
+def test_scalar_input_and_unused_input_warning():
+    g = dqgraph.Graph()
+    x = g.input("x", "f32", ())
+    g.input("unused", "f32", (1,))
+    g.output(g.relu(x), "y")
+    g.finalize()
+    assert len(g.warnings) == 1 and "unused" in g.warnings[0]
+    out = run_all(g, {"x": np.array(-2, np.float32), "unused": f32(0)})
+    assert out["y"].shape == () and out["y"] == 0
+
+
+def test_matmul_with_transposes():
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    b = np.arange(12, dtype=np.float32).reshape(3, 4) - 5
+    for ta in (False, True):
+        for tb in (False, True):
+            g = dqgraph.Graph()
+            x = g.input("a", "f32", a.T.shape if ta else a.shape)
+            w = g.constant(np.ascontiguousarray(b.T) if tb else b)
+            g.output(g.matmul(x, w, transpose_a=ta, transpose_b=tb), "y")
+            out = run_all(g, {"a": np.ascontiguousarray(a.T) if ta else a})
+            np.testing.assert_array_equal(out["y"], a @ b)
+
+
+def conv_ref(x, w, b, stride, pad):
+    """NCHW cross-correlation, groups 1, in float64."""
+    n, c, h, wd = x.shape
+    o, _, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh, ow = (h + 2 * pad - kh) // stride + 1, (wd + 2 * pad - kw) // stride + 1
+    y = np.zeros((n, o, oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            patch = xp[:, :, i * stride:i * stride + kh, j * stride:j * stride + kw]
+            y[:, :, i, j] = np.tensordot(patch, w, axes=([1, 2, 3], [1, 2, 3]))
+    return y + b.reshape(1, -1, 1, 1)
+
+
+@pytest.mark.parametrize("fmt", ["ncx", "nxc"])
+def test_convolution(fmt):
+    rng = np.random.default_rng(3)
+    x = rng.integers(-4, 5, (1, 3, 6, 5)).astype(np.float32)
+    w = rng.integers(-3, 4, (4, 3, 3, 3)).astype(np.float32)
+    b = f32(1, -2, 0.5, 0)
+    want = conv_ref(x, w, b, 2, 1)
+    xin = x if fmt == "ncx" else np.ascontiguousarray(x.transpose(0, 2, 3, 1))
+    g = dqgraph.Graph()
+    t = g.input("x", "f32", xin.shape)
+    y = g.convolution(t, g.constant(w), g.constant(b), strides=2, pads_begin=1, pads_end=(1, 1),
+                      data_format=fmt)
+    g.output(y, "y")
+    out = run_all(g, {"x": xin}, exact=False)["y"]
+    if fmt == "nxc":
+        out = out.transpose(0, 3, 1, 2)
+    np.testing.assert_allclose(out, want, rtol=0, atol=1e-5 * np.abs(want).max())
+
+
+def test_bias_add_add_mul_relu_clip():
+    x = f32(-3, -1, 0, 2, 5, 7).reshape(1, 2, 3)
+    g = dqgraph.Graph()
+    t = g.input("x", "f32", x.shape)
+    b = g.bias_add(t, g.constant(f32(10, 20)), "ncx")
+    b2 = g.bias_add(t, g.constant(f32(1, 2, 3)), data_format="nxc")
+    s = g.add(t, g.constant(f32(1, 2, 3)))  # broadcast along the last axis
+    m = g.mul(t, g.constant(np.float32(2)))
+    g.output(b, "bias_ncx")
+    g.output(b2, "bias_nxc")
+    g.output(s, "add")
+    g.output(m, "mul")
+    g.output(g.relu(t), "relu")
+    g.output(g.clip(t, -2, 4), "clip")
+    out = run_all(g, {"x": x})
+    np.testing.assert_array_equal(out["bias_ncx"], x + f32(10, 20).reshape(1, 2, 1))
+    np.testing.assert_array_equal(out["bias_nxc"], x + f32(1, 2, 3))
+    np.testing.assert_array_equal(out["add"], x + f32(1, 2, 3))
+    np.testing.assert_array_equal(out["mul"], x * 2)
+    np.testing.assert_array_equal(out["relu"], np.maximum(x, 0))
+    np.testing.assert_array_equal(out["clip"], np.clip(x, -2, 4))
+
+
+def test_integer_add_and_mul_wrap_around():
+    a = np.array([250, 3], np.uint8)
+    g = dqgraph.Graph()
+    t = g.input("a", "u8", (2,))
+    g.output(g.add(t, g.constant(np.array([10, 4], np.uint8))), "s")
+    g.output(g.mul(t, g.constant(np.array([2, 100], np.uint8))), "p")
+    out = run_all(g, {"a": a})
+    np.testing.assert_array_equal(out["s"], np.array([4, 7], np.uint8))
+    np.testing.assert_array_equal(out["p"], np.array([244, 44], np.uint8))
+
+
+def test_reshape_transpose_typecast():
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4) - 11.5
+    g = dqgraph.Graph()
+    t = g.input("x", "f32", x.shape)
+    g.output(g.reshape(t, (0, -1)), "reshaped")
+    g.output(g.transpose(t, (2, 0, 1)), "perm")
+    g.output(g.transpose(t), "reversed")
+    g.output(g.typecast(t, "s8"), "s8")
+    g.output(g.typecast(t, "f16"), "f16")
+    g.output(g.typecast(t, "bf16"), "bf16")
+    out = run_all(g, {"x": x})
+    np.testing.assert_array_equal(out["reshaped"], x.reshape(2, 12))
+    np.testing.assert_array_equal(out["perm"], x.transpose(2, 0, 1))
+    np.testing.assert_array_equal(out["reversed"], x.transpose())
+    np.testing.assert_array_equal(out["s8"], np.round(x).astype(np.int8))  # half to even
+    np.testing.assert_array_equal(out["f16"], x.astype(np.float16))
+    assert out["bf16"].dtype == np.uint16
+    np.testing.assert_array_equal(dqgraph.from_bf16(out["bf16"]), x)  # exact in bf16
+
+
+# ---- The dequantize front doors -------------------------------------------
+
+
+def test_dequantize_linear_spec_example_default():
+    """ONNX DequantizeLinear, "default" example (test_dequantizelinear)."""
+    g = dqgraph.Graph()
+    x = g.input("x", "u8", (4,))
+    for opset in (10, 13, 19, 21, 23):
+        g.output(g.dequantize_linear(x, g.constant(np.float32(2)), g.constant(np.uint8(128)),
+                                     opset=opset), "y%d" % opset)
+    out = run_all(g, {"x": np.array([0, 3, 128, 255], np.uint8)})
+    for opset in (10, 13, 19, 21, 23):
+        np.testing.assert_array_equal(out["y%d" % opset], f32(-256, -250, 0, 254))
+
+
+def test_dequantize_linear_spec_example_axis():
+    """ONNX DequantizeLinear, "_axis" example (test_dequantizelinear_axis)."""
+    x = np.array([[[[3, 89], [34, 200], [74, 59]], [[5, 24], [24, 87], [32, 13]],
+                   [[245, 99], [4, 142], [121, 102]]]], np.uint8)
+    scale, zp = f32(2, 4, 5), np.array([84, 24, 196], np.uint8)
+    want = (x.astype(np.float32) - zp.reshape(1, 3, 1, 1)) * scale.reshape(1, 3, 1, 1)
+    g = dqgraph.Graph()
+    t = g.input("x", "u8", x.shape)
+    g.output(g.dequantize_linear(t, g.constant(scale), g.constant(zp), opset=13), "default_axis")
+    g.output(g.dequantize_linear(t, g.constant(scale), g.constant(zp), opset=13, axis=1), "axis1")
+    g.output(g.dequantize_linear(t, g.constant(scale), g.constant(zp), opset=13, axis=-3), "axis-3")
+    out = run_all(g, {"x": x})
+    for k in out:
+        np.testing.assert_array_equal(out[k], want)
+
+
+def test_dequantize_linear_blocked_int4_and_output_dtype():
+    w = np.array([[-8, 7, 1, -1], [2, 3, -4, 5]], np.int8)  # s4 values
+    scale = f32(0.5, 2).reshape(2, 1)  # blocks of 4 along axis 1
+    g = dqgraph.Graph()
+    wq = g.constant(w, "s4")
+    y = g.dequantize_linear(wq, g.constant(scale), axis=1, block_size=4, opset=21)
+    g.output(y, "y")
+    g.output(g.dequantize_linear(wq, g.constant(scale), axis=1, block_size=4, opset=23,
+                                 output_dtype="f16"), "y16")
+    g.output(g.add(g.input("dummy", "f32", (1,)), g.constant(f32(0))), "d")
+    out = run_all(g, {"dummy": f32(0)})
+    np.testing.assert_array_equal(out["y"], w * scale)
+    np.testing.assert_array_equal(out["y16"], (w * scale).astype(np.float16))
+
+
+def test_dynamic_dequantize_per_tensor_and_per_channel():
+    src = np.array([[0, 10, 250], [128, 129, 1]], np.uint8)
+    g = dqgraph.Graph()
+    x = g.input("x", "u8", src.shape)
+    s = g.input("s", "f32", (1,))
+    z = g.input("z", "u8", (1,))
+    sc = g.input("sc", "f32", (3,))
+    g.output(g.dynamic_dequantize(x, s, z), "pt")
+    g.output(g.dynamic_dequantize(x, sc, None, qtype="per_channel", axis=1), "pc")
+    out = run_all(g, {"x": src, "s": f32(0.5), "z": np.array([128], np.uint8), "sc": f32(1, 2, 4)})
+    np.testing.assert_array_equal(out["pt"], (src.astype(np.float32) - 128) * 0.5)
+    np.testing.assert_array_equal(out["pc"], src.astype(np.float32) * f32(1, 2, 4))
+
+
+def test_dynamic_quantize():
+    x = f32(-1, 0, 0.25, 0.75, 100, 1.25)
+    g = dqgraph.Graph()
+    t = g.input("x", "f32", (6,))
+    s = g.input("s", "f32", (1,))
+    g.output(g.dynamic_quantize(t, s, g.constant(np.array([10], np.uint8))), "u8")
+    g.output(g.dynamic_quantize(t, s, None, dst_dtype="s8"), "s8")
+    out = run_all(g, {"x": x, "s": f32(0.5)})
+    # round half to even of x / 0.5: -2, 0, 0 (0.5), 2 (1.5), 200, 2 (2.5)
+    np.testing.assert_array_equal(out["u8"], np.array([8, 10, 10, 12, 210, 12], np.uint8))
+    np.testing.assert_array_equal(out["s8"], np.array([-2, 0, 0, 2, 127, 2], np.int8))
+
+
+def test_extended_dequantize_linear():
+    x = np.array([[-30000, 5], [32767, 0]], np.int16)
+    g = dqgraph.Graph()
+    t = g.input("x", "s16", x.shape)
+    g.output(g.extended_dequantize_linear(t, g.constant(np.float32(0.25)),
+                                          g.constant(np.int16(-2))), "pt")
+    g.output(g.extended_dequantize_linear(t, g.constant(f32(1, 3)), None, axis=1), "pa")
+    g.output(g.extended_dequantize_linear(t, g.constant(np.float32(2)), g.constant(np.float32(1))),
+             "zp_f32")
+    out = run_all(g, {"x": x})
+    np.testing.assert_array_equal(out["pt"], (x.astype(np.float32) + 2) * 0.25)
+    np.testing.assert_array_equal(out["pa"], x.astype(np.float32) * f32(1, 3))
+    np.testing.assert_array_equal(out["zp_f32"], (x.astype(np.float32) - 1) * 2)
+
+
+def test_dml_dequantize():
+    x = np.array([[1, 2], [3, 250]], np.uint8)
+    scale = f32(1, 0.5, 0, 2).reshape(2, 2)
+    zp = np.array([[1, 0], [3, 200]], np.uint8)
+    g = dqgraph.Graph()
+    t = g.input("x", "u8", x.shape)
+    g.output(g.dml_dequantize(t, g.constant(scale), g.constant(zp)), "y")
+    g.output(g.dml_dequantize(t, g.constant(scale.astype(np.float16))), "y16")
+    out = run_all(g, {"x": x})
+    np.testing.assert_array_equal(out["y"], (x.astype(np.float32) - zp) * scale)  # 0 scale: 0
+    np.testing.assert_array_equal(out["y16"], (x * scale).astype(np.float16))
+
+
+def test_quantize_linear():
+    x = f32(-1, 0.5, 1.5, 2.5, 300, -300)
+    g = dqgraph.Graph()
+    t = g.input("x", "f32", (6,))
+    g.output(g.quantize_linear(t, g.constant(np.float32(1)), g.constant(np.uint8(10))), "u8")
+    g.output(g.quantize_linear(t, g.constant(np.float32(1)), g.constant(np.int8(0))), "s8")
+    g.output(g.quantize_linear(t, g.constant(np.float32(1))), "default_u8")
+    out = run_all(g, {"x": x})
+    np.testing.assert_array_equal(out["u8"], np.array([9, 10, 12, 12, 255, 0], np.uint8))
+    np.testing.assert_array_equal(out["s8"], np.array([-1, 0, 2, 2, 127, -128], np.int8))
+    np.testing.assert_array_equal(out["default_u8"], np.array([0, 0, 2, 2, 255, 0], np.uint8))
+
+
+def test_quantize_linear_float8_saturate():
+    x = f32(1000, -1000, 0.5)
+    g = dqgraph.Graph()
+    t = g.input("x", "f32", (3,))
+    one = g.constant(np.float32(1))
+    zp = g.constant(np.zeros((), np.uint8), "f8e4m3fn")
+    g.output(g.quantize_linear(t, one, zp, opset=19), "sat")
+    g.output(g.quantize_linear(t, one, zp, opset=19, saturate=False), "nosat")
+    out = run_all(g, {"x": x})
+    np.testing.assert_array_equal(dqgraph.decode(out["sat"], "f8e4m3fn"), f32(448, -448, 0.5))
+    assert np.isnan(dqgraph.decode(out["nosat"], "f8e4m3fn")[:2]).all()
+
+
+def test_dynamic_quantize_linear():
+    x = f32(0, 2, -3, -2.5, 1.34, 0.5)  # ONNX's first DynamicQuantizeLinear example
+    g = dqgraph.Graph()
+    t = g.input("x", "f32", (6,))
+    y, s, z = g.dynamic_quantize_linear(t)
+    g.output(y, "y")
+    g.output(s, "y_scale")
+    g.output(z, "y_zero_point")
+    out = run_all(g, {"x": x})
+    np.testing.assert_array_equal(out["y"], np.array([153, 255, 0, 26, 221, 179], np.uint8))
+    assert out["y_scale"] == np.float32(0.019607844)
+    assert out["y_zero_point"] == 153

@@ -1,0 +1,174 @@
+"""Compiled graphs from Python: introspection, the cache, threads (the GIL
+is released in the library), preallocated outputs, and memory that stays
+flat over many compile/run cycles."""
+
+import os
+import threading
+
+import numpy as np
+import pytest
+
+import dqgraph
+
+
+def int8_layer(m=16, k=64, n=32, seed=1):
+    rng = np.random.default_rng(seed)
+    g = dqgraph.Graph()
+    x = g.input("x", "u8", (m, k))
+    w = g.dequantize_linear(g.constant(rng.integers(-127, 128, (k, n)).astype(np.int8), name="w"),
+                            g.constant(rng.uniform(0.001, 0.01, n).astype(np.float32)), axis=1,
+                            name="w_dq")
+    xf = g.dequantize_linear(x, g.constant(np.float32(0.05)), g.constant(np.uint8(100)), name="x_dq")
+    y = g.matmul(xf, w, name="fc")
+    g.output(g.relu(g.bias_add(y, g.constant(np.linspace(-1, 1, n, dtype=np.float32)), "nxc")), "y")
+    return g, rng.integers(0, 256, (m, k)).astype(np.uint8)
+
+
+def test_explain_partitions_dot_and_counts():
+    g, x = int8_layer()
+    c = dqgraph.compile(g)
+    u = dqgraph.compile(g, fuse=False)
+    assert u.fused_count == 0 and u.partition_count > c.partition_count
+    # How the int8 layer fuses depends on the CPU (VNNI or AMX: one int8
+    # MatMul); the explain log says what was done either way.
+    assert any("'fc'" in line for line in c.explain())
+    if "int8" in c.partitions()[0]:
+        assert c.partition_count == 1 and c.fused_count == 1
+    assert "cluster" in c.dot() and "cluster" not in c.dot(after_passes=False)
+    assert "partition 0" in c.text()
+    assert c.peak_memory >= 0
+    assert c.inputs == [("x", "u8", (16, 64))] and c.outputs == [("y", "f32", (16, 32))]
+    ref = g.reference_run(x=x)["y"]
+    for comp in (c, u):
+        got = comp.run(x=x)["y"]
+        assert np.abs(got - ref).max() <= 1e-5 * np.abs(ref).max()
+
+
+def test_cache_hit_on_recompile_and_clear():
+    dqgraph.cache_clear()
+    g, _ = int8_layer(seed=7)
+    dqgraph.compile(g)
+    s1 = dqgraph.cache_stats()
+    assert s1.misses >= 1 and s1.entries >= 1
+    again = dqgraph.compile(g)
+    s2 = dqgraph.cache_stats()
+    assert again.cache_hits == again.partition_count
+    assert s2.plan_hits == s1.plan_hits + 1
+    dqgraph.cache_clear()
+    assert dqgraph.cache_stats().hits == 0
+    cap = dqgraph.cache_capacity()
+    dqgraph.set_cache_capacity(0)
+    assert dqgraph.cache_capacity() == 0
+    dqgraph.set_cache_capacity(cap)
+    with pytest.raises(dqgraph.InvalidArgument):
+        dqgraph.set_cache_capacity(-1)
+
+
+def test_run_into_reuses_buffers_without_copies():
+    g, x = int8_layer()
+    c = dqgraph.compile(g)
+    out = {"y": np.empty((16, 32), np.float32)}
+    res = c.run_into({"x": x}, out)
+    assert res["y"] is out["y"]
+    np.testing.assert_array_equal(out["y"], c.run(x=x)["y"])
+
+
+def test_options_threads_backend_fpmath():
+    g, x = int8_layer()
+    ref = g.reference_run(x=x)["y"]
+    for kw in ({"threads": 1}, {"backend": "reference"}, {"fpmath": "bf16", "fuse": False}):
+        got = dqgraph.compile(g, **kw).run(x=x)["y"]
+        # bf16 math is opt-in and looser; the others hold the f32 contract.
+        bound = (2.0**-7 * np.abs(ref).max() * 64) if kw.get("fpmath") else 1e-5 * np.abs(ref).max()
+        assert np.abs(got - ref).max() <= bound, kw
+
+
+# Concurrent dqg_execute of one compiled graph on the oneDNN backend gives
+# wrong results in this tree (also from C: oneDNN 2.6 primitives executed
+# concurrently share their library-managed scratchpad); the binding is not
+# involved, as the reference backend shows. Non-strict, so that the test
+# passes as soon as the runtime executes concurrently correctly.
+ONEDNN_CONCURRENCY = pytest.mark.xfail(
+    strict=False, reason="concurrent execution on the oneDNN backend (runtime defect)"
+)
+
+
+@pytest.mark.parametrize("backend", ["reference", pytest.param("onednn", marks=ONEDNN_CONCURRENCY)])
+def test_one_compiled_graph_from_many_threads(backend):
+    g, _ = int8_layer(m=64, k=256, n=128)
+    c = dqgraph.compile(g, backend=backend)
+    rng = np.random.default_rng(3)
+    xs = [rng.integers(0, 256, (64, 256)).astype(np.uint8) for _ in range(8)]
+    want = [c.run(x=x)["y"] for x in xs]
+    errors, barrier = [], threading.Barrier(8)
+
+    def work(i):
+        try:
+            barrier.wait()
+            for _ in range(20):
+                got = c.run(x=xs[i])["y"]
+                if not np.array_equal(got, want[i]):
+                    errors.append("thread %d: wrong result" % i)
+                    return
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+def test_compiles_from_many_threads_share_the_cache():
+    g, x = int8_layer(seed=11)
+    dqgraph.cache_clear()
+    dqgraph.compile(g).close()
+    one_thread = dqgraph.cache_stats().misses
+    dqgraph.cache_clear()
+    compiled, lock = [], threading.Lock()
+    barrier = threading.Barrier(6)
+
+    def work():
+        barrier.wait()
+        c = dqgraph.compile(g)
+        with lock:
+            compiled.append(c)
+
+    threads = [threading.Thread(target=work) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    # Each partition built once, whatever the threads.
+    assert dqgraph.cache_stats().misses == one_thread
+    results = [c.run(x=x)["y"] for c in compiled]
+    assert len(results) == 6 and all(np.array_equal(r, results[0]) for r in results)
+
+
+def rss_kib():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
+
+
+def test_memory_flat_over_10000_compile_run_cycles():
+    g = dqgraph.Graph()
+    x = g.input("x", "u8", (4, 8))
+    y = g.dequantize_linear(x, g.constant(np.float32(0.5)), g.constant(np.uint8(3)))
+    g.output(g.relu(y), "y")
+    g.finalize()
+    xs = np.arange(32, dtype=np.uint8).reshape(4, 8)
+
+    def cycles(n):
+        for _ in range(n):
+            c = dqgraph.compile(g)
+            c.run(x=xs)
+            c.close()
+
+    cycles(2000)  # warm up: caches, allocator pools
+    before = rss_kib()
+    cycles(10000)
+    grown = rss_kib() - before
+    # A leak of even 100 bytes per cycle would show as 1000 KiB.
+    assert grown < 512, "RSS grew by %d KiB over 10000 cycles" % grown

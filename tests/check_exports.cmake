@@ -1,0 +1,45 @@
+# The shared library exports exactly the functions the public headers
+# declare: nothing internal (dqgraph's own helpers, protobuf-c's generated
+# onnx__* code), and nothing declared is missing.
+#   cmake -DLIBRARY=libdqgraph.so -DHEADERS="a.h;b.h" -DNM=nm -P check_exports.cmake
+set(_declared "")
+foreach(_h ${HEADERS})
+  file(READ ${_h} _text)
+  # Comments name functions too ("see dqg_compile()"): drop them first.
+  string(REGEX REPLACE "/\\*([^*]|\\*+[^*/])*\\*+/" "" _text "${_text}")
+  string(REGEX REPLACE "//[^\n]*" "" _text "${_text}")
+  string(REGEX MATCHALL "[^A-Za-z0-9_]dqg_[a-z0-9_]+[ \n]*\\(" _calls "${_text}")
+  foreach(_c ${_calls})
+    string(REGEX REPLACE "^.(dqg_[a-z0-9_]+).*$" "\\1" _name "${_c}")
+    list(APPEND _declared ${_name})
+  endforeach()
+endforeach()
+list(REMOVE_DUPLICATES _declared)
+list(SORT _declared)
+
+execute_process(COMMAND ${NM} -D --defined-only ${LIBRARY} OUTPUT_VARIABLE _nm
+                RESULT_VARIABLE _rc)
+if(NOT _rc EQUAL 0)
+  message(FATAL_ERROR "${NM} failed on ${LIBRARY}")
+endif()
+string(REGEX MATCHALL "[^\n]+" _lines "${_nm}")
+set(_exported "")
+foreach(_l ${_lines})
+  string(REGEX REPLACE "^.* ([^ ]+)$" "\\1" _sym "${_l}")
+  list(APPEND _exported ${_sym})
+endforeach()
+list(SORT _exported)
+
+set(_extra ${_exported})
+list(REMOVE_ITEM _extra ${_declared})
+set(_missing ${_declared})
+list(REMOVE_ITEM _missing ${_exported})
+list(LENGTH _exported _n_exported)
+list(LENGTH _declared _n_declared)
+message("exports: ${_n_exported} symbols exported, ${_n_declared} functions declared")
+if(_extra)
+  message(FATAL_ERROR "exported but not declared in a public header: ${_extra}")
+endif()
+if(_missing)
+  message(FATAL_ERROR "declared in a public header but not exported: ${_missing}")
+endif()
