@@ -20,18 +20,21 @@ typedef struct conv_kernel {
      * layout the primitive chose, in the caller's scratch. */
     bool reorder_w;
     dqg_dnnl_prim w_reorder;
+    dqg_conv_io io; /* activation reorders, in scratch after the weights' */
 } conv_kernel;
 
 static dqg_status conv_execute(dqg_kernel *k, void *const *args, void *scratch)
 {
     conv_kernel *c = (conv_kernel *)k;
-    void *h[DQG_DNNL_MAX_ARGS];
+    void *h[DQG_DNNL_MAX_ARGS], *dst;
     int n = 0;
-    h[n++] = c->x_arg >= 0 ? args[c->x_arg] : c->x_const;
+    dqg_status st = dqg_conv_io_begin(&c->io, c->x_arg >= 0 ? args[c->x_arg] : c->x_const,
+                                      args[c->y_arg], scratch, &h[n++], &dst, c->base.impl);
+    if (st != DQG_OK)
+        return st;
     if (c->reorder_w) {
         void *rh[2] = {args[c->w_arg], scratch};
-        dqg_status st = dqg_dnnl_prim_execute(&c->w_reorder, rh, c->base.impl);
-        if (st != DQG_OK)
+        if ((st = dqg_dnnl_prim_execute(&c->w_reorder, rh, c->base.impl)) != DQG_OK)
             return st;
         h[n++] = scratch;
     } else {
@@ -39,9 +42,11 @@ static dqg_status conv_execute(dqg_kernel *k, void *const *args, void *scratch)
     }
     if (c->has_bias)
         h[n++] = c->b_arg >= 0 ? args[c->b_arg] : c->b_const;
-    h[n++] = args[c->y_arg];
+    h[n++] = dst;
     dqg_qattr_handles(&c->post, args, NULL, scratch, n, h);
-    return dqg_dnnl_prim_execute(&c->prim, h, c->base.impl);
+    if ((st = dqg_dnnl_prim_execute(&c->prim, h, c->base.impl)) != DQG_OK)
+        return st;
+    return dqg_conv_io_end(&c->io, dst, args[c->y_arg], c->base.impl);
 }
 
 static void conv_destroy(dqg_kernel *k)
@@ -49,6 +54,7 @@ static void conv_destroy(dqg_kernel *k)
     conv_kernel *c = (conv_kernel *)k;
     dqg_dnnl_prim_destroy(&c->prim);
     dqg_dnnl_prim_destroy(&c->w_reorder);
+    dqg_conv_io_destroy(&c->io);
     dqg_qattr_free(&c->post);
     free(c->x_const);
     free(c->w_packed);
@@ -162,10 +168,11 @@ dqg_status dqg_kernel_conv_build(const dqg_kernel_request *req, dqg_kernel **out
         goto fail;
     dnnl_dims_t strides, dil, pl, pr;
     dqg_conv_params(a, strides, dil, pl, pr);
+    dqg_conv_io_plan(&c->io, &md_x, &md_y, a->data_format);
     dnnl_convolution_desc_t d;
     dnnl_status_t s = dnnl_dilated_convolution_forward_desc_init(
-        &d, dnnl_forward_inference, dnnl_convolution_direct, &md_x, &md_w_any, b ? &md_b : NULL,
-        &md_y, strides, dil, pl, pr);
+        &d, dnnl_forward_inference, dnnl_convolution_direct, &c->io.src, &md_w_any,
+        b ? &md_b : NULL, &c->io.dst, strides, dil, pl, pr);
     if (s != dnnl_success) {
         st = dqg_dnnl_error(s, c->base.impl, "convolution descriptor");
         goto fail;
@@ -207,6 +214,16 @@ dqg_status dqg_kernel_conv_build(const dqg_kernel_request *req, dqg_kernel **out
     } else {
         md_w_real = md_w;
     }
+    if (st == DQG_OK) {
+        size_t io_bytes = 0;
+        st = dqg_conv_io_finish(&c->io, pd, &md_x, &md_y, c->base.scratch_size, &io_bytes,
+                                c->base.why, sizeof c->base.why, c->base.impl);
+        c->base.scratch_size += io_bytes;
+        if (st == DQG_OK && c->io.reorder_dst && c->post.full_operand)
+            st = dqg_set_error(DQG_UNSUPPORTED,
+                               "%s: an operand of the result's shape, and a reordered result",
+                               c->base.impl);
+    }
     if (st == DQG_OK && c->x_arg < 0 && !(c->x_const = malloc(x->nbytes)))
         st = dqg_set_error(DQG_OUT_OF_MEMORY, "conv kernel: out of memory");
     if (st == DQG_OK && c->x_arg < 0)
@@ -219,7 +236,7 @@ dqg_status dqg_kernel_conv_build(const dqg_kernel_request *req, dqg_kernel **out
         int kinds[DQG_DNNL_MAX_ARGS], n = 0;
         dnnl_memory_desc_t mds[DQG_DNNL_MAX_ARGS];
         kinds[n] = DNNL_ARG_SRC;
-        mds[n++] = md_x;
+        mds[n++] = c->io.src;
         kinds[n] = DNNL_ARG_WEIGHTS;
         mds[n++] = md_w_real;
         if (b) {
@@ -227,7 +244,7 @@ dqg_status dqg_kernel_conv_build(const dqg_kernel_request *req, dqg_kernel **out
             mds[n++] = md_b;
         }
         kinds[n] = DNNL_ARG_DST;
-        mds[n++] = md_y;
+        mds[n++] = c->io.dst;
         n = dqg_qattr_args(&c->post, n, kinds, mds);
         st = dqg_dnnl_prim_init(&c->prim, pd, n, kinds, mds, c->base.impl);
     }

@@ -17,63 +17,33 @@ typedef struct qconv_kernel {
     dqg_qattr q;
     int src_arg, dst_arg;
     void *w_packed;
-    /* oneDNN's int8 kernels want channels-last activations: NCX src and dst
-     * are reordered per execution into and out of the chosen layouts, in
-     * scratch after the attribute scratch. */
-    bool reorder_src, reorder_dst;
-    dqg_dnnl_prim src_reorder, dst_reorder;
-    size_t attr_scratch, src_bytes;
+    dqg_conv_io io; /* activation reorders, in scratch after the attribute's */
 } qconv_kernel;
 
 static dqg_status qconv_execute(dqg_kernel *k, void *const *args, void *scratch)
 {
     qconv_kernel *c = (qconv_kernel *)k;
     void *h[DQG_DNNL_MAX_ARGS];
-    char *tmp = (char *)scratch + c->attr_scratch;
-    h[0] = args[c->src_arg];
-    if (c->reorder_src) {
-        void *rh[2] = {args[c->src_arg], tmp};
-        dqg_status st = dqg_dnnl_prim_execute(&c->src_reorder, rh, c->base.impl);
-        if (st != DQG_OK)
-            return st;
-        h[0] = tmp;
-    }
+    dqg_status st = dqg_conv_io_begin(&c->io, args[c->src_arg], args[c->dst_arg], scratch, &h[0],
+                                      &h[2], c->base.impl);
+    if (st != DQG_OK)
+        return st;
     h[1] = c->w_packed;
-    h[2] = c->reorder_dst ? tmp + c->src_bytes : args[c->dst_arg];
     const void *internal[2] = {NULL, NULL};
     dqg_qattr_handles(&c->q, args, internal, scratch, 3, h);
-    dqg_status st = dqg_dnnl_prim_execute(&c->prim, h, c->base.impl);
-    if (st == DQG_OK && c->reorder_dst) {
-        void *rh[2] = {h[2], args[c->dst_arg]};
-        st = dqg_dnnl_prim_execute(&c->dst_reorder, rh, c->base.impl);
-    }
-    return st;
+    if ((st = dqg_dnnl_prim_execute(&c->prim, h, c->base.impl)) != DQG_OK)
+        return st;
+    return dqg_conv_io_end(&c->io, h[2], args[c->dst_arg], c->base.impl);
 }
 
 static void qconv_destroy(dqg_kernel *k)
 {
     qconv_kernel *c = (qconv_kernel *)k;
     dqg_dnnl_prim_destroy(&c->prim);
-    dqg_dnnl_prim_destroy(&c->src_reorder);
-    dqg_dnnl_prim_destroy(&c->dst_reorder);
+    dqg_conv_io_destroy(&c->io);
     dqg_qattr_free(&c->q);
     free(c->w_packed);
     free(c);
-}
-
-static dqg_status make_reorder(dqg_dnnl_prim *r, const dnnl_memory_desc_t *from,
-                               const dnnl_memory_desc_t *to, const char *what)
-{
-    dnnl_engine_t eng = dqg_onednn_engine();
-    dnnl_primitive_desc_t pd = NULL;
-    dnnl_status_t s = dnnl_reorder_primitive_desc_create(&pd, from, eng, to, eng, NULL);
-    if (s != dnnl_success)
-        return dqg_dnnl_error(s, what, "activation reorder");
-    int kinds[2] = {DNNL_ARG_FROM, DNNL_ARG_TO};
-    dnnl_memory_desc_t mds[2] = {*from, *to};
-    dqg_status st = dqg_dnnl_prim_init(r, pd, 2, kinds, mds, what);
-    dnnl_primitive_desc_destroy(pd);
-    return st;
 }
 
 dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **out)
@@ -121,52 +91,35 @@ dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **ou
         goto fail;
     dnnl_dims_t strides, dil, pl, pr;
     dqg_conv_params(a, strides, dil, pl, pr);
-    md_x_use = md_x;
-    md_y_use = md_y;
-    if (a->data_format == DQG_FORMAT_NCX) {
-        /* oneDNN's jit int8 kernels take channels-last activations only;
-         * NCX is reordered per execution (see execute). */
-        dnnl_format_tag_t tag = md_x.ndims == 3   ? dnnl_acb
-                                : md_x.ndims == 4 ? dnnl_acdb
-                                                  : dnnl_acdeb;
-        dnnl_memory_desc_init_by_tag(&md_x_use, md_x.ndims, md_x.dims, md_x.data_type, tag);
-        dnnl_memory_desc_init_by_tag(&md_y_use, md_y.ndims, md_y.dims, md_y.data_type, tag);
-    }
+    dqg_conv_io_plan(&c->io, &md_x, &md_y, a->data_format);
     dnnl_convolution_desc_t d;
     dnnl_status_t s = dnnl_dilated_convolution_forward_desc_init(
-        &d, dnnl_forward_inference, dnnl_convolution_direct, &md_x_use, &md_w_any, NULL, &md_y_use,
-        strides, dil, pl, pr);
+        &d, dnnl_forward_inference, dnnl_convolution_direct, &c->io.src, &md_w_any, NULL,
+        &c->io.dst, strides, dil, pl, pr);
     if (s != dnnl_success) {
         st = dqg_dnnl_error(s, c->base.impl, "descriptor");
         goto fail;
     }
     if ((st = dqg_dnnl_pd_create(&pd, &d, c->q.attr, c->base.impl, sizeof c->base.impl)) != DQG_OK)
         goto fail;
-    md_x_use = *dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
-    md_y_use = *dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
-    c->attr_scratch = dqg_qattr_scratch_size(&c->q);
-    if (!dnnl_memory_desc_equal(&md_x, &md_x_use)) {
-        if ((st = make_reorder(&c->src_reorder, &md_x, &md_x_use, c->base.impl)) != DQG_OK)
-            goto fail;
-        c->reorder_src = true;
-        c->src_bytes = (dnnl_memory_desc_get_size(&md_x_use) + 63) & ~(size_t)63;
+    size_t io_bytes = 0, attr_scratch = dqg_qattr_scratch_size(&c->q);
+    if ((st = dqg_conv_io_finish(&c->io, pd, &md_x, &md_y, attr_scratch, &io_bytes, c->base.why,
+                                 sizeof c->base.why, c->base.impl)) != DQG_OK)
+        goto fail;
+    if (c->io.reorder_dst && c->q.full_operand) {
+        /* An operand of the result's shape would have to follow the
+         * primitive's layout, not the result's. */
+        st = dqg_set_error(DQG_UNSUPPORTED,
+                           "%s: an operand of the result's shape, and a reordered result",
+                           c->base.impl);
+        goto fail;
     }
-    if (!dnnl_memory_desc_equal(&md_y, &md_y_use)) {
-        if ((st = make_reorder(&c->dst_reorder, &md_y_use, &md_y, c->base.impl)) != DQG_OK)
-            goto fail;
-        c->reorder_dst = true;
-    }
-    if (c->reorder_src || c->reorder_dst)
-        snprintf(c->base.why, sizeof c->base.why, "reorders its %s to and from channels-last",
-                 c->reorder_src && c->reorder_dst ? "source and result"
-                 : c->reorder_src                 ? "source"
-                                                  : "result");
+    md_x_use = c->io.src;
+    md_y_use = c->io.dst;
     if ((st = dqg_qkernel_finish(folded, pd, &md_w, &md_x_use, &md_y_use, &c->q, &c->prim,
                                  &c->w_packed, &c->base.bytes, c->base.impl)) != DQG_OK)
         goto fail;
-    c->base.scratch_size =
-        c->attr_scratch + c->src_bytes +
-        (c->reorder_dst ? (dnnl_memory_desc_get_size(&md_y_use) + 63) & ~(size_t)63 : 0);
+    c->base.scratch_size = attr_scratch + io_bytes;
     dnnl_primitive_desc_destroy(pd);
     free(folded);
     *out = &c->base;

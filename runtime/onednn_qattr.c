@@ -109,6 +109,7 @@ static dqg_status add_binary(const dqg_kernel_request *req, dqg_qattr *q, dnnl_p
     dqg_status st = operand_md(t, dst_rank, channel_axis, dst_md, md, what);
     if (st != DQG_OK)
         return st;
+    q->full_operand |= dst_md && dnnl_memory_desc_equal(md, dst_md);
     int index = dnnl_post_ops_len(po);
     dnnl_status_t s = dnnl_post_ops_append_binary(po, alg, md);
     if (s != dnnl_success)

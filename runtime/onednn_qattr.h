@@ -42,6 +42,7 @@ typedef struct dqg_qattr {
     bool binary_rt[DQG_QATTR_MAX_BINARY];
     dqg_rt_ref binary_ref[DQG_QATTR_MAX_BINARY];
     dnnl_memory_desc_t binary_md[DQG_QATTR_MAX_BINARY];
+    bool full_operand; /* a binary operand of the destination's own shape and layout */
     dqg_dtype dst_dtype;
 } dqg_qattr;
 

@@ -1,0 +1,91 @@
+/* Activation reorders around convolutions (see onednn_layout.h). */
+#include <string.h>
+
+#include "runtime/kernel.h"
+#include "runtime/onednn_layout.h"
+
+void dqg_conv_io_plan(dqg_conv_io *io, const dnnl_memory_desc_t *md_x,
+                      const dnnl_memory_desc_t *md_y, dqg_data_format f)
+{
+    memset(io, 0, sizeof *io);
+    io->src = *md_x;
+    io->dst = *md_y;
+    if (f != DQG_FORMAT_NCX)
+        return; /* NXC activations are channels-last already */
+    dnnl_format_tag_t tag = md_x->ndims == 3 ? dnnl_acb : md_x->ndims == 4 ? dnnl_acdb : dnnl_acdeb;
+    dnnl_memory_desc_init_by_tag(&io->src, md_x->ndims, md_x->dims, md_x->data_type, tag);
+    dnnl_memory_desc_init_by_tag(&io->dst, md_y->ndims, md_y->dims, md_y->data_type, tag);
+}
+
+static dqg_status make_reorder(dqg_dnnl_prim *r, const dnnl_memory_desc_t *from,
+                               const dnnl_memory_desc_t *to, const char *what)
+{
+    dnnl_engine_t eng = dqg_onednn_engine();
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_status_t s = dnnl_reorder_primitive_desc_create(&pd, from, eng, to, eng, NULL);
+    if (s != dnnl_success)
+        return dqg_dnnl_error(s, what, "activation reorder");
+    int kinds[2] = {DNNL_ARG_FROM, DNNL_ARG_TO};
+    dnnl_memory_desc_t mds[2] = {*from, *to};
+    dqg_status st = dqg_dnnl_prim_init(r, pd, 2, kinds, mds, what);
+    dnnl_primitive_desc_destroy(pd);
+    return st;
+}
+
+dqg_status dqg_conv_io_finish(dqg_conv_io *io, const_dnnl_primitive_desc_t pd,
+                              const dnnl_memory_desc_t *md_x, const dnnl_memory_desc_t *md_y,
+                              size_t offset, size_t *bytes, char *why, size_t why_size,
+                              const char *what)
+{
+    io->src = *dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+    io->dst = *dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+    *bytes = 0;
+    dqg_status st;
+    if (!dnnl_memory_desc_equal(md_x, &io->src)) {
+        if ((st = make_reorder(&io->src_reorder, md_x, &io->src, what)) != DQG_OK)
+            return st;
+        io->reorder_src = true;
+        io->src_offset = offset;
+        *bytes += (dnnl_memory_desc_get_size(&io->src) + 63) & ~(size_t)63;
+    }
+    if (!dnnl_memory_desc_equal(md_y, &io->dst)) {
+        if ((st = make_reorder(&io->dst_reorder, &io->dst, md_y, what)) != DQG_OK)
+            return st;
+        io->reorder_dst = true;
+        io->dst_offset = offset + *bytes;
+        *bytes += (dnnl_memory_desc_get_size(&io->dst) + 63) & ~(size_t)63;
+    }
+    if (io->reorder_src || io->reorder_dst)
+        snprintf(why, why_size, "reorders its %s to and from channels-last",
+                 io->reorder_src && io->reorder_dst ? "source and result"
+                 : io->reorder_src                  ? "source"
+                                                    : "result");
+    return DQG_OK;
+}
+
+dqg_status dqg_conv_io_begin(dqg_conv_io *io, void *user_src, void *user_dst, void *scratch,
+                             void **src, void **dst, const char *what)
+{
+    *src = user_src;
+    *dst = io->reorder_dst ? (char *)scratch + io->dst_offset : user_dst;
+    if (!io->reorder_src)
+        return DQG_OK;
+    void *to = (char *)scratch + io->src_offset;
+    void *h[2] = {user_src, to};
+    *src = to;
+    return dqg_dnnl_prim_execute(&io->src_reorder, h, what);
+}
+
+dqg_status dqg_conv_io_end(dqg_conv_io *io, void *dst, void *user_dst, const char *what)
+{
+    if (!io->reorder_dst)
+        return DQG_OK;
+    void *h[2] = {dst, user_dst};
+    return dqg_dnnl_prim_execute(&io->dst_reorder, h, what);
+}
+
+void dqg_conv_io_destroy(dqg_conv_io *io)
+{
+    dqg_dnnl_prim_destroy(&io->src_reorder);
+    dqg_dnnl_prim_destroy(&io->dst_reorder);
+}
