@@ -20,14 +20,13 @@ void dqg_conv_io_plan(dqg_conv_io *io, const dnnl_memory_desc_t *md_x,
 static dqg_status make_reorder(dqg_dnnl_prim *r, const dnnl_memory_desc_t *from,
                                const dnnl_memory_desc_t *to, const char *what)
 {
-    dnnl_engine_t eng = dqg_onednn_engine();
     dnnl_primitive_desc_t pd = NULL;
-    dnnl_status_t s = dnnl_reorder_primitive_desc_create(&pd, from, eng, to, eng, NULL);
-    if (s != dnnl_success)
-        return dqg_dnnl_error(s, what, "activation reorder");
+    dqg_status st = dqg_dnnl_reorder_pd(&pd, from, to, NULL, what);
+    if (st != DQG_OK)
+        return st;
     int kinds[2] = {DNNL_ARG_FROM, DNNL_ARG_TO};
     dnnl_memory_desc_t mds[2] = {*from, *to};
-    dqg_status st = dqg_dnnl_prim_init(r, pd, 2, kinds, mds, what);
+    st = dqg_dnnl_prim_init(r, pd, 2, kinds, mds, what);
     dnnl_primitive_desc_destroy(pd);
     return st;
 }
@@ -64,7 +63,7 @@ dqg_status dqg_conv_io_finish(dqg_conv_io *io, const_dnnl_primitive_desc_t pd,
 }
 
 dqg_status dqg_conv_io_begin(dqg_conv_io *io, void *user_src, void *user_dst, void *scratch,
-                             void **src, void **dst, const char *what)
+                             void *pad, void **src, void **dst, const char *what)
 {
     *src = user_src;
     *dst = io->reorder_dst ? (char *)scratch + io->dst_offset : user_dst;
@@ -73,15 +72,21 @@ dqg_status dqg_conv_io_begin(dqg_conv_io *io, void *user_src, void *user_dst, vo
     void *to = (char *)scratch + io->src_offset;
     void *h[2] = {user_src, to};
     *src = to;
-    return dqg_dnnl_prim_execute(&io->src_reorder, h, what);
+    return dqg_dnnl_prim_execute(&io->src_reorder, h, pad, what);
 }
 
-dqg_status dqg_conv_io_end(dqg_conv_io *io, void *dst, void *user_dst, const char *what)
+dqg_status dqg_conv_io_end(dqg_conv_io *io, void *dst, void *user_dst, void *pad, const char *what)
 {
     if (!io->reorder_dst)
         return DQG_OK;
     void *h[2] = {dst, user_dst};
-    return dqg_dnnl_prim_execute(&io->dst_reorder, h, what);
+    return dqg_dnnl_prim_execute(&io->dst_reorder, h, pad, what);
+}
+
+size_t dqg_conv_io_scratchpad(const dqg_conv_io *io)
+{
+    size_t a = dqg_dnnl_scratchpad(&io->src_reorder), b = dqg_dnnl_scratchpad(&io->dst_reorder);
+    return a > b ? a : b;
 }
 
 void dqg_conv_io_destroy(dqg_conv_io *io)

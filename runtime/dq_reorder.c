@@ -63,14 +63,12 @@ dqg_status dqg_dq_reorder_create(const dqg_dq_desc *d, dqg_dq_reorder **out)
         s = dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &zp);
     }
     dnnl_primitive_desc_t pd = NULL;
-    if (s == dnnl_success) {
-        dnnl_engine_t eng = dqg_onednn_engine();
-        s = dnnl_reorder_primitive_desc_create(&pd, &md_x, eng, &md_y, eng, attr);
-    }
+    st = s == dnnl_success ? dqg_dnnl_reorder_pd(&pd, &md_x, &md_y, attr, what)
+                           : dqg_dnnl_error(s, what, "reorder attributes");
     dnnl_primitive_attr_destroy(attr);
-    if (s != dnnl_success) {
+    if (st != DQG_OK) {
         free(r);
-        return dqg_dnnl_error(s, what, "reorder creation");
+        return st;
     }
     int kinds[4] = {DNNL_ARG_FROM, DNNL_ARG_TO};
     dnnl_memory_desc_t mds[4] = {md_x, md_y};
@@ -86,6 +84,12 @@ dqg_status dqg_dq_reorder_create(const dqg_dq_desc *d, dqg_dq_reorder **out)
     }
     st = dqg_dnnl_prim_init(&r->prim, pd, n, kinds, mds, what);
     dnnl_primitive_desc_destroy(pd);
+    if (st == DQG_OK && r->prim.scratchpad_bytes) {
+        /* The dequantize kernels' interface has no scratch: the own
+         * kernels take the case. */
+        dqg_dnnl_prim_destroy(&r->prim);
+        st = dqg_set_error(DQG_UNSUPPORTED, "%s: the reorder needs a scratchpad", what);
+    }
     if (st != DQG_OK) {
         free(r);
         return st;
@@ -106,7 +110,7 @@ dqg_status dqg_dq_reorder_run(dqg_dq_reorder *r, const void *x, const void *scal
         zp32 = (int32_t)dqg_load_int(r->zp_dtype, zp, 0);
         h[n++] = &zp32;
     }
-    return dqg_dnnl_prim_execute(&r->prim, h, "dequantize reorder");
+    return dqg_dnnl_prim_execute(&r->prim, h, NULL, "dequantize reorder");
 }
 
 void dqg_dq_reorder_destroy(dqg_dq_reorder *r)

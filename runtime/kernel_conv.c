@@ -20,21 +20,22 @@ typedef struct conv_kernel {
      * layout the primitive chose, in the caller's scratch. */
     bool reorder_w;
     dqg_dnnl_prim w_reorder;
-    dqg_conv_io io; /* activation reorders, in scratch after the weights' */
+    dqg_conv_io io;    /* activation reorders, in scratch after the weights' */
+    size_t pad_offset; /* the primitives' scratchpad, last in scratch */
 } conv_kernel;
 
 static dqg_status conv_execute(dqg_kernel *k, void *const *args, void *scratch)
 {
     conv_kernel *c = (conv_kernel *)k;
-    void *h[DQG_DNNL_MAX_ARGS], *dst;
+    void *h[DQG_DNNL_MAX_ARGS], *dst, *pad = (char *)scratch + c->pad_offset;
     int n = 0;
     dqg_status st = dqg_conv_io_begin(&c->io, c->x_arg >= 0 ? args[c->x_arg] : c->x_const,
-                                      args[c->y_arg], scratch, &h[n++], &dst, c->base.impl);
+                                      args[c->y_arg], scratch, pad, &h[n++], &dst, c->base.impl);
     if (st != DQG_OK)
         return st;
     if (c->reorder_w) {
         void *rh[2] = {args[c->w_arg], scratch};
-        if ((st = dqg_dnnl_prim_execute(&c->w_reorder, rh, c->base.impl)) != DQG_OK)
+        if ((st = dqg_dnnl_prim_execute(&c->w_reorder, rh, pad, c->base.impl)) != DQG_OK)
             return st;
         h[n++] = scratch;
     } else {
@@ -44,9 +45,9 @@ static dqg_status conv_execute(dqg_kernel *k, void *const *args, void *scratch)
         h[n++] = c->b_arg >= 0 ? args[c->b_arg] : c->b_const;
     h[n++] = dst;
     dqg_qattr_handles(&c->post, args, NULL, scratch, n, h);
-    if ((st = dqg_dnnl_prim_execute(&c->prim, h, c->base.impl)) != DQG_OK)
+    if ((st = dqg_dnnl_prim_execute(&c->prim, h, pad, c->base.impl)) != DQG_OK)
         return st;
-    return dqg_conv_io_end(&c->io, dst, args[c->y_arg], c->base.impl);
+    return dqg_conv_io_end(&c->io, dst, args[c->y_arg], pad, c->base.impl);
 }
 
 static void conv_destroy(dqg_kernel *k)
@@ -199,11 +200,8 @@ dqg_status dqg_kernel_conv_build(const dqg_kernel_request *req, dqg_kernel **out
         c->base.bytes += bytes;
     } else if (!dnnl_memory_desc_equal(&md_w, &md_w_real)) {
         dnnl_primitive_desc_t rpd = NULL;
-        dnnl_engine_t eng = dqg_onednn_engine();
-        s = dnnl_reorder_primitive_desc_create(&rpd, &md_w, eng, &md_w_real, eng, NULL);
-        if (s != dnnl_success) {
-            st = dqg_dnnl_error(s, c->base.impl, "weight reorder");
-        } else {
+        st = dqg_dnnl_reorder_pd(&rpd, &md_w, &md_w_real, NULL, c->base.impl);
+        if (st == DQG_OK) {
             int rk[2] = {DNNL_ARG_FROM, DNNL_ARG_TO};
             dnnl_memory_desc_t rm[2] = {md_w, md_w_real};
             st = dqg_dnnl_prim_init(&c->w_reorder, rpd, 2, rk, rm, c->base.impl);
@@ -247,6 +245,15 @@ dqg_status dqg_kernel_conv_build(const dqg_kernel_request *req, dqg_kernel **out
         mds[n++] = c->io.dst;
         n = dqg_qattr_args(&c->post, n, kinds, mds);
         st = dqg_dnnl_prim_init(&c->prim, pd, n, kinds, mds, c->base.impl);
+    }
+    if (st == DQG_OK) {
+        /* The primitives run one after another: one scratchpad, last. */
+        size_t pad = dqg_dnnl_scratchpad(&c->prim);
+        size_t others[] = {dqg_dnnl_scratchpad(&c->w_reorder), dqg_conv_io_scratchpad(&c->io)};
+        for (int i = 0; i < 2; i++)
+            pad = others[i] > pad ? others[i] : pad;
+        c->pad_offset = (c->base.scratch_size + 63) & ~(size_t)63;
+        c->base.scratch_size = c->pad_offset + pad;
     }
     dnnl_primitive_desc_destroy(pd);
     if (st != DQG_OK)

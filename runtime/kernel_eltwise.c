@@ -41,7 +41,7 @@ static dqg_status eltwise_execute(dqg_kernel *k, void *const *args, void *scratc
         h[0] = in[0];
         h[1] = out;
     }
-    return dqg_dnnl_prim_execute(&e->prim, h, e->base.impl);
+    return dqg_dnnl_prim_execute(&e->prim, h, scratch, e->base.impl);
 }
 
 static void eltwise_destroy(dqg_kernel *k)
@@ -65,6 +65,7 @@ static dqg_status finish(eltwise_kernel *e, const void *op_desc, int n_args, con
     dnnl_primitive_desc_destroy(pd);
     if (st != DQG_OK)
         return st;
+    e->base.scratch_size = dqg_dnnl_scratchpad(&e->prim);
     *out = &e->base;
     return DQG_OK;
 }
@@ -72,17 +73,17 @@ static dqg_status finish(eltwise_kernel *e, const void *op_desc, int n_args, con
 static dqg_status reorder_kernel(eltwise_kernel *e, const dnnl_memory_desc_t *src,
                                  const dnnl_memory_desc_t *dst, dqg_kernel **out)
 {
-    dnnl_engine_t eng = dqg_onednn_engine();
     dnnl_primitive_desc_t pd = NULL;
-    dnnl_status_t s = dnnl_reorder_primitive_desc_create(&pd, src, eng, dst, eng, NULL);
-    if (s != dnnl_success)
-        return dqg_dnnl_error(s, e->base.impl, "reorder creation");
+    dqg_status st = dqg_dnnl_reorder_pd(&pd, src, dst, NULL, e->base.impl);
+    if (st != DQG_OK)
+        return st;
     dnnl_memory_desc_t mds[2] = {*src, *dst};
     int kinds[2] = {DNNL_ARG_FROM, DNNL_ARG_TO};
-    dqg_status st = dqg_dnnl_prim_init(&e->prim, pd, 2, kinds, mds, e->base.impl);
+    st = dqg_dnnl_prim_init(&e->prim, pd, 2, kinds, mds, e->base.impl);
     dnnl_primitive_desc_destroy(pd);
     if (st != DQG_OK)
         return st;
+    e->base.scratch_size = dqg_dnnl_scratchpad(&e->prim);
     *out = &e->base;
     return DQG_OK;
 }

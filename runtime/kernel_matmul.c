@@ -22,11 +22,13 @@ typedef struct matmul_kernel {
     dqg_dnnl_prim cvt[2];
     bool convert[2];
     size_t cvt_offset[2];
+    size_t pad_offset; /* the primitives' scratchpad, last in scratch */
 } matmul_kernel;
 
 static dqg_status matmul_execute(dqg_kernel *k, void *const *args, void *scratch)
 {
     matmul_kernel *m = (matmul_kernel *)k;
+    void *pad = (char *)scratch + m->pad_offset;
     void *h[DQG_DNNL_MAX_ARGS] = {m->a_arg >= 0 ? args[m->a_arg] : m->a_const,
                                   m->b_arg >= 0 ? args[m->b_arg] : m->b_packed, args[m->y_arg]};
     for (int i = 0; i < 2; i++) {
@@ -34,13 +36,13 @@ static dqg_status matmul_execute(dqg_kernel *k, void *const *args, void *scratch
             continue;
         void *to = (char *)scratch + m->cvt_offset[i];
         void *rh[2] = {h[i], to};
-        dqg_status st = dqg_dnnl_prim_execute(&m->cvt[i], rh, m->base.impl);
+        dqg_status st = dqg_dnnl_prim_execute(&m->cvt[i], rh, pad, m->base.impl);
         if (st != DQG_OK)
             return st;
         h[i] = to;
     }
     dqg_qattr_handles(&m->post, args, NULL, scratch, 3, h);
-    return dqg_dnnl_prim_execute(&m->prim, h, m->base.impl);
+    return dqg_dnnl_prim_execute(&m->prim, h, pad, m->base.impl);
 }
 
 static void matmul_destroy(dqg_kernel *k)
@@ -67,14 +69,13 @@ static dqg_status to_bf16(matmul_kernel *m, int i, bool runtime, dnnl_memory_des
     if (s != dnnl_success)
         return dqg_dnnl_error(s, m->base.impl, "bf16 operand");
     if (runtime) {
-        dnnl_engine_t eng = dqg_onednn_engine();
         dnnl_primitive_desc_t pd = NULL;
-        s = dnnl_reorder_primitive_desc_create(&pd, md, eng, &bf, eng, NULL);
-        if (s != dnnl_success)
-            return dqg_dnnl_error(s, m->base.impl, "bf16 conversion");
+        dqg_status st = dqg_dnnl_reorder_pd(&pd, md, &bf, NULL, m->base.impl);
+        if (st != DQG_OK)
+            return st;
         int kinds[2] = {DNNL_ARG_FROM, DNNL_ARG_TO};
         dnnl_memory_desc_t mds[2] = {*md, bf};
-        dqg_status st = dqg_dnnl_prim_init(&m->cvt[i], pd, 2, kinds, mds, m->base.impl);
+        st = dqg_dnnl_prim_init(&m->cvt[i], pd, 2, kinds, mds, m->base.impl);
         dnnl_primitive_desc_destroy(pd);
         if (st != DQG_OK)
             return st;
@@ -215,7 +216,12 @@ dqg_status dqg_kernel_matmul_build(const dqg_kernel_request *req, dqg_kernel **o
         dnnl_memory_desc_t mds[DQG_DNNL_MAX_ARGS] = {md_a, md_b_real, md_y};
         int n = dqg_qattr_args(&m->post, 3, kinds, mds);
         st = dqg_dnnl_prim_init(&m->prim, pd, n, kinds, mds, m->base.impl);
-        m->base.scratch_size = scratch;
+        size_t pad = dqg_dnnl_scratchpad(&m->prim);
+        for (int i = 0; i < 2; i++)
+            if (dqg_dnnl_scratchpad(&m->cvt[i]) > pad)
+                pad = dqg_dnnl_scratchpad(&m->cvt[i]);
+        m->pad_offset = scratch;
+        m->base.scratch_size = scratch + pad;
     }
     dnnl_primitive_desc_destroy(pd);
     if (st != DQG_OK)

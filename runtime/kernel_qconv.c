@@ -17,23 +17,24 @@ typedef struct qconv_kernel {
     dqg_qattr q;
     int src_arg, dst_arg;
     void *w_packed;
-    dqg_conv_io io; /* activation reorders, in scratch after the attribute's */
+    dqg_conv_io io;    /* activation reorders, in scratch after the attribute's */
+    size_t pad_offset; /* the primitives' scratchpad, last in scratch */
 } qconv_kernel;
 
 static dqg_status qconv_execute(dqg_kernel *k, void *const *args, void *scratch)
 {
     qconv_kernel *c = (qconv_kernel *)k;
-    void *h[DQG_DNNL_MAX_ARGS];
-    dqg_status st = dqg_conv_io_begin(&c->io, args[c->src_arg], args[c->dst_arg], scratch, &h[0],
-                                      &h[2], c->base.impl);
+    void *h[DQG_DNNL_MAX_ARGS], *pad = (char *)scratch + c->pad_offset;
+    dqg_status st = dqg_conv_io_begin(&c->io, args[c->src_arg], args[c->dst_arg], scratch, pad,
+                                      &h[0], &h[2], c->base.impl);
     if (st != DQG_OK)
         return st;
     h[1] = c->w_packed;
     const void *internal[2] = {NULL, NULL};
     dqg_qattr_handles(&c->q, args, internal, scratch, 3, h);
-    if ((st = dqg_dnnl_prim_execute(&c->prim, h, c->base.impl)) != DQG_OK)
+    if ((st = dqg_dnnl_prim_execute(&c->prim, h, pad, c->base.impl)) != DQG_OK)
         return st;
-    return dqg_conv_io_end(&c->io, h[2], args[c->dst_arg], c->base.impl);
+    return dqg_conv_io_end(&c->io, h[2], args[c->dst_arg], pad, c->base.impl);
 }
 
 static void qconv_destroy(dqg_kernel *k)
@@ -119,7 +120,11 @@ dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **ou
     if ((st = dqg_qkernel_finish(folded, pd, &md_w, &md_x_use, &md_y_use, &c->q, &c->prim,
                                  &c->w_packed, &c->base.bytes, c->base.impl)) != DQG_OK)
         goto fail;
-    c->base.scratch_size = attr_scratch + io_bytes;
+    c->pad_offset = attr_scratch + io_bytes;
+    {
+        size_t pad = dqg_dnnl_scratchpad(&c->prim), io_pad = dqg_conv_io_scratchpad(&c->io);
+        c->base.scratch_size = c->pad_offset + (pad > io_pad ? pad : io_pad);
+    }
     dnnl_primitive_desc_destroy(pd);
     free(folded);
     *out = &c->base;

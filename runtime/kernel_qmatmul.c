@@ -30,7 +30,8 @@ static dqg_status qmatmul_execute(dqg_kernel *k, void *const *args, void *scratc
     h[2] = args[m->dst_arg];
     const void *internal[2] = {NULL, NULL};
     dqg_qattr_handles(&m->q, args, internal, scratch, 3, h);
-    return dqg_dnnl_prim_execute(&m->prim, h, m->base.impl);
+    return dqg_dnnl_prim_execute(&m->prim, h, (char *)scratch + dqg_qattr_scratch_size(&m->q),
+                                 m->base.impl);
 }
 
 static void qmatmul_destroy(dqg_kernel *k)
@@ -119,7 +120,7 @@ dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **
     if ((st = dqg_qkernel_finish(folded, pd, &md_w, &md_x, &md_y, &m->q, &m->prim, &m->w_packed,
                                  &m->base.bytes, m->base.impl)) != DQG_OK)
         goto fail;
-    m->base.scratch_size = dqg_qattr_scratch_size(&m->q);
+    m->base.scratch_size = dqg_qattr_scratch_size(&m->q) + dqg_dnnl_scratchpad(&m->prim);
     dnnl_primitive_desc_destroy(pd);
     free(folded);
     dqg_weights_release(&w);

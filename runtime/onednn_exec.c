@@ -9,7 +9,7 @@
 
 struct dqg_dnnl_slot {
     dnnl_stream_t stream;
-    dnnl_memory_t mem[DQG_DNNL_MAX_ARGS];
+    dnnl_memory_t mem[DQG_DNNL_MAX_ARGS + 1];
     dqg_dnnl_slot *next;
 };
 
@@ -22,11 +22,25 @@ dqg_status dqg_dnnl_error(dnnl_status_t s, const char *what, const char *call)
                          s == dnnl_unimplemented ? ": no implementation for this combination" : "");
 }
 
+/* A copy of attr (or a new one) asking for a user-managed scratchpad. */
+static dnnl_status_t user_scratchpad(dnnl_primitive_attr_t *out, const_dnnl_primitive_attr_t attr)
+{
+    dnnl_status_t s = attr ? dnnl_primitive_attr_clone(out, attr) : dnnl_primitive_attr_create(out);
+    if (s == dnnl_success)
+        s = dnnl_primitive_attr_set_scratchpad_mode(*out, dnnl_scratchpad_mode_user);
+    return s;
+}
+
 dqg_status dqg_dnnl_pd_create(dnnl_primitive_desc_t *pd, const_dnnl_op_desc_t op_desc,
                               const_dnnl_primitive_attr_t attr, char *impl, size_t impl_size)
 {
     *pd = NULL;
-    dnnl_status_t s = dnnl_primitive_desc_create(pd, op_desc, attr, dqg_onednn_engine(), NULL);
+    dnnl_primitive_attr_t a = NULL;
+    dnnl_status_t s = user_scratchpad(&a, attr);
+    if (s == dnnl_success)
+        s = dnnl_primitive_desc_create(pd, op_desc, a, dqg_onednn_engine(), NULL);
+    if (a)
+        dnnl_primitive_attr_destroy(a);
     if (s != dnnl_success)
         return dqg_dnnl_error(s, impl, "primitive descriptor creation");
     const char *name = NULL;
@@ -36,6 +50,21 @@ dqg_status dqg_dnnl_pd_create(dnnl_primitive_desc_t *pd, const_dnnl_op_desc_t op
         snprintf(impl + len, impl_size - len, ":%s", name);
     }
     return DQG_OK;
+}
+
+dqg_status dqg_dnnl_reorder_pd(dnnl_primitive_desc_t *pd, const dnnl_memory_desc_t *from,
+                               const dnnl_memory_desc_t *to, const_dnnl_primitive_attr_t attr,
+                               const char *what)
+{
+    *pd = NULL;
+    dnnl_engine_t eng = dqg_onednn_engine();
+    dnnl_primitive_attr_t a = NULL;
+    dnnl_status_t s = user_scratchpad(&a, attr);
+    if (s == dnnl_success)
+        s = dnnl_reorder_primitive_desc_create(pd, from, eng, to, eng, a);
+    if (a)
+        dnnl_primitive_attr_destroy(a);
+    return s == dnnl_success ? DQG_OK : dqg_dnnl_error(s, what, "reorder creation");
 }
 
 dnnl_data_type_t dqg_dnnl_dtype(dqg_dtype dtype)
@@ -86,9 +115,15 @@ dqg_status dqg_dnnl_prim_init(dqg_dnnl_prim *p, const_dnnl_primitive_desc_t pd, 
     dnnl_status_t s = dnnl_primitive_create(&p->prim, pd);
     if (s != dnnl_success)
         return dqg_dnnl_error(s, what, "primitive creation");
-    p->n_args = n_args;
+    p->n_args = p->n_user = n_args;
     memcpy(p->arg_kinds, arg_kinds, (size_t)n_args * sizeof *arg_kinds);
     memcpy(p->mds, mds, (size_t)n_args * sizeof *mds);
+    const dnnl_memory_desc_t *pad = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    p->scratchpad_bytes = pad ? dnnl_memory_desc_get_size(pad) : 0;
+    if (p->scratchpad_bytes) {
+        p->arg_kinds[p->n_args] = DNNL_ARG_SCRATCHPAD;
+        p->mds[p->n_args++] = *pad;
+    }
     pthread_mutex_init(&p->lock, NULL);
     return DQG_OK;
 }
@@ -121,8 +156,11 @@ static dqg_dnnl_slot *new_slot(dqg_dnnl_prim *p)
     return slot;
 }
 
-dqg_status dqg_dnnl_prim_execute(dqg_dnnl_prim *p, void *const *handles, const char *what)
+dqg_status dqg_dnnl_prim_execute(dqg_dnnl_prim *p, void *const *handles, void *scratchpad,
+                                 const char *what)
 {
+    if (p->scratchpad_bytes && !scratchpad)
+        return dqg_set_error(DQG_BACKEND_ERROR, "%s: no scratchpad for the primitive", what);
     pthread_mutex_lock(&p->lock);
     dqg_dnnl_slot *slot = p->free_slots;
     if (slot)
@@ -130,10 +168,11 @@ dqg_status dqg_dnnl_prim_execute(dqg_dnnl_prim *p, void *const *handles, const c
     pthread_mutex_unlock(&p->lock);
     if (!slot && !(slot = new_slot(p)))
         return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory for a oneDNN stream", what);
-    dnnl_exec_arg_t args[DQG_DNNL_MAX_ARGS];
+    dnnl_exec_arg_t args[DQG_DNNL_MAX_ARGS + 1];
     dnnl_status_t s = dnnl_success;
     for (int i = 0; i < p->n_args && s == dnnl_success; i++) {
-        s = dnnl_memory_set_data_handle_v2(slot->mem[i], handles[i], slot->stream);
+        s = dnnl_memory_set_data_handle_v2(slot->mem[i], i < p->n_user ? handles[i] : scratchpad,
+                                           slot->stream);
         args[i] = (dnnl_exec_arg_t){p->arg_kinds[i], slot->mem[i]};
     }
     if (s == dnnl_success)

@@ -18,23 +18,39 @@ typedef struct dqg_dnnl_slot dqg_dnnl_slot;
 
 typedef struct dqg_dnnl_prim {
     dnnl_primitive_t prim;
-    int n_args;
-    int arg_kinds[DQG_DNNL_MAX_ARGS]; /* DNNL_ARG_SRC, DNNL_ARG_DST, ... */
-    dnnl_memory_desc_t mds[DQG_DNNL_MAX_ARGS];
+    int n_args; /* recorded arguments, the scratchpad last when there is one */
+    int n_user; /* the ones given at execution */
+    int arg_kinds[DQG_DNNL_MAX_ARGS + 1]; /* DNNL_ARG_SRC, DNNL_ARG_DST, ... */
+    dnnl_memory_desc_t mds[DQG_DNNL_MAX_ARGS + 1];
     pthread_mutex_t lock;
     dqg_dnnl_slot *free_slots;
-    size_t scratchpad_bytes; /* user-managed scratchpad, if the attr asked for it */
+    /* Every primitive uses a user-managed scratchpad, given with each
+     * execution: oneDNN's library-managed one belongs to the thread that
+     * created the primitive and is shared by concurrent executions. */
+    size_t scratchpad_bytes;
 } dqg_dnnl_prim;
 
-/* Creates the primitive from `pd` (which stays owned by the caller) and
- * records the arguments it will be executed with. `what` names the kernel in
- * error messages. */
+/* Creates the primitive from `pd` (which stays owned by the caller, and was
+ * made by dqg_dnnl_pd_create or dqg_dnnl_reorder_pd) and records the
+ * arguments it will be executed with, plus its scratchpad. `what` names the
+ * kernel in error messages. */
 dqg_status dqg_dnnl_prim_init(dqg_dnnl_prim *p, const_dnnl_primitive_desc_t pd, int n_args,
                               const int *arg_kinds, const dnnl_memory_desc_t *mds,
                               const char *what);
 
-/* Executes with one data pointer per recorded argument, then waits. */
-dqg_status dqg_dnnl_prim_execute(dqg_dnnl_prim *p, void *const *handles, const char *what);
+/* Bytes of scratchpad an execution must provide (64-byte multiple; 0 when
+ * none). Kernels reserve it in their scratch. */
+static inline size_t dqg_dnnl_scratchpad(const dqg_dnnl_prim *p)
+{
+    return (p->scratchpad_bytes + 63) & ~(size_t)63;
+}
+
+/* Executes with one data pointer per recorded argument and the
+ * execution's scratchpad (dqg_dnnl_scratchpad bytes, 64-byte aligned; may
+ * be NULL when that is 0), then waits. Safe from any thread, and from
+ * several at once with distinct scratchpads and outputs. */
+dqg_status dqg_dnnl_prim_execute(dqg_dnnl_prim *p, void *const *handles, void *scratchpad,
+                                 const char *what);
 
 void dqg_dnnl_prim_destroy(dqg_dnnl_prim *p);
 
@@ -45,11 +61,16 @@ dnnl_data_type_t dqg_dnnl_dtype(dqg_dtype dtype);
 dqg_status dqg_dnnl_md_dense(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
                              dqg_dtype dtype);
 
-/* Creates a primitive descriptor for `op_desc` on dqgraph's engine and
+/* Creates a primitive descriptor for `op_desc` on dqgraph's engine, with a
+ * user-managed scratchpad (attr may be NULL; it is not changed), and
  * appends oneDNN's implementation name to `impl` (":brg:avx512_core_vnni").
  * On failure the message names `impl`. */
 dqg_status dqg_dnnl_pd_create(dnnl_primitive_desc_t *pd, const_dnnl_op_desc_t op_desc,
                               const_dnnl_primitive_attr_t attr, char *impl, size_t impl_size);
+/* The same for a reorder from `from` to `to`. */
+dqg_status dqg_dnnl_reorder_pd(dnnl_primitive_desc_t *pd, const dnnl_memory_desc_t *from,
+                               const dnnl_memory_desc_t *to, const_dnnl_primitive_attr_t attr,
+                               const char *what);
 
 /* dqgraph's status for a failed oneDNN call, with a message naming `what`. */
 dqg_status dqg_dnnl_error(dnnl_status_t s, const char *what, const char *call);

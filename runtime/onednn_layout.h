@@ -52,8 +52,10 @@ dqg_status dqg_conv_io_finish(dqg_conv_io *io, const_dnnl_primitive_desc_t pd,
  * when needed) and the destination it writes; then dqg_conv_io_end copies
  * a reordered result to the user's buffer. */
 dqg_status dqg_conv_io_begin(dqg_conv_io *io, void *user_src, void *user_dst, void *scratch,
-                             void **src, void **dst, const char *what);
-dqg_status dqg_conv_io_end(dqg_conv_io *io, void *dst, void *user_dst, const char *what);
+                             void *pad, void **src, void **dst, const char *what);
+dqg_status dqg_conv_io_end(dqg_conv_io *io, void *dst, void *user_dst, void *pad, const char *what);
+/* The scratchpad its reorders need (run one at a time, sharing `pad`). */
+size_t dqg_conv_io_scratchpad(const dqg_conv_io *io);
 void dqg_conv_io_destroy(dqg_conv_io *io);
 
 #endif

@@ -16,20 +16,25 @@ dqg_status dqg_dnnl_pack(const dnnl_memory_desc_t *from, const void *data,
     if (!buf)
         return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory packing %zu bytes", what, n);
     dqg_dnnl_prim prim;
-    dnnl_engine_t eng = dqg_onednn_engine();
     dnnl_primitive_desc_t pd = NULL;
-    dnnl_status_t s = dnnl_reorder_primitive_desc_create(&pd, from, eng, to, eng, NULL);
-    if (s != dnnl_success) {
+    dqg_status st = dqg_dnnl_reorder_pd(&pd, from, to, NULL, what);
+    if (st != DQG_OK) {
         free(buf);
-        return dqg_dnnl_error(s, what, "weight reorder");
+        return st;
     }
     int kinds[2] = {DNNL_ARG_FROM, DNNL_ARG_TO};
     dnnl_memory_desc_t mds[2] = {*from, *to};
-    dqg_status st = dqg_dnnl_prim_init(&prim, pd, 2, kinds, mds, what);
+    st = dqg_dnnl_prim_init(&prim, pd, 2, kinds, mds, what);
     dnnl_primitive_desc_destroy(pd);
     if (st == DQG_OK) {
+        /* Packing happens once, when the kernel is built: its scratchpad
+         * is allocated for the occasion. */
+        size_t pad_bytes = dqg_dnnl_scratchpad(&prim);
+        void *pad = pad_bytes ? aligned_alloc(64, pad_bytes) : NULL;
         void *h[2] = {(void *)data, buf};
-        st = dqg_dnnl_prim_execute(&prim, h, what);
+        st = pad_bytes && !pad ? dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory", what)
+                               : dqg_dnnl_prim_execute(&prim, h, pad, what);
+        free(pad);
         dqg_dnnl_prim_destroy(&prim);
     }
     if (st != DQG_OK) {
