@@ -186,10 +186,18 @@ static bool run(dqg_compiled *c, int k, unsigned char *out)
     return dqg_execute(c, &ib, 1, &ob, 1) == DQG_OK;
 }
 
+/* Every thread runs the same compiled graph at once (one primitive,
+ * executed concurrently), then the mixed rounds. */
+static pthread_barrier_t start;
+
 static void *worker(void *arg)
 {
     unsigned seed = (unsigned)(uintptr_t)arg * 2654435761u + 7;
     static __thread unsigned char out[MAX_BYTES];
+    pthread_barrier_wait(&start);
+    for (int r = 0; r < N_ROUNDS / 4; r++)
+        check(run(shared[1], 1, out) && memcmp(out, expected[1], out_bytes[1]) == 0,
+              "one graph from all threads at once", 1);
     for (int r = 0; r < N_ROUNDS; r++) {
         seed = seed * 1103515245u + 12345u;
         int k = (int)(seed >> 16) % N_GRAPHS;
@@ -226,11 +234,13 @@ int main(void)
               "single-threaded run", k);
     }
     dqg_cache_set_capacity(2);
+    pthread_barrier_init(&start, NULL, N_THREADS);
     pthread_t t[N_THREADS];
     for (uintptr_t i = 0; i < N_THREADS; i++)
         pthread_create(&t[i], NULL, worker, (void *)i);
     for (int i = 0; i < N_THREADS; i++)
         pthread_join(t[i], NULL);
+    pthread_barrier_destroy(&start);
     for (int k = 0; k < N_GRAPHS; k++) {
         dqg_compiled_destroy(shared[k]);
         dqg_graph_destroy(graphs[k]);

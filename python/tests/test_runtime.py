@@ -83,17 +83,7 @@ def test_options_threads_backend_fpmath():
         assert np.abs(got - ref).max() <= bound, kw
 
 
-# Concurrent dqg_execute of one compiled graph on the oneDNN backend gives
-# wrong results in this tree (also from C: oneDNN 2.6 primitives executed
-# concurrently share their library-managed scratchpad); the binding is not
-# involved, as the reference backend shows. Non-strict, so that the test
-# passes as soon as the runtime executes concurrently correctly.
-ONEDNN_CONCURRENCY = pytest.mark.xfail(
-    strict=False, reason="concurrent execution on the oneDNN backend (runtime defect)"
-)
-
-
-@pytest.mark.parametrize("backend", ["reference", pytest.param("onednn", marks=ONEDNN_CONCURRENCY)])
+@pytest.mark.parametrize("backend", ["reference", "onednn"])
 def test_one_compiled_graph_from_many_threads(backend):
     g, _ = int8_layer(m=64, k=256, n=128)
     c = dqgraph.compile(g, backend=backend)
