@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "runtime/kernel.h"
+#include "runtime/onednn_defects.h"
 #include "runtime/onednn_layout.h"
 #include "runtime/onednn_pack.h"
 #include "runtime/onednn_qattr.h"
@@ -45,6 +46,28 @@ static void qconv_destroy(dqg_kernel *k)
     dqg_qattr_free(&c->q);
     free(c->w_packed);
     free(c);
+}
+
+/* The convolution as the known-defect rules see it. */
+static dqg_prim_facts conv_facts(const dqg_conv_attrs *a, const dqg_tensor *x, const dqg_tensor *y,
+                                 const dqg_tensor *w, const dqg_qattr *q)
+{
+    dqg_prim_facts f = {.kind = DQG_FACTS_CONV,
+                        .spatial = a->spatial_rank,
+                        .src_zero_point = q->src_zero_point,
+                        .per_channel_binary = q->per_channel_binary,
+                        .oc_per_group = w->dims[0] / a->groups};
+    int first = a->data_format == DQG_FORMAT_NCX ? 2 : 1;
+    for (int d = 0; d < a->spatial_rank; d++) {
+        f.in[d] = x->dims[first + d];
+        f.out[d] = y->dims[first + d];
+        f.kernel[d] = w->dims[2 + d];
+        f.stride[d] = a->strides[d];
+        f.dilation[d] = a->dilations[d] - 1;
+        f.pad_l[d] = a->pads_begin[d];
+        f.pad_r[d] = a->pads_end[d];
+    }
+    return f;
 }
 
 dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **out)
@@ -101,8 +124,18 @@ dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **ou
         st = dqg_dnnl_error(s, c->base.impl, "descriptor");
         goto fail;
     }
-    if ((st = dqg_dnnl_pd_create(&pd, &d, c->q.attr, c->base.impl, sizeof c->base.impl)) != DQG_OK)
+    dqg_prim_facts facts = conv_facts(a, x, y, w, &c->q);
+    if ((st = dqg_dnnl_pd_create_checked(&pd, &d, c->q.attr, &facts, c->base.impl,
+                                         sizeof c->base.impl, c->base.why, sizeof c->base.why)) !=
+        DQG_OK)
         goto fail;
+    if (dqg_defect_refuse(&facts, c->base.impl)) {
+        st = dqg_set_error(DQG_UNSUPPORTED,
+                           "%s: oneDNN 2.6 defect C (gemm int8 convolution with a per-channel "
+                           "post-op and %lld output channels per group)",
+                           c->base.impl, (long long)facts.oc_per_group);
+        goto fail;
+    }
     size_t io_bytes = 0, attr_scratch = dqg_qattr_scratch_size(&c->q);
     if ((st = dqg_conv_io_finish(&c->io, pd, &md_x, &md_y, attr_scratch, &io_bytes, c->base.why,
                                  sizeof c->base.why, c->base.impl)) != DQG_OK)

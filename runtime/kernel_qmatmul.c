@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "runtime/kernel.h"
+#include "runtime/onednn_defects.h"
 #include "runtime/onednn_layout.h"
 #include "runtime/onednn_pack.h"
 #include "runtime/onednn_qattr.h"
@@ -115,7 +116,10 @@ dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **
         st = dqg_dnnl_error(s, m->base.impl, "descriptor");
         goto fail;
     }
-    if ((st = dqg_dnnl_pd_create(&pd, &d, m->q.attr, m->base.impl, sizeof m->base.impl)) != DQG_OK)
+    dqg_prim_facts facts = {.kind = DQG_FACTS_MATMUL, .K = K};
+    if ((st = dqg_dnnl_pd_create_checked(&pd, &d, m->q.attr, &facts, m->base.impl,
+                                         sizeof m->base.impl, m->base.why, sizeof m->base.why)) !=
+        DQG_OK)
         goto fail;
     if ((st = dqg_qkernel_finish(folded, pd, &md_w, &md_x, &md_y, &m->q, &m->prim, &m->w_packed,
                                  &m->base.bytes, m->base.impl)) != DQG_OK)

@@ -5,6 +5,7 @@
 
 #include "graph/graph_internal.h"
 #include "runtime/kernel.h"
+#include "runtime/onednn_defects.h"
 #include "runtime/onednn_exec.h"
 
 struct dqg_dnnl_slot {
@@ -49,6 +50,47 @@ dqg_status dqg_dnnl_pd_create(dnnl_primitive_desc_t *pd, const_dnnl_op_desc_t op
         size_t len = strlen(impl);
         snprintf(impl + len, impl_size - len, ":%s", name);
     }
+    return DQG_OK;
+}
+
+dqg_status dqg_dnnl_pd_create_checked(dnnl_primitive_desc_t *pd, const_dnnl_op_desc_t op_desc,
+                                      const_dnnl_primitive_attr_t attr,
+                                      const struct dqg_prim_facts *facts, char *impl,
+                                      size_t impl_size, char *why, size_t why_size)
+{
+    *pd = NULL;
+    dnnl_primitive_attr_t a = NULL;
+    dnnl_primitive_desc_iterator_t it = NULL;
+    dnnl_status_t s = user_scratchpad(&a, attr);
+    if (s == dnnl_success)
+        s = dnnl_primitive_desc_iterator_create(&it, op_desc, a, dqg_onednn_engine(), NULL);
+    if (a)
+        dnnl_primitive_attr_destroy(a);
+    if (s != dnnl_success)
+        return dqg_dnnl_error(s, impl, "primitive descriptor creation");
+    const char *skipped = NULL;
+    for (; s == dnnl_success; s = dnnl_primitive_desc_iterator_next(it)) {
+        dnnl_primitive_desc_t cand = dnnl_primitive_desc_iterator_fetch(it);
+        const char *name = NULL;
+        if (!cand)
+            continue;
+        dnnl_primitive_desc_query(cand, dnnl_query_impl_info_str, 0, &name);
+        const char *rule = dqg_defect_skip_impl(facts, name);
+        if (!rule) {
+            *pd = cand;
+            size_t len = strlen(impl);
+            snprintf(impl + len, impl_size - len, ":%s", name ? name : "?");
+            if (skipped)
+                snprintf(why, why_size, "%s: skipped its implementation", skipped);
+            break;
+        }
+        skipped = rule;
+        dnnl_primitive_desc_destroy(cand);
+    }
+    dnnl_primitive_desc_iterator_destroy(it);
+    if (!*pd)
+        return dqg_set_error(DQG_UNSUPPORTED, "%s: no implementation left after %s", impl,
+                             skipped ? skipped : "the rules");
     return DQG_OK;
 }
 

@@ -67,6 +67,16 @@ dqg_status dqg_dnnl_md_dense(dnnl_memory_desc_t *md, int rank, const int64_t *di
  * On failure the message names `impl`. */
 dqg_status dqg_dnnl_pd_create(dnnl_primitive_desc_t *pd, const_dnnl_op_desc_t op_desc,
                               const_dnnl_primitive_attr_t attr, char *impl, size_t impl_size);
+/* The same, walking oneDNN's implementations in order and skipping, by
+ * name, those a known-defect rule forbids for a primitive with `facts`
+ * (runtime/onednn_defects.h); the rule applied, if any, is written into
+ * `why`. (By name: once a primitive exists, 2.6's iterator may return an
+ * implementation twice.) */
+struct dqg_prim_facts;
+dqg_status dqg_dnnl_pd_create_checked(dnnl_primitive_desc_t *pd, const_dnnl_op_desc_t op_desc,
+                                      const_dnnl_primitive_attr_t attr,
+                                      const struct dqg_prim_facts *facts, char *impl,
+                                      size_t impl_size, char *why, size_t why_size);
 /* The same for a reorder from `from` to `to`. */
 dqg_status dqg_dnnl_reorder_pd(dnnl_primitive_desc_t *pd, const dnnl_memory_desc_t *from,
                                const dnnl_memory_desc_t *to, const_dnnl_primitive_attr_t attr,

@@ -5,7 +5,35 @@
 #include "graph/graph_internal.h"
 #include "runtime/cache.h"
 #include "runtime/kernel.h"
+#include "runtime/onednn_defects.h"
 #include "runtime/onednn_pack.h"
+
+/* One reorder of `data` (as `from`) into `buf` (as `to`). */
+static dqg_status reorder_once(const dnnl_memory_desc_t *from, const void *data,
+                               const dnnl_memory_desc_t *to, void *buf, const char *what)
+{
+    dqg_dnnl_prim prim;
+    dnnl_primitive_desc_t pd = NULL;
+    dqg_status st = dqg_dnnl_reorder_pd(&pd, from, to, NULL, what);
+    if (st != DQG_OK)
+        return st;
+    int kinds[2] = {DNNL_ARG_FROM, DNNL_ARG_TO};
+    dnnl_memory_desc_t mds[2] = {*from, *to};
+    st = dqg_dnnl_prim_init(&prim, pd, 2, kinds, mds, what);
+    dnnl_primitive_desc_destroy(pd);
+    if (st != DQG_OK)
+        return st;
+    /* Packing happens once, when the kernel is built: its scratchpad is
+     * allocated for the occasion. */
+    size_t pad_bytes = dqg_dnnl_scratchpad(&prim);
+    void *pad = pad_bytes ? aligned_alloc(64, pad_bytes) : NULL;
+    void *h[2] = {(void *)data, buf};
+    st = pad_bytes && !pad ? dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory", what)
+                           : dqg_dnnl_prim_execute(&prim, h, pad, what);
+    free(pad);
+    dqg_dnnl_prim_destroy(&prim);
+    return st;
+}
 
 dqg_status dqg_dnnl_pack(const dnnl_memory_desc_t *from, const void *data,
                          const dnnl_memory_desc_t *to, void **out, size_t *bytes, const char *what)
@@ -15,27 +43,23 @@ dqg_status dqg_dnnl_pack(const dnnl_memory_desc_t *from, const void *data,
     void *buf = aligned_alloc(64, (n + 63) & ~(size_t)63);
     if (!buf)
         return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory packing %zu bytes", what, n);
-    dqg_dnnl_prim prim;
-    dnnl_primitive_desc_t pd = NULL;
-    dqg_status st = dqg_dnnl_reorder_pd(&pd, from, to, NULL, what);
-    if (st != DQG_OK) {
-        free(buf);
-        return st;
-    }
-    int kinds[2] = {DNNL_ARG_FROM, DNNL_ARG_TO};
-    dnnl_memory_desc_t mds[2] = {*from, *to};
-    st = dqg_dnnl_prim_init(&prim, pd, 2, kinds, mds, what);
-    dnnl_primitive_desc_destroy(pd);
-    if (st == DQG_OK) {
-        /* Packing happens once, when the kernel is built: its scratchpad
-         * is allocated for the occasion. */
-        size_t pad_bytes = dqg_dnnl_scratchpad(&prim);
-        void *pad = pad_bytes ? aligned_alloc(64, pad_bytes) : NULL;
-        void *h[2] = {(void *)data, buf};
-        st = pad_bytes && !pad ? dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory", what)
-                               : dqg_dnnl_prim_execute(&prim, h, pad, what);
-        free(pad);
-        dqg_dnnl_prim_destroy(&prim);
+    dqg_status st;
+    if (dqg_defect_two_step_pack(to)) {
+        /* oneDNN 2.6 defect D: the 8x8 transposition path of the reorder
+         * leaves the compensation zero. The layout first, then the same
+         * layout with compensation (no transposition left). */
+        dnnl_memory_desc_t mid = *to;
+        mid.extra.flags = 0;
+        mid.extra.compensation_mask = mid.extra.asymm_compensation_mask = 0;
+        size_t mn = dnnl_memory_desc_get_size(&mid);
+        void *tmp = aligned_alloc(64, (mn + 63) & ~(size_t)63);
+        st = tmp ? reorder_once(from, data, &mid, tmp, what)
+                 : dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory packing", what);
+        if (st == DQG_OK)
+            st = reorder_once(&mid, tmp, to, buf, what);
+        free(tmp);
+    } else {
+        st = reorder_once(from, data, to, buf, what);
     }
     if (st != DQG_OK) {
         free(buf);

@@ -110,6 +110,7 @@ static dqg_status add_binary(const dqg_kernel_request *req, dqg_qattr *q, dnnl_p
     if (st != DQG_OK)
         return st;
     q->full_operand |= dst_md && dnnl_memory_desc_equal(md, dst_md);
+    q->per_channel_binary |= t->nelems > 1;
     int index = dnnl_post_ops_len(po);
     dnnl_status_t s = dnnl_post_ops_append_binary(po, alg, md);
     if (s != dnnl_success)
@@ -132,6 +133,51 @@ static dqg_status add_binary(const dqg_kernel_request *req, dqg_qattr *q, dnnl_p
     }
     q->n_binary++;
     return DQG_OK;
+}
+
+/* A binary post-op with a one-value constant operand. */
+static dqg_status add_binary_scalar(dqg_qattr *q, dnnl_post_ops_t po, dnnl_alg_kind_t alg,
+                                    float value, int dst_rank, const char *what)
+{
+    if (q->n_binary == DQG_QATTR_MAX_BINARY)
+        return dqg_set_error(DQG_UNSUPPORTED, "%s: too many binary post-ops", what);
+    int b = q->n_binary;
+    dnnl_dims_t ones;
+    for (int i = 0; i < dst_rank; i++)
+        ones[i] = 1;
+    dnnl_status_t s = dnnl_memory_desc_init_by_tag(&q->binary_md[b], dst_rank, ones, dnnl_f32,
+                                                   dst_rank == 2   ? dnnl_ab
+                                                   : dst_rank == 3 ? dnnl_abc
+                                                   : dst_rank == 4 ? dnnl_abcd
+                                                   : dst_rank == 5 ? dnnl_abcde
+                                                                   : dnnl_abcdef);
+    q->binary_index[b] = dnnl_post_ops_len(po);
+    if (s == dnnl_success)
+        s = dnnl_post_ops_append_binary(po, alg, &q->binary_md[b]);
+    if (s != dnnl_success)
+        return dqg_dnnl_error(s, what, "binary post-op");
+    if (!(q->binary_data[b] = malloc(sizeof(float))))
+        return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory", what);
+    q->binary_data[b][0] = value;
+    q->n_binary++;
+    return DQG_OK;
+}
+
+/* A Clip post-op. oneDNN 2.6 defect E: a second eltwise post-op of the same
+ * algorithm runs with the first's alpha and beta, so a Clip with other
+ * bounds than an earlier one becomes max(lo) and min(hi) binary post-ops. */
+static dqg_status add_clip(dqg_qattr *q, dnnl_post_ops_t po, float lo, float hi, int dst_rank,
+                           bool *have_clip, float *first_lo, float *first_hi, const char *what)
+{
+    if (!*have_clip || (lo == *first_lo && hi == *first_hi)) {
+        *have_clip = true;
+        *first_lo = lo;
+        *first_hi = hi;
+        dnnl_status_t s = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_clip_v2, lo, hi);
+        return s == dnnl_success ? DQG_OK : dqg_dnnl_error(s, what, "post-op");
+    }
+    dqg_status st = add_binary_scalar(q, po, dnnl_binary_max, lo, dst_rank, what);
+    return st == DQG_OK ? add_binary_scalar(q, po, dnnl_binary_min, hi, dst_rank, what) : st;
 }
 
 dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int channel_axis,
@@ -186,10 +232,11 @@ dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int chan
             int32_t zp;
             if (is_const(g, zt)) {
                 zp = (int32_t)dqg_load_int(g->tensors[zt].dtype, g->tensors[zt].data, 0);
+                q->src_zero_point = zp != 0;
                 if (zp != 0)
                     s = dnnl_primitive_attr_set_zero_points(q->attr, DNNL_ARG_SRC, 1, 0, &zp);
             } else {
-                q->has_src_zp = true;
+                q->has_src_zp = q->src_zero_point = true;
                 q->src_zp = rt_ref(req, zt);
                 zp = DNNL_RUNTIME_S32_VAL;
                 s = dnnl_primitive_attr_set_zero_points(q->attr, DNNL_ARG_SRC, 1, 0, &zp);
@@ -265,6 +312,8 @@ dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int chan
     /* Scalar Add/Mul are broadcast binary post-ops rather than linear
      * eltwise ones: oneDNN 2.6's brgemm matmul drops the second linear
      * post-op of a chain. */
+    bool have_clip = false;
+    float clip_lo = 0, clip_hi = 0;
     for (int k = 0; k < p->n_ops && status == DQG_OK; k++) {
         if (p->role[k] != DQG_ROLE_POST)
             continue;
@@ -273,8 +322,8 @@ dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int chan
         if (op->kind == DQG_OP_RELU)
             s = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f);
         else if (op->kind == DQG_OP_CLIP)
-            s = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_clip_v2,
-                                             op->attrs.clip.lo * inv, op->attrs.clip.hi * inv);
+            status = add_clip(q, po, op->attrs.clip.lo * inv, op->attrs.clip.hi * inv, dst_rank,
+                              &have_clip, &clip_lo, &clip_hi, what);
         else if (op->kind == DQG_OP_ADD)
             status = add_binary(req, q, po, dnnl_binary_add, dqg_req_operand(req, op), inv,
                                 dst_rank, channel_axis, dst_md, what);

@@ -42,7 +42,9 @@ typedef struct dqg_qattr {
     bool binary_rt[DQG_QATTR_MAX_BINARY];
     dqg_rt_ref binary_ref[DQG_QATTR_MAX_BINARY];
     dnnl_memory_desc_t binary_md[DQG_QATTR_MAX_BINARY];
-    bool full_operand; /* a binary operand of the destination's own shape and layout */
+    bool full_operand;       /* a binary operand of the destination's own shape and layout */
+    bool per_channel_binary; /* a binary operand that varies by channel */
+    bool src_zero_point;     /* a non-zero or run-time source zero point */
     dqg_dtype dst_dtype;
 } dqg_qattr;
 

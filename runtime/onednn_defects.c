@@ -1,0 +1,62 @@
+/* The rules of onednn_defects.h. */
+#include <string.h>
+
+#include "runtime/onednn_defects.h"
+
+/* Rule A: the effective padding of the depth dimension is 0 and some
+ * output's height/width window reaches into the padding. */
+static bool rule_a(const dqg_prim_facts *f)
+{
+    if (f->kind != DQG_FACTS_CONV || f->spatial != 3 || !f->src_zero_point || f->kernel[0] < 2)
+        return false;
+    int64_t back = (f->out[0] - 1) * f->stride[0] + (f->kernel[0] - 1) * (f->dilation[0] + 1) + 1 -
+                   f->in[0] - f->pad_l[0];
+    if (f->pad_l[0] != 0 || back > 0)
+        return false;
+    for (int d = 1; d < 3; d++) {
+        int64_t r = (f->out[d] - 1) * f->stride[d] + (f->kernel[d] - 1) * (f->dilation[d] + 1) + 1 -
+                    f->in[d] - f->pad_l[d];
+        if (f->pad_l[d] > 0 || r > 0)
+            return true;
+    }
+    return false;
+}
+
+const char *dqg_defect_skip_impl(const dqg_prim_facts *f, const char *impl)
+{
+    if (!f || !impl)
+        return NULL;
+    if (strstr(impl, "avx512_core_amx_int8") && rule_a(f))
+        return "oneDNN 2.6 defect A (AMX 3-D convolution with a source zero point)";
+    if (f->kind == DQG_FACTS_MATMUL && strstr(impl, "avx512_core_amx") && f->K >= 125 &&
+        f->K <= 127)
+        return "oneDNN 2.6 defect B (AMX int8 matmul with K = 125..127)";
+    return NULL;
+}
+
+bool dqg_defect_refuse(const dqg_prim_facts *f, const char *impl)
+{
+    if (!f || f->kind != DQG_FACTS_CONV || !f->per_channel_binary || !impl ||
+        !(strstr(impl, "gemm_s8u8s32") || strstr(impl, "gemm_s8s8s32")))
+        return false;
+    int64_t oc = f->oc_per_group;
+    return (oc >= 17 && oc <= 31 && oc % 2 == 1) || oc >= 33;
+}
+
+bool dqg_defect_two_step_pack(const dnnl_memory_desc_t *to)
+{
+    unsigned comp = dnnl_memory_extra_flag_compensation_conv_s8s8 |
+                    dnnl_memory_extra_flag_compensation_conv_asymmetric_src;
+    if (!(to->extra.flags & comp) || to->ndims < 3)
+        return false;
+    /* Conv weights: (O, I, K...) or grouped (G, O/G, I, K...). */
+    bool grouped = (to->extra.flags & dnnl_memory_extra_flag_compensation_conv_s8s8)
+                       ? (to->extra.compensation_mask & 2) != 0
+                       : (to->extra.asymm_compensation_mask & 2) != 0;
+    int64_t g = grouped ? to->dims[0] : 1;
+    int base = grouped ? 1 : 0;
+    int64_t oc = g * to->dims[base], ic = to->dims[base + 1], kvol = 1;
+    for (int i = base + 2; i < to->ndims; i++)
+        kvol *= to->dims[i];
+    return oc == 8 && ic * kvol == 8 && (ic == 1 || kvol == 1);
+}

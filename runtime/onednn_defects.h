@@ -1,0 +1,58 @@
+/* Known oneDNN 2.6 defects that reach dqgraph, and the rule that steers
+ * around each (internal). Every rule is a pure function of a primitive's
+ * parameters and oneDNN's implementation name, consulted where primitives
+ * are created, so each can be tested on any CPU. Reproducers with raw
+ * oneDNN calls and the analysis live with the project's defect notes; the
+ * README lists each rule with the oneDNN version that fixes it.
+ *
+ *  A  jit:avx512_core_amx_int8, 3-D convolution with a source zero point,
+ *     kernel depth >= 2, no depth padding, some height/width padding: the
+ *     zero-point compensation covers only the first kernel slice (wrong
+ *     border outputs). Fixed in v2.7.4 / v3.1. Rule: skip that
+ *     implementation.
+ *  B  AMX brgemm int8 matmul with K = 125, 126 or 127: wrong values or
+ *     SIGILL. Fixed in v2.7.4. Rule: skip the AMX implementation.
+ *  C  gemm int8 convolution (x64:gemm_s8u8s32 / gemm_s8s8s32) with a
+ *     per-channel binary post-op when the output channels per group are odd
+ *     17..31 or >= 33: the post-op is applied to the wrong channels. Not
+ *     fixed upstream. Rule: refuse the int8 fusion (the f32 path is right).
+ *  D  weight reorder with compensation when the problem is exactly an 8x8
+ *     transposition (8 output channels in all, input channels per group
+ *     times kernel volume 8 with one of them 1): the compensation is left
+ *     zero. Fixed in v3.10. Rule: pack in two reorders (layout, then
+ *     compensation).
+ *  E  two eltwise post-ops of the same algorithm: the second runs with the
+ *     first's alpha and beta. Fixed in v2.7.3 / v3.0. Rule: a second Clip
+ *     with other bounds becomes binary max and min post-ops. */
+#ifndef DQG_RUNTIME_ONEDNN_DEFECTS_H
+#define DQG_RUNTIME_ONEDNN_DEFECTS_H
+
+#include <oneapi/dnnl/dnnl.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* What the rules need to know of an int8 primitive. */
+typedef struct dqg_prim_facts {
+    enum { DQG_FACTS_NONE = 0, DQG_FACTS_CONV, DQG_FACTS_MATMUL } kind;
+    bool src_zero_point; /* constant non-zero, or given at run time */
+    /* Convolution: spatial rank, and per spatial dimension (depth first)
+     * input and output extent, kernel, stride, dilation (oneDNN's: 0 =
+     * none) and padding; output channels per group. */
+    int spatial;
+    int64_t in[3], out[3], kernel[3], stride[3], dilation[3], pad_l[3], pad_r[3];
+    int64_t oc_per_group;
+    bool per_channel_binary; /* a binary post-op with an operand that varies by channel */
+    /* MatMul: the reduction size. */
+    int64_t K;
+} dqg_prim_facts;
+
+/* The rule (A or B) that forbids implementation `impl` for a primitive
+ * with these facts, or NULL when it may be used. */
+const char *dqg_defect_skip_impl(const dqg_prim_facts *f, const char *impl);
+/* Rule C: whether the int8 kernel must be refused. */
+bool dqg_defect_refuse(const dqg_prim_facts *f, const char *impl);
+/* Rule D: whether packing weights into `to` (which carries compensation)
+ * must go through the same layout without compensation first. */
+bool dqg_defect_two_step_pack(const dnnl_memory_desc_t *to);
+
+#endif

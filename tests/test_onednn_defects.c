@@ -1,0 +1,314 @@
+/* The known oneDNN 2.6 defects (runtime/onednn_defects.h): each rule's
+ * decision on the parameters that trigger it and on their neighbours, and
+ * each triggering graph built through the public API, compiled and compared
+ * with the reference interpreter. Rules A and B concern AMX kernels, which
+ * only AMX CPUs run: their graphs are checked everywhere and their
+ * decisions directly. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "runtime/onednn_defects.h"
+#include "test_common.h"
+
+/* ---- The decisions -------------------------------------------------------- */
+
+/* rawconv: src 1x2x(2x3x6), weights 1x2x(2x3x3), strides 1,1,2, pads_l
+ * 0,1,0, pads_r 0, src zero point 1: output 1x(1x2x2). */
+static dqg_prim_facts rule_a_case(void)
+{
+    dqg_prim_facts f = {.kind = DQG_FACTS_CONV,
+                        .spatial = 3,
+                        .src_zero_point = true,
+                        .in = {2, 3, 6},
+                        .out = {1, 2, 2},
+                        .kernel = {2, 3, 3},
+                        .stride = {1, 1, 2},
+                        .pad_l = {0, 1, 0},
+                        .oc_per_group = 1};
+    return f;
+}
+
+Test(onednn_defects, rule_a_skips_only_the_amx_convolution_in_its_case)
+{
+    dqg_prim_facts f = rule_a_case();
+    cr_assert_not_null(dqg_defect_skip_impl(&f, "jit:avx512_core_amx_int8"));
+    cr_assert_null(dqg_defect_skip_impl(&f, "jit_int8:avx512_core_vnni"));
+    dqg_prim_facts g = f;
+    g.src_zero_point = false;
+    cr_assert_null(dqg_defect_skip_impl(&g, "jit:avx512_core_amx_int8"), "no zero point");
+    g = f;
+    g.pad_l[0] = 1;
+    cr_assert_null(dqg_defect_skip_impl(&g, "jit:avx512_core_amx_int8"), "depth padding");
+    g = f;
+    g.kernel[0] = 1;
+    cr_assert_null(dqg_defect_skip_impl(&g, "jit:avx512_core_amx_int8"), "kernel depth 1");
+    g = f;
+    g.pad_l[1] = 0;
+    g.out[1] = 1;
+    cr_assert_null(dqg_defect_skip_impl(&g, "jit:avx512_core_amx_int8"), "no H/W padding");
+    g = f;
+    g.spatial = 2;
+    cr_assert_null(dqg_defect_skip_impl(&g, "jit:avx512_core_amx_int8"), "2-D");
+}
+
+Test(onednn_defects, rule_b_skips_amx_matmul_for_k_125_to_127)
+{
+    for (int64_t K = 120; K <= 132; K++) {
+        dqg_prim_facts f = {.kind = DQG_FACTS_MATMUL, .K = K};
+        bool skip = dqg_defect_skip_impl(&f, "brg:avx512_core_amx") != NULL;
+        cr_assert_eq(skip, K >= 125 && K <= 127, "K=%lld", (long long)K);
+        cr_assert_null(dqg_defect_skip_impl(&f, "brg:avx512_core_vnni"));
+    }
+}
+
+Test(onednn_defects, rule_c_refuses_gemm_convolutions_with_channel_post_ops)
+{
+    for (int64_t oc = 1; oc <= 80; oc++) {
+        dqg_prim_facts f = {.kind = DQG_FACTS_CONV, .per_channel_binary = true, .oc_per_group = oc};
+        bool want = (oc >= 17 && oc <= 31 && oc % 2) || oc >= 33;
+        cr_assert_eq(dqg_defect_refuse(&f, "x64:gemm_s8u8s32:jit"), want, "oc %lld", (long long)oc);
+        cr_assert_eq(dqg_defect_refuse(&f, "x64:gemm_s8s8s32:jit"), want);
+        cr_assert(!dqg_defect_refuse(&f, "brgconv:avx512_core_vnni"));
+        f.per_channel_binary = false;
+        cr_assert(!dqg_defect_refuse(&f, "x64:gemm_s8u8s32:jit"), "no channel post-op");
+    }
+}
+
+Test(onednn_defects, rule_d_two_step_pack_for_the_8x8_transposition)
+{
+    /* Grouped weights (G, O/G, I, K) with asymmetric-source compensation. */
+    struct {
+        int64_t g, og, i, k;
+        bool want;
+    } cases[] = {{2, 4, 1, 8, true},  {1, 8, 1, 8, true},  {1, 8, 8, 1, true},
+                 {2, 4, 2, 4, false}, {2, 8, 1, 8, false}, {1, 8, 1, 4, false}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        dnnl_memory_desc_t md;
+        bool grouped = cases[c].g > 1;
+        dnnl_dims_t d = {cases[c].g, cases[c].og, cases[c].i, cases[c].k};
+        dnnl_memory_desc_init_by_tag(&md, grouped ? 4 : 3, grouped ? d : d + 1, dnnl_s8,
+                                     grouped ? dnnl_abcd : dnnl_abc);
+        cr_assert(!dqg_defect_two_step_pack(&md), "no compensation, no rule");
+        md.extra.flags = dnnl_memory_extra_flag_compensation_conv_asymmetric_src;
+        md.extra.asymm_compensation_mask = grouped ? 3 : 1;
+        cr_assert_eq(dqg_defect_two_step_pack(&md), cases[c].want, "case %zu", c);
+    }
+}
+
+/* ---- The triggering graphs -------------------------------------------- */
+
+static dqg_tensor_id scalar(dqg_graph *g, float v)
+{
+    int64_t one = 1;
+    return dqg_constant(g, NULL, DQG_F32, 0, &one, &v, sizeof v);
+}
+
+static dqg_tensor_id zp_u8(dqg_graph *g, uint8_t v)
+{
+    int64_t one = 1;
+    return dqg_constant(g, NULL, DQG_U8, 0, &one, &v, 1);
+}
+
+static dqg_tensor_id weights(dqg_graph *g, int rank, const int64_t *d)
+{
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++)
+        n *= d[i];
+    int8_t *w = malloc((size_t)n);
+    for (int64_t i = 0; i < n; i++)
+        w[i] = (int8_t)((i * 53 + 11) % 255 - 127);
+    dqg_tensor_id t = dqg_constant(g, NULL, DQG_S8, rank, d, w, (size_t)n);
+    free(w);
+    return t;
+}
+
+/* Compiles g fused, runs it and the reference on the same input, and
+ * checks every output within 1e-5 of the largest magnitude (f32) or one
+ * unit (int8). Returns the explain log and partition infos in `log`. */
+static void compare(dqg_graph *g, char *log, size_t log_size)
+{
+    finalize_ok(g);
+    dqg_tensor_id xi = dqg_graph_input_id(g, 0), yi = dqg_graph_output_id(g, 0);
+    size_t xb = dqg_tensor_byte_size(g, xi), yb = dqg_tensor_byte_size(g, yi);
+    uint8_t *x = malloc(xb);
+    for (size_t i = 0; i < xb; i++)
+        x[i] = (uint8_t)(i * 97 + 13);
+    if (dqg_tensor_dtype(g, xi) == DQG_F32)
+        for (size_t i = 0; i < xb / 4; i++)
+            ((float *)x)[i] = (float)((int)(i * 37 % 29) - 14) * 0.37f;
+    void *ref = malloc(yb), *got = malloc(yb);
+    dqg_buffer in = {.id = xi, .data = x, .size = xb}, out = {.id = yi, .data = ref, .size = yb};
+    cr_assert_eq(dqg_reference_run(g, &in, 1, &out, 1), DQG_OK, "%s", dqg_last_error());
+    dqg_compiled *c = NULL;
+    cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+    log[0] = 0;
+    for (size_t i = 0; i < dqg_compiled_partition_count(c); i++) {
+        strncat(log, dqg_compiled_partition_info(c, i), log_size - strlen(log) - 2);
+        strncat(log, "\n", log_size - strlen(log) - 1);
+    }
+    for (size_t i = 0; i < dqg_compiled_explain_count(c); i++) {
+        strncat(log, dqg_compiled_explain(c, i), log_size - strlen(log) - 2);
+        strncat(log, "\n", log_size - strlen(log) - 1);
+    }
+    out.data = got;
+    cr_assert_eq(dqg_execute(c, &in, 1, &out, 1), DQG_OK, "%s", dqg_last_error());
+    dqg_dtype yt = dqg_tensor_dtype(g, yi);
+    int64_t n = dqg_tensor_element_count(g, yi);
+    if (yt == DQG_F32) {
+        double m = 1e-30;
+        for (int64_t i = 0; i < n; i++)
+            m = fmax(m, fabs(((float *)ref)[i]));
+        for (int64_t i = 0; i < n; i++)
+            cr_assert(fabs(((float *)got)[i] - ((float *)ref)[i]) <= 1e-5 * m,
+                      "[%lld] %g vs reference %g\n%s", (long long)i, ((float *)got)[i],
+                      ((float *)ref)[i], log);
+    } else {
+        for (int64_t i = 0; i < n; i++)
+            cr_assert(abs((int)((int32_t *)got)[i] - (int)((int32_t *)ref)[i]) <= 0, "[%lld]\n%s",
+                      (long long)i, log);
+    }
+    dqg_compiled_destroy(c);
+    free(x);
+    free(ref);
+    free(got);
+    dqg_graph_destroy(g);
+}
+
+/* A: the 3-D convolution of rule_a_case, u8 source with zero point 1. */
+Test(onednn_defects, rule_a_graph_matches_the_reference)
+{
+    dqg_graph *g;
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    int64_t xd[] = {1, 2, 3, 6, 2}, wd[] = {1, 2, 2, 3, 3};
+    dqg_dequantize_linear_attrs da = {.opset = 13};
+    dqg_tensor_id x = dqg_dequantize_linear(g, NULL, dqg_input(g, "x", DQG_U8, 5, xd),
+                                            scalar(g, 1.0f), zp_u8(g, 1), &da);
+    /* NXC: [N, D, H, W, C] = [1, 2, 3, 6, 2]. */
+    xd[1] = 2;
+    xd[2] = 3;
+    xd[3] = 6;
+    xd[4] = 2;
+    dqg_tensor_id w =
+        dqg_dequantize_linear(g, NULL, weights(g, 5, wd), scalar(g, 1.0f), DQG_NONE, &da);
+    dqg_conv_attrs a = {.spatial_rank = 3,
+                        .strides = {1, 1, 2},
+                        .pads_begin = {0, 1, 0},
+                        .data_format = DQG_FORMAT_NXC};
+    dqg_output(g, dqg_convolution(g, "conv3d", x, w, DQG_NONE, &a), "y");
+    char log[4096];
+    compare(g, log, sizeof log);
+}
+
+/* B: int8 MatMuls with K = 125..127 (and batches), u8 and s8 sources. */
+Test(onednn_defects, rule_b_graphs_match_the_reference)
+{
+    static const int64_t shapes[][4] = {
+        {0, 37, 127, 7}, {2, 34, 127, 87}, {0, 5, 125, 33}, {1, 16, 126, 64}};
+    for (size_t s = 0; s < 4; s++) {
+        for (int signed_src = 0; signed_src < 2; signed_src++) {
+            dqg_graph *g;
+            cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+            int64_t B = shapes[s][0], M = shapes[s][1], K = shapes[s][2], N = shapes[s][3];
+            int64_t xd[3], wd[] = {K, N};
+            int r = 0;
+            if (B)
+                xd[r++] = B;
+            xd[r++] = M;
+            xd[r++] = K;
+            dqg_dtype xt = signed_src ? DQG_S8 : DQG_U8;
+            dqg_dequantize_linear_attrs da = {.opset = 13};
+            int64_t one = 1;
+            uint8_t z = signed_src ? 0 : 128;
+            dqg_tensor_id x =
+                dqg_dequantize_linear(g, NULL, dqg_input(g, "x", xt, r, xd), scalar(g, 0.02f),
+                                      dqg_constant(g, NULL, xt, 0, &one, &z, 1), &da);
+            dqg_tensor_id w =
+                dqg_dequantize_linear(g, NULL, weights(g, 2, wd), scalar(g, 0.01f), DQG_NONE, &da);
+            dqg_output(g, dqg_matmul(g, "mm", x, w, NULL), "y");
+            char log[4096];
+            compare(g, log, sizeof log);
+        }
+    }
+}
+
+/* C: NHWC 1x5x5x6, 2 groups of 3 -> 17 channels, 3x3, pad 1, + BiasAdd.
+ * Where oneDNN picks its gemm int8 convolution, the fusion is refused. */
+Test(onednn_defects, rule_c_graph_matches_the_reference)
+{
+    for (int64_t og = 15; og <= 35; og += 2) {
+        dqg_graph *g;
+        cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+        int64_t xd[] = {1, 5, 5, 6}, wd[] = {2 * og, 3, 3, 3}, o = 2 * og;
+        dqg_dequantize_linear_attrs da = {.opset = 13};
+        dqg_tensor_id x = dqg_dequantize_linear(g, NULL, dqg_input(g, "x", DQG_U8, 4, xd),
+                                                scalar(g, 0.05f), zp_u8(g, 0), &da);
+        dqg_tensor_id w =
+            dqg_dequantize_linear(g, NULL, weights(g, 4, wd), scalar(g, 0.01f), DQG_NONE, &da);
+        dqg_conv_attrs a = {.spatial_rank = 2,
+                            .groups = 2,
+                            .pads_begin = {1, 1},
+                            .pads_end = {1, 1},
+                            .data_format = DQG_FORMAT_NXC};
+        float *b = malloc((size_t)o * sizeof *b);
+        for (int64_t i = 0; i < o; i++)
+            b[i] = 0.1f * (float)i;
+        dqg_tensor_id y = dqg_convolution(g, "conv", x, w, DQG_NONE, &a);
+        y = dqg_bias_add(g, "bias", y, test_const_f32(g, 1, &o, b), DQG_FORMAT_NXC);
+        free(b);
+        dqg_output(g, y, "y");
+        char log[8192];
+        compare(g, log, sizeof log);
+        if (strstr(log, "gemm_s8") && ((og >= 17 && og % 2) || og >= 33))
+            cr_assert(strstr(log, "defect C"), "og=%lld: a gemm int8 kernel kept:\n%s",
+                      (long long)og, log);
+    }
+}
+
+/* D: 1-D conv, 2 groups of 1 -> 4 channels, kernel 8 over 9 inputs, source
+ * zero point 3: the weight reorder is exactly an 8x8 transposition. */
+Test(onednn_defects, rule_d_graph_matches_the_reference)
+{
+    dqg_graph *g;
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    int64_t xd[] = {1, 2, 9}, wd[] = {8, 1, 8};
+    dqg_dequantize_linear_attrs da = {.opset = 13};
+    dqg_tensor_id x = dqg_dequantize_linear(g, NULL, dqg_input(g, "x", DQG_U8, 3, xd),
+                                            scalar(g, 1.0f), zp_u8(g, 3), &da);
+    dqg_tensor_id w =
+        dqg_dequantize_linear(g, NULL, weights(g, 3, wd), scalar(g, 1.0f), DQG_NONE, &da);
+    dqg_conv_attrs a = {.spatial_rank = 1, .groups = 2};
+    dqg_output(g, dqg_convolution(g, "conv", x, w, DQG_NONE, &a), "y");
+    char log[4096];
+    compare(g, log, sizeof log);
+}
+
+/* E: MatMul -> Clip(-1, 5) -> Clip(-1, 3) clips at 3, in f32 and int8. */
+Test(onednn_defects, rule_e_two_clips_with_other_bounds)
+{
+    for (int q = 0; q < 2; q++) {
+        dqg_graph *g;
+        cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+        int64_t xd[] = {8, 32}, wd[] = {32, 16};
+        dqg_tensor_id x, w;
+        dqg_dequantize_linear_attrs da = {.opset = 13};
+        if (q) {
+            x = dqg_dequantize_linear(g, NULL, dqg_input(g, "x", DQG_U8, 2, xd), scalar(g, 0.2f),
+                                      zp_u8(g, 100), &da);
+            w = dqg_dequantize_linear(g, NULL, weights(g, 2, wd), scalar(g, 0.01f), DQG_NONE, &da);
+        } else {
+            x = dqg_input(g, "x", DQG_F32, 2, xd);
+            float wf[32 * 16];
+            for (int i = 0; i < 32 * 16; i++)
+                wf[i] = (float)(i % 9) * 0.1f - 0.3f;
+            w = test_const_f32(g, 2, wd, wf);
+        }
+        dqg_tensor_id y = dqg_matmul(g, "mm", x, w, NULL);
+        y = dqg_clip(g, "c5", y, -1.0f, 5.0f);
+        y = dqg_clip(g, "c3", y, -1.0f, 3.0f);
+        dqg_output(g, y, "y");
+        char log[4096];
+        compare(g, log, sizeof log);
+        cr_assert(strstr(log, "Clip 'c3'") && strstr(log, q ? "int8 matmul" : "with post-ops"),
+                  "%s", log);
+    }
+}
