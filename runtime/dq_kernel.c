@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "graph/dtype.h"
+#include "runtime/cpu_isa.h"
 #include "runtime/dq_kernel.h"
 
 #define CHUNK        256
@@ -586,14 +587,13 @@ static void run_blocked_last(const struct dqg_dq_kernel *k, const void *x, const
     }
 }
 
+/* Whether this CPU, within the DQG_MAX_ISA cap, runs the own kernel `impl`. */
 static bool cpu_has(int impl)
 {
-    __builtin_cpu_init();
     if (impl == DQG_DQ_IMPL_OWN_AVX512)
-        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-               __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+        return dqg_cpu_has(DQG_ISA_AVX512);
     if (impl == DQG_DQ_IMPL_OWN_AVX2)
-        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+        return dqg_cpu_has(DQG_ISA_AVX2);
     return true;
 }
 

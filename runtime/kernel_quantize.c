@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "graph/dtype.h"
+#include "runtime/cpu_isa.h"
 #include "runtime/kernel.h"
 
 #define PARALLEL_MIN (64 * 1024)
@@ -171,9 +172,7 @@ dqg_status dqg_kernel_quantize_build(const dqg_kernel_request *req, dqg_kernel *
             k->inner *= x->dims[i];
     }
     k->ns = k->D;
-    __builtin_cpu_init();
-    k->avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                __builtin_cpu_supports("avx512vl");
+    k->avx512 = dqg_cpu_has(DQG_ISA_AVX512);
     /* Constant parameters as f32 (a zero point converts exactly). */
     size_t bytes = (size_t)k->ns * sizeof(float);
     bool oom = false;

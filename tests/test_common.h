@@ -3,6 +3,7 @@
 #define DQG_TEST_COMMON_H
 
 #include <criterion/criterion.h>
+#include <oneapi/dnnl/dnnl.h>
 #include <string.h>
 
 #include "dqgraph.h"
@@ -35,6 +36,18 @@ static inline dqg_status run_ref_1(dqg_graph *g, dqg_tensor_id in, void *in_data
     dqg_buffer o = {.id = out, .data = out_data, .size = out_size};
     return dqg_reference_run(g, &i, in == DQG_NONE ? 0 : 1, &o, 1);
 }
+
+/* Whether dqgraph fuses int8 layers on this CPU (within ONEDNN_MAX_CPU_ISA):
+ * oneDNN's u8 x s8 kernels are exact only with VNNI or AMX, so without them
+ * dqgraph refuses the int8 kernel, giving TEST_NO_INT8_REASON, and the layer
+ * runs exactly in f32. */
+static inline bool test_int8_fusion(void)
+{
+    dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+    return (isa & dnnl_cpu_isa_avx512_core_vnni) == dnnl_cpu_isa_avx512_core_vnni ||
+           (isa & dnnl_cpu_isa_avx2_vnni) == dnnl_cpu_isa_avx2_vnni;
+}
+#define TEST_NO_INT8_REASON "has no VNNI or AMX"
 
 /* A seeded xorshift32 stream for randomized tests (one per test file). */
 static uint32_t test_rng = 1;
