@@ -21,6 +21,16 @@ static int64_t rin(int64_t lo, int64_t hi)
     return lo + (int64_t)(rnd() % (uint32_t)(hi - lo + 1));
 }
 
+/* Shapes at the edges oneDNN's kernels have failed at (oneDNN 2.6
+ * defects A-E), chosen by the tests that ask for them. */
+static struct {
+    bool tile_edges;     /* K around 125-130 and other tile sizes */
+    bool many_channels;  /* 1 to 80 output channels per group */
+    bool partial_pad_3d; /* 3-D: no depth padding, height/width padding */
+    bool oc8;            /* 8 output channels, 1 input channel per group or 1x1 kernels */
+    bool other_clips;    /* Clips with different bounds */
+} edge;
+
 typedef struct gen {
     dqg_graph *g;
     dqg_tensor_id x_in, y;
@@ -112,7 +122,9 @@ static dqg_tensor_id epilogue(gen *G, dqg_tensor_id t, int ca, int64_t C, dqg_da
             t = dqg_relu(g, NULL, t);
             break;
         case 1:
-            t = dqg_clip(g, NULL, t, -1.0f, 2.5f);
+            t = edge.other_clips
+                    ? dqg_clip(g, NULL, t, -0.5f * (float)rin(0, 4), 0.5f + 0.5f * (float)rin(0, 6))
+                    : dqg_clip(g, NULL, t, -1.0f, 2.5f);
             break;
         case 2:
             v[0] = 0.25f;
@@ -180,7 +192,11 @@ static void check(gen *G)
             /* Without VNNI or AMX the int8 kernel is refused with that
              * reason: a MatMul then runs weight-only, a Convolution in f32. */
             bool int8 = test_int8_fusion();
-            if (!int8 && G->expect_fused) {
+            if (G->expect_fused && strstr(log, "oneDNN 2.6 defect C")) {
+                /* A known-defect refusal: the f32 path runs, and explains. */
+                cr_assert_eq(fused, G->is_matmul ? 1u : 0u, "%s: fused %zu:\n%s", G->what, fused,
+                             log);
+            } else if (!int8 && G->expect_fused) {
                 cr_assert(strstr(log, TEST_NO_INT8_REASON), "%s: no reason in:\n%s", G->what, log);
                 cr_assert_eq(fused, G->is_matmul ? 1u : 0u, "%s: fused %zu:\n%s", G->what, fused,
                              log);
@@ -242,6 +258,13 @@ static void matmul_case(int mode)
     gen G = {0};
     cr_assert_eq(dqg_graph_create(&G.g), DQG_OK);
     int64_t M = rin(1, 23), K = rin(1, 61), N = rin(1, 37);
+    if (edge.tile_edges) {
+        static const int64_t ks[] = {15,  16,  17,  31,  32,  33,  63,  64,  65, 124,
+                                     125, 126, 127, 128, 129, 130, 255, 256, 257};
+        K = ks[rin(0, (int64_t)(sizeof ks / sizeof *ks) - 1)];
+        M = rin(1, 40);
+        N = rin(1, 90);
+    }
     int brank = (int)rin(0, 2);
     int64_t xd[4];
     int xr = 0;
@@ -290,6 +313,13 @@ static void conv_case(int sr, bool depthwise)
     cr_assert_eq(dqg_graph_create(&G.g), DQG_OK);
     int64_t groups = depthwise ? rin(2, 6) : rin(1, 2);
     int64_t cg = depthwise ? 1 : rin(1, 5), og = depthwise ? 1 : rin(1, 5);
+    if (edge.many_channels)
+        og = rin(1, 80);
+    if (edge.oc8) {
+        groups = rin(0, 1) ? 1 : rin(0, 1) ? 2 : 8;
+        og = 8 / groups;
+        cg = rin(0, 1) ? 1 : rin(1, 3);
+    }
     int64_t C = groups * cg, O = groups * og;
     dqg_conv_attrs a = {.spatial_rank = sr,
                         .groups = groups,
@@ -297,11 +327,20 @@ static void conv_case(int sr, bool depthwise)
     int64_t xd[5], wd[5] = {O, cg};
     xd[0] = rin(1, 2);
     for (int i = 0; i < sr; i++) {
-        int64_t k = rin(1, 3);
+        int64_t k = edge.oc8 && cg > 1 ? 1 : rin(1, 3);
+        if (edge.partial_pad_3d && i == 0)
+            k = rin(2, 3); /* kernel depth >= 2 */
         a.strides[i] = rin(1, 2);
         a.dilations[i] = rin(1, 2);
         a.pads_begin[i] = rin(0, k - 1);
         a.pads_end[i] = rin(0, k - 1);
+        if (edge.partial_pad_3d) {
+            /* No depth padding (and no stride/dilation past the end), some
+             * height/width padding. */
+            a.pads_begin[i] = a.pads_end[i] = i == 0 ? 0 : rin(1, k);
+            if (i == 0)
+                a.strides[i] = a.dilations[i] = 1;
+        }
         wd[2 + i] = k;
         xd[a.data_format == DQG_FORMAT_NCX ? 2 + i : 1 + i] =
             (k - 1) * a.dilations[i] + 1 + rin(0, sr == 3 ? 3 : 8);
@@ -378,6 +417,40 @@ Test(fusion, conv_1d_3d)
         conv_case(1, false);
     for (int i = 0; i < 40; i++)
         conv_case(3, false);
+}
+
+Test(fusion, matmul_tile_edges_and_other_clips)
+{
+    rs = 11011;
+    edge.tile_edges = edge.other_clips = true;
+    for (int i = 0; i < 60; i++)
+        matmul_case(0);
+}
+
+Test(fusion, conv_output_channels_per_group_1_to_80)
+{
+    rs = 12012;
+    edge.many_channels = edge.other_clips = true;
+    for (int i = 0; i < 60; i++)
+        conv_case(2, false);
+}
+
+Test(fusion, conv_3d_without_depth_padding)
+{
+    rs = 13013;
+    edge.partial_pad_3d = true;
+    for (int i = 0; i < 40; i++)
+        conv_case(3, false);
+}
+
+Test(fusion, conv_eight_output_channels)
+{
+    rs = 14014;
+    edge.oc8 = true;
+    for (int i = 0; i < 40; i++)
+        conv_case(1, false);
+    for (int i = 0; i < 20; i++)
+        conv_case(2, false);
 }
 
 Test(fusion, conv_depthwise)
