@@ -132,12 +132,26 @@ static raw_run make_raw(const_dnnl_op_desc_t desc, const float *scales, int64_t 
     return r;
 }
 
+/* Inputs of both sides: the same bytes in 64-byte-aligned buffers (AMX
+ * kernels run about 1.6x faster on all-zero data and about 20% faster from
+ * 64-byte-aligned sources, so anything else compares unlike with unlike). */
+static void *input_bytes(size_t n)
+{
+    uint8_t *p = aligned_alloc(64, (n + 63) & ~(size_t)63);
+    for (size_t i = 0; p && i < n; i++)
+        p[i] = (uint8_t)(i * 131 + 7);
+    return p;
+}
+
+static void *output_bytes(size_t n)
+{
+    return aligned_alloc(64, (n + 63) & ~(size_t)63);
+}
+
 static void report(const char *label, dqg_graph *g, raw_run *raw, size_t in_bytes, size_t out_bytes,
                    int reps)
 {
-    void *x = malloc(in_bytes), *y = malloc(out_bytes);
-    for (size_t i = 0; i < in_bytes; i++)
-        ((uint8_t *)x)[i] = (uint8_t)(i * 131 + 7);
+    void *x = input_bytes(in_bytes), *y = output_bytes(out_bytes);
     dq_run fused = {.in = {.name = "x", .data = x, .size = in_bytes},
                     .out = {.name = "y", .data = y, .size = out_bytes}};
     dq_run unfused = fused;
@@ -206,7 +220,7 @@ static void bench_matmul(int64_t M, int64_t K, int64_t N)
     DNNL(dnnl_memory_desc_init_by_tag(&dst, 2, dd, dnnl_f32, dnnl_ab));
     dnnl_matmul_desc_t md;
     DNNL(dnnl_matmul_desc_init(&md, &src, &wany, NULL, &dst));
-    void *rx = calloc(1, (size_t)(M * K)), *ry = malloc((size_t)(M * N) * 4);
+    void *rx = input_bytes((size_t)(M * K)), *ry = output_bytes((size_t)(M * N) * 4);
     raw_run raw = make_raw(&md, combined, N, 2, &wts, w, rx, ry, dnnl_query_weights_md);
     char label[64];
     snprintf(label, sizeof label, "MatMul %lldx%lldx%lld", (long long)M, (long long)K,
@@ -264,7 +278,7 @@ static void bench_conv(void)
     DNNL(dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference,
                                                     dnnl_convolution_direct, &src, &wany, NULL,
                                                     &dst, st, dl, pl, pr));
-    void *rx = calloc(1, C * H * W), *ry = malloc((size_t)O * H * W * 4);
+    void *rx = input_bytes(C * H * W), *ry = output_bytes((size_t)O * H * W * 4);
     raw_run raw = make_raw(&cd, combined, O, 2, &wts, w, rx, ry, dnnl_query_weights_md);
     report("Conv 3x3 64->64 56x56 NHWC", g, &raw, C * H * W, (size_t)O * H * W * 4, 21);
     dqg_graph_destroy(g);
