@@ -3,6 +3,7 @@
 #ifndef DQG_DTYPE_H
 #define DQG_DTYPE_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -60,5 +61,15 @@ void dqg_store_float(dqg_dtype dtype, void *base, int64_t i, float v);
 /* Smallest and largest value of an integer type. */
 int64_t dqg_int_min(dqg_dtype dtype);
 int64_t dqg_int_max(dqg_dtype dtype);
+
+/* Round half to even of a float, whatever the floating-point environment's
+ * rounding mode (the SIMD kernels' roundscale/cvt round the same way). */
+static inline float dqg_rne_f(float v)
+{
+    float f = floorf(v), d = v - f;
+    if (d > 0.5f || (d == 0.5f && fmodf(f, 2.0f) != 0.0f))
+        return f + 1.0f;
+    return f;
+}
 
 #endif /* DQG_DTYPE_H */

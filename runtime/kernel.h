@@ -78,6 +78,7 @@ dqg_status dqg_kernel_quantize_build(const dqg_kernel_request *req, dqg_kernel *
 dqg_status dqg_kernel_wo_matmul_build(const dqg_kernel_request *req, dqg_kernel **out);
 dqg_status dqg_kernel_const_build(const dqg_kernel_request *req, dqg_kernel **out);
 dqg_status dqg_kernel_qeltwise_build(const dqg_kernel_request *req, dqg_kernel **out);
+dqg_status dqg_kernel_dynamic_quantize_build(const dqg_kernel_request *req, dqg_kernel **out);
 
 /* A constant-folding partition's results, in the order of its mini graph's
  * outputs (runtime/kernel_const.c). */

@@ -33,6 +33,9 @@ dqg_status dqg_kernel_build(const dqg_kernel_request *req, dqg_kernel **out)
     case DQG_OP_QUANTIZE:
         st = dqg_kernel_quantize_build(req, out);
         break;
+    case DQG_OP_DYNAMIC_QUANTIZE:
+        st = dqg_kernel_dynamic_quantize_build(req, out);
+        break;
     case DQG_OP_MATMUL:
         st = dqg_kernel_matmul_build(req, out);
         break;

@@ -4,12 +4,14 @@
  *   y_scale = (x_max - x_min) / 255
  *   y_zero_point = saturate(round_half_even((0 - x_min) / y_scale))
  *   y = saturate(round_half_even(x / y_scale) + y_zero_point)
- * all in float32. An all-zero input gives y_scale 0; dqgraph then defines
- * y_zero_point = 0 and y = 0 instead of dividing by zero. */
+ * all in float32, rounding half to even. An all-zero input (x_max ==
+ * x_min) has y_scale = 1 / 255, as ONNX's reference and ONNX Runtime
+ * define it. NaN, or a range too wide for a finite scale, is refused. */
 #include <math.h>
 
 #include "graph/dtype.h"
 #include "graph/graph_internal.h"
+#include "graph/ops/dynamic_quantize.h"
 
 #define L "DynamicQuantizeLinear"
 
@@ -40,17 +42,26 @@ dqg_tensor_id dqg_dynamic_quantize_linear(dqg_graph *g, const char *name, dqg_te
     return g->ops[op].outputs[0];
 }
 
-static float rne_f(float v)
+dqg_status dqg_dynamic_quantize_range(const char *op_name, const float *x, int64_t n, float lo,
+                                      float hi, float *scale, uint8_t *zero_point)
 {
-    float f = floorf(v), d = v - f;
-    if (d > 0.5f || (d == 0.5f && fmodf(f, 2.0f) != 0.0f))
-        return f + 1.0f;
-    return f;
-}
-
-static uint8_t sat_u8(float v)
-{
-    return v <= 0.0f ? 0 : v >= 255.0f ? 255 : (uint8_t)v;
+    if (isnan(lo) || isnan(hi)) {
+        int64_t i = 0;
+        while (i < n && !isnan(x[i]))
+            i++;
+        return dqg_set_error(DQG_INVALID_ARGUMENT,
+                             L " '%s': input 0 (x): element %lld is NaN; the range is undefined",
+                             op_name, (long long)i);
+    }
+    float s = (hi == lo ? 1.0f : hi - lo) / 255.0f;
+    if (isinf(s))
+        return dqg_set_error(DQG_INVALID_ARGUMENT,
+                             L " '%s': input 0 (x): the range [%g, %g] is not finite", op_name,
+                             (double)lo, (double)hi);
+    float z = dqg_rne_f((0.0f - lo) / s);
+    *scale = s;
+    *zero_point = z <= 0.0f ? 0 : z >= 255.0f ? 255 : (uint8_t)z;
+    return DQG_OK;
 }
 
 static dqg_status dynamic_quantize_reference(const dqg_graph *g, const dqg_op *op,
@@ -63,30 +74,21 @@ static dqg_status dynamic_quantize_reference(const dqg_graph *g, const dqg_op *o
     uint8_t *Z = v->data[op->outputs[2]];
     float lo = 0.0f, hi = 0.0f;
     for (int64_t i = 0; i < x->nelems; i++) {
-        if (isnan(X[i]))
-            return dqg_set_error(DQG_INVALID_ARGUMENT,
-                                 L " '%s': input 0 (x): element %lld is NaN; the range is "
-                                   "undefined",
-                                 op->name, (long long)i);
-        lo = fminf(lo, X[i]);
-        hi = fmaxf(hi, X[i]);
+        /* fminf/fmaxf skip NaN; a NaN poisons the range instead. */
+        lo = isnan(X[i]) || isnan(lo) ? NAN : fminf(lo, X[i]);
+        hi = isnan(X[i]) || isnan(hi) ? NAN : fmaxf(hi, X[i]);
     }
-    float scale = (hi - lo) / 255.0f;
-    if (isinf(scale))
-        return dqg_set_error(DQG_INVALID_ARGUMENT,
-                             L " '%s': input 0 (x): the range [%g, %g] is not finite", op->name,
-                             (double)lo, (double)hi);
+    float scale;
+    uint8_t zp;
+    dqg_status st = dqg_dynamic_quantize_range(op->name, X, x->nelems, lo, hi, &scale, &zp);
+    if (st != DQG_OK)
+        return st;
     *S = scale;
-    if (scale == 0.0f) {
-        *Z = 0;
-        for (int64_t i = 0; i < x->nelems; i++)
-            Y[i] = 0;
-        return DQG_OK;
-    }
-    uint8_t zp = sat_u8(rne_f((0.0f - lo) / scale));
     *Z = zp;
-    for (int64_t i = 0; i < x->nelems; i++)
-        Y[i] = sat_u8(rne_f(X[i] / scale) + (float)zp);
+    for (int64_t i = 0; i < x->nelems; i++) {
+        float q = dqg_rne_f(X[i] / scale) + (float)zp;
+        Y[i] = q <= 0.0f ? 0 : q >= 255.0f ? 255 : (uint8_t)q;
+    }
     return DQG_OK;
 }
 
