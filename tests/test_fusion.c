@@ -354,10 +354,12 @@ static void conv_case(int sr, bool depthwise)
     dqg_tensor_id b = DQG_NONE;
     bool own_bias = rin(0, 1);
     if (own_bias) {
-        float bv[64];
+        float *bv = malloc((size_t)O * sizeof *bv);
+        cr_assert(bv);
         for (int i = 0; i < O; i++)
             bv[i] = 0.1f * (float)(i % 5) - 0.2f;
         b = cf32(G.g, 1, &O, bv);
+        free(bv);
     }
     dqg_tensor_id y = dqg_convolution(G.g, "conv", x, w, b, &a);
     G.y = epilogue(&G, y, ca, O, a.data_format, !own_bias);
