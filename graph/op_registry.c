@@ -27,7 +27,7 @@ const char *dqg_op_kind_name(dqg_op_kind kind)
     static const char *const names[DQG_OP_KIND_COUNT] = {
         [DQG_OP_DEQUANTIZE] = "Dequantize",
         [DQG_OP_QUANTIZE] = "Quantize",
-        [DQG_OP_DYNAMIC_QUANTIZE] = "DynamicQuantize",
+        [DQG_OP_DYNAMIC_QUANTIZE] = "DynamicQuantizeLinear",
         [DQG_OP_MATMUL] = "MatMul",
         [DQG_OP_CONVOLUTION] = "Convolution",
         [DQG_OP_BIAS_ADD] = "BiasAdd",

@@ -135,8 +135,11 @@ static void visit_partition(const dqg_pass_state *s, layout_state *L, int p)
          * operand of the result's shape (a residual Add) shares the
          * result's. Everything else it reads is a constant. */
         dqg_tensor_id result = dqg_part_result(g, part);
-        int sdq = dqg_part_find(part, DQG_ROLE_SRC_DQ);
-        dqg_tensor_id src = sdq >= 0 ? g->ops[part->ops[sdq]].inputs[0] : main->inputs[0];
+        int sdq = dqg_part_find(part, DQG_ROLE_SRC_DQ),
+            sq = dqg_part_find(part, DQG_ROLE_SRC_QUANT);
+        dqg_tensor_id src = sq >= 0    ? g->ops[part->ops[sq]].inputs[0]
+                            : sdq >= 0 ? g->ops[part->ops[sdq]].inputs[0]
+                                       : main->inputs[0];
         for (int i = 0; i < n_in; i++) {
             dqg_tensor_id t = ins[i];
             if (t == src) {

@@ -71,6 +71,7 @@ dqg_status dqg_pass_fuse_dq_conv(dqg_pass_state *s)
                 .allow_scale = true,
                 .allow_q = true};
             dqg_fuse_match_epilogue(s, &m, &r);
+            dqg_fuse_absorb_src_quant(s, &m);
             const dqg_op *so = &g->ops[s_dq], *wo = &g->ops[w_dq];
             char details[300];
             snprintf(details, sizeof details, "src %s%s%s, weights %s %s scales%s, dst %s",

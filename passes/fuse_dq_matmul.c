@@ -87,6 +87,7 @@ static dqg_status commit_int8(dqg_pass_state *s, int32_t i, dqg_fusion_match *m)
                             .allow_scale = true,
                             .allow_q = true};
     dqg_fuse_match_epilogue(s, m, &r);
+    dqg_fuse_absorb_src_quant(s, m);
     const dqg_op *s_op = &g->ops[sdq], *w_op = &g->ops[wdq];
     bool dynamic = !dqg_fuse_is_const(g, s_op->inputs[1]) ||
                    (s_op->inputs[2] != DQG_NONE && !dqg_fuse_is_const(g, s_op->inputs[2])) ||

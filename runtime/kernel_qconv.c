@@ -16,7 +16,8 @@ typedef struct qconv_kernel {
     dqg_kernel base;
     dqg_dnnl_prim prim;
     dqg_qattr q;
-    int src_arg, dst_arg;
+    dqg_qsrc src;
+    int dst_arg;
     void *w_packed;
     dqg_conv_io io;    /* activation reorders, in scratch after the attribute's */
     size_t pad_offset; /* the primitives' scratchpad, last in scratch */
@@ -25,13 +26,15 @@ typedef struct qconv_kernel {
 static dqg_status qconv_execute(dqg_kernel *k, void *const *args, void *scratch)
 {
     qconv_kernel *c = (qconv_kernel *)k;
-    void *h[DQG_DNNL_MAX_ARGS], *pad = (char *)scratch + c->pad_offset;
-    dqg_status st = dqg_conv_io_begin(&c->io, args[c->src_arg], args[c->dst_arg], scratch, pad,
-                                      &h[0], &h[2], c->base.impl);
+    void *h[DQG_DNNL_MAX_ARGS], *pad = (char *)scratch + c->pad_offset, *src;
+    const void *internal[2];
+    dqg_status st = dqg_qsrc_prepare(&c->src, args, scratch, &src, internal);
+    if (st != DQG_OK)
+        return st;
+    st = dqg_conv_io_begin(&c->io, src, args[c->dst_arg], scratch, pad, &h[0], &h[2], c->base.impl);
     if (st != DQG_OK)
         return st;
     h[1] = c->w_packed;
-    const void *internal[2] = {NULL, NULL};
     dqg_qattr_handles(&c->q, args, internal, scratch, 3, h);
     if ((st = dqg_dnnl_prim_execute(&c->prim, h, pad, c->base.impl)) != DQG_OK)
         return st;
@@ -76,7 +79,13 @@ dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **ou
     const dqg_op *cv = dqg_req_op(req, DQG_ROLE_MAIN), *sdq = dqg_req_op(req, DQG_ROLE_SRC_DQ),
                  *wdq = dqg_req_op(req, DQG_ROLE_W_DQ);
     const dqg_conv_attrs *a = &cv->attrs.conv;
-    const dqg_tensor *x = &g->tensors[sdq->inputs[0]];
+    /* Quantized inside the partition, the source has the layout of the f32
+     * tensor it is quantized from. */
+    const dqg_op *sq = dqg_req_op(req, DQG_ROLE_SRC_QUANT);
+    dqg_tensor xs = g->tensors[sdq->inputs[0]];
+    if (sq)
+        xs.channels_last = g->tensors[sq->inputs[0]].channels_last;
+    const dqg_tensor *x = &xs;
     const dqg_tensor *w = &g->tensors[wdq->inputs[0]];
     dqg_tensor_id out_id = dqg_part_result(g, req->roles);
     const dqg_tensor *y = &g->tensors[out_id];
@@ -94,7 +103,6 @@ dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **ou
             return isa;
         }
     }
-    c->src_arg = dqg_kernel_arg_index(g, sdq->inputs[0]);
     c->dst_arg = dqg_kernel_arg_index(g, out_id);
     dnnl_memory_desc_t md_x, md_w, md_w_any, md_y, md_x_use, md_y_use;
     dqg_status st;
@@ -137,6 +145,7 @@ dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **ou
         goto fail;
     }
     size_t io_bytes = 0, attr_scratch = dqg_qattr_scratch_size(&c->q);
+    attr_scratch += dqg_qsrc_init(&c->src, req, attr_scratch);
     if ((st = dqg_conv_io_finish(&c->io, pd, &md_x, &md_y, attr_scratch, &io_bytes, c->base.why,
                                  sizeof c->base.why, c->base.impl)) != DQG_OK)
         goto fail;

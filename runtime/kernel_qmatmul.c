@@ -18,21 +18,24 @@ typedef struct qmatmul_kernel {
     dqg_kernel base;
     dqg_dnnl_prim prim;
     dqg_qattr q;
-    int src_arg, dst_arg;
+    dqg_qsrc src;
+    int dst_arg;
     void *w_packed;
+    size_t pad_offset; /* the primitive's scratchpad, last in scratch */
 } qmatmul_kernel;
 
 static dqg_status qmatmul_execute(dqg_kernel *k, void *const *args, void *scratch)
 {
     qmatmul_kernel *m = (qmatmul_kernel *)k;
     void *h[DQG_DNNL_MAX_ARGS];
-    h[0] = args[m->src_arg];
+    const void *internal[2];
+    dqg_status st = dqg_qsrc_prepare(&m->src, args, scratch, &h[0], internal);
+    if (st != DQG_OK)
+        return st;
     h[1] = m->w_packed;
     h[2] = args[m->dst_arg];
-    const void *internal[2] = {NULL, NULL};
     dqg_qattr_handles(&m->q, args, internal, scratch, 3, h);
-    return dqg_dnnl_prim_execute(&m->prim, h, (char *)scratch + dqg_qattr_scratch_size(&m->q),
-                                 m->base.impl);
+    return dqg_dnnl_prim_execute(&m->prim, h, (char *)scratch + m->pad_offset, m->base.impl);
 }
 
 static void qmatmul_destroy(dqg_kernel *k)
@@ -68,8 +71,9 @@ dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **
         st = dqg_weights_fold_s8(&w, &folded, m->base.impl);
     if (st != DQG_OK)
         goto fail;
-    m->src_arg = dqg_kernel_arg_index(g, sdq->inputs[0]);
     m->dst_arg = dqg_kernel_arg_index(g, out_id);
+    m->pad_offset = dqg_qattr_scratch_size(&m->q);
+    m->pad_offset += dqg_qsrc_init(&m->src, req, m->pad_offset);
     int R = x->rank > 2 ? x->rank : 2;
     int64_t K = w.K, N = w.N;
     dnnl_memory_desc_t md_x, md_w, md_w_any, md_y;
@@ -124,7 +128,7 @@ dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **
     if ((st = dqg_qkernel_finish(folded, pd, &md_w, &md_x, &md_y, &m->q, &m->prim, &m->w_packed,
                                  &m->base.bytes, m->base.impl)) != DQG_OK)
         goto fail;
-    m->base.scratch_size = dqg_qattr_scratch_size(&m->q) + dqg_dnnl_scratchpad(&m->prim);
+    m->base.scratch_size = m->pad_offset + dqg_dnnl_scratchpad(&m->prim);
     dnnl_primitive_desc_destroy(pd);
     free(folded);
     dqg_weights_release(&w);

@@ -4,6 +4,7 @@
 
 #include "graph/dtype.h"
 #include "runtime/cache.h"
+#include "runtime/dynq_kernel.h"
 #include "runtime/onednn_pack.h"
 #include "runtime/onednn_qattr.h"
 
@@ -418,6 +419,42 @@ int dqg_qattr_handles(const dqg_qattr *q, void *const *args, const void *const *
                  : q->binary_ref[i].arg == -2 ? (void *)factor
                                               : (void *)rt_value(&q->binary_ref[i], args, internal);
     return n;
+}
+
+size_t dqg_qsrc_init(dqg_qsrc *s, const dqg_kernel_request *req, size_t offset)
+{
+    const dqg_graph *g = req->mini;
+    const dqg_op *sq = dqg_req_op(req, DQG_ROLE_SRC_QUANT);
+    const dqg_op *sdq = dqg_req_op(req, DQG_ROLE_SRC_DQ);
+    memset(s, 0, sizeof *s);
+    if (!sq) {
+        s->arg = dqg_kernel_arg_index(g, sdq->inputs[0]);
+        return 0;
+    }
+    s->quantize = true;
+    s->arg = dqg_kernel_arg_index(g, sq->inputs[0]);
+    s->n = g->tensors[sq->inputs[0]].nelems;
+    s->offset = (offset + 63) & ~(size_t)63;
+    snprintf(s->op_name, sizeof s->op_name, "%s", sq->name);
+    return s->offset - offset + (((size_t)s->n + 63) & ~(size_t)63) + 64;
+}
+
+dqg_status dqg_qsrc_prepare(const dqg_qsrc *s, void *const *args, void *scratch, void **src,
+                            const void **internal)
+{
+    internal[0] = internal[1] = NULL;
+    if (!s->quantize) {
+        *src = args[s->arg];
+        return DQG_OK;
+    }
+    uint8_t *q = (uint8_t *)scratch + s->offset;
+    size_t n = ((size_t)s->n + 63) & ~(size_t)63;
+    float *scale = (float *)(q + n);
+    uint8_t *zp = q + n + 4;
+    *src = q;
+    internal[0] = scale;
+    internal[1] = zp;
+    return dqg_dynq_run(args[s->arg], s->n, q, scale, zp, s->op_name);
 }
 
 dqg_status dqg_int8_exact_isa(const char *what)

@@ -68,6 +68,26 @@ int dqg_qattr_handles(const dqg_qattr *q, void *const *args, const void *const *
                       void *scratch, int n, void **h);
 size_t dqg_qattr_scratch_size(const dqg_qattr *q);
 
+/* The int8 kernels' source: a kernel argument, or -- when the partition
+ * quantizes its activations itself (DynamicQuantizeLinear inside) -- an
+ * f32 argument quantized per execution into scratch, with its scale and
+ * zero point. */
+typedef struct dqg_qsrc {
+    int arg;          /* the source's kernel argument (f32 when quantized here) */
+    bool quantize;    /* DynamicQuantizeLinear runs in the kernel */
+    int64_t n;        /* elements */
+    size_t offset;    /* of the quantized copy in scratch; its scale and zero point follow */
+    char op_name[96]; /* the DynamicQuantizeLinear's, for its messages */
+} dqg_qsrc;
+
+/* Fills s for the request; `offset` is where its scratch starts. Returns
+ * the scratch bytes it needs (0 when it quantizes nothing). */
+size_t dqg_qsrc_init(dqg_qsrc *s, const dqg_kernel_request *req, size_t offset);
+/* Per execution: the u8/s8 source for the primitive and, when quantized
+ * here, internal[0..1] = its scale and zero point. */
+dqg_status dqg_qsrc_prepare(const dqg_qsrc *s, void *const *args, void *scratch, void **src,
+                            const void **internal);
+
 /* DQG_UNSUPPORTED, naming the reason, unless oneDNN dispatches to an ISA
  * with VNNI or AMX: without them its u8 x s8 kernels add pairs of products
  * in saturating 16-bit arithmetic, which loses exactness. */

@@ -214,10 +214,12 @@ static void check(dyn_case *c, double scale)
         dqg_status st = run(c, way, out[way], way == 0 ? log : NULL, sizeof log);
         cr_assert_eq(st, DQG_OK, "%s: way %d: %s", c->what, way, dqg_last_error());
     }
-    cr_assert(strstr(log, "-> int8 matmul"), "%s: not fused:\n%s", c->what, log);
+    cr_assert(strstr(log, "-> int8 matmul") || strstr(log, "-> int8 convolution"),
+              "%s: not fused:\n%s", c->what, log);
     if (test_int8_fusion())
-        cr_assert(!strstr(log, "op [TypeCast") && !strstr(log, "op [Mul"),
-                  "%s: a cast or scale multiply runs on its own:\n%s", c->what, log);
+        cr_assert(!strstr(log, "op [TypeCast") && !strstr(log, "op [Mul") &&
+                      !strstr(log, "op [DynamicQuantizeLinear"),
+                  "%s: a cast, scale multiply or quantization runs on its own:\n%s", c->what, log);
     else
         cr_assert(strstr(log, TEST_NO_INT8_REASON), "%s:\n%s", c->what, log);
     double maxabs = scale;
@@ -308,6 +310,79 @@ Test(dynamic, large_layers)
     for (int s = 0; s < 3; s++)
         for (int f = 0; f < 4; f++)
             one_case((form)f, shapes[s][0], shapes[s][1], shapes[s][2], true, false, false, 1);
+}
+
+/* DynamicQuantizeLinear -> DequantizeLinear -> Conv (-> ReLU), both data
+ * formats, 1-D and 2-D, grouped: the quantization runs inside the int8
+ * convolution, on the source in whichever layout the convolution reads. A
+ * second convolution after the first makes the channels-last choice
+ * matter. */
+static void conv_case(int sr, dqg_data_format fmt, int64_t groups, bool chain)
+{
+    dyn_case c;
+    memset(&c, 0, sizeof c);
+    cr_assert_eq(dqg_graph_create(&c.g), DQG_OK);
+    dqg_graph *g = c.g;
+    int64_t cg = rin(1, 6), og = rin(1, 6), C = groups * cg, O = groups * og, one = 1;
+    int64_t xd[4] = {rin(1, 2)}, wd[4] = {O, cg}, n_x = xd[0] * C;
+    dqg_conv_attrs a = {.spatial_rank = sr, .groups = groups, .data_format = fmt};
+    for (int i = 0; i < sr; i++) {
+        int64_t k = rin(1, 3), d = k + rin(0, 6);
+        a.strides[i] = a.dilations[i] = 1;
+        a.pads_begin[i] = a.pads_end[i] = rin(0, k - 1);
+        wd[2 + i] = k;
+        xd[fmt == DQG_FORMAT_NCX ? 2 + i : 1 + i] = d;
+        n_x *= d;
+    }
+    xd[fmt == DQG_FORMAT_NCX ? 1 : sr + 1] = C;
+    dqg_tensor_id x = add_input(&c, "x", DQG_F32, sr + 2, xd), xs, xz;
+    fill_activations(c.in[0].data, 1, n_x);
+    dqg_tensor_id xq = dqg_dynamic_quantize_linear(g, "dql", x, &xs, &xz);
+    dqg_dequantize_linear_attrs da = {.opset = 13};
+    dqg_tensor_id t = dqg_dequantize_linear(g, "x_dq", xq, xs, xz, &da);
+    int64_t nw = O * cg;
+    for (int i = 0; i < sr; i++)
+        nw *= wd[2 + i];
+    int8_t *w = malloc((size_t)nw);
+    for (int64_t i = 0; i < nw; i++)
+        w[i] = (int8_t)rin(-127, 127);
+    float ws = rf(0.002f, 0.02f);
+    dqg_tensor_id wdq =
+        dqg_dequantize_linear(g, "w_dq", dqg_constant(g, "w_q", DQG_S8, sr + 2, wd, w, (size_t)nw),
+                              test_const_f32(g, 0, &one, &ws), DQG_NONE, &da);
+    free(w);
+    t = dqg_convolution(g, "conv", t, wdq, DQG_NONE, &a);
+    t = dqg_relu(g, "relu", t);
+    if (chain) {
+        /* A 1x1 f32 convolution reading the result: the layout pass puts
+         * both in channels-last. */
+        int64_t w2d[4] = {O, 1, 1, 1};
+        float *w2 = malloc((size_t)O * sizeof *w2);
+        for (int64_t i = 0; i < O; i++)
+            w2[i] = rf(-1, 1);
+        dqg_conv_attrs a2 = {.spatial_rank = sr, .groups = O, .data_format = fmt};
+        for (int i = 0; i < sr; i++)
+            a2.strides[i] = a2.dilations[i] = 1;
+        t = dqg_convolution(g, "conv2", t, test_const_f32(g, sr + 2, w2d, w2), DQG_NONE, &a2);
+        free(w2);
+    }
+    c.y = t;
+    c.K = cg * wd[2] * (sr > 1 ? wd[3] : 1);
+    dqg_output(g, t, "y");
+    finalize_ok(g);
+    snprintf(c.what, sizeof c.what, "DynamicQuantizeLinear conv %dD %s groups=%lld C=%lld O=%lld%s",
+             sr, fmt == DQG_FORMAT_NCX ? "NCX" : "NXC", (long long)groups, (long long)C,
+             (long long)O, chain ? " chained" : "");
+    check(&c, 0.0);
+    free_case(&c);
+}
+
+Test(dynamic, dynamic_quantize_linear_into_convolution)
+{
+    test_rng = 606;
+    for (int i = 0; i < 24; i++)
+        conv_case((int)rin(1, 2), rin(0, 1) ? DQG_FORMAT_NCX : DQG_FORMAT_NXC, rin(1, 3),
+                  i % 3 == 0);
 }
 
 /* The implementation oneDNN picks for a run-time-scale fused MatMul is the
