@@ -94,8 +94,8 @@ static void build(layer *L, form f, int64_t M, int64_t K, int64_t N)
         } else {
             a = dqg_dequantize_linear(g, "a", xq, cf32(g, 0, &one, &unit, 1), qz, &pt);
             b = dqg_dequantize_linear(g, "b", wq, cf32(g, 0, &one, &unit, 1), DQG_NONE, &pt);
-            y = dqg_typecast(g, "cast", dqg_typecast(g, "i32", dqg_matmul(g, "mmi", a, b, NULL),
-                                                     DQG_S32),
+            y = dqg_typecast(g, "cast",
+                             dqg_typecast(g, "i32", dqg_matmul(g, "mmi", a, b, NULL), DQG_S32),
                              DQG_F32);
             y = dqg_mul(g, "mul", y, dqg_mul(g, "scale", qs, cf32(g, 1, nd, ws, (size_t)N)));
         }
@@ -120,9 +120,8 @@ static void build(layer *L, form f, int64_t M, int64_t K, int64_t N)
     }
     CHECK(dqg_output(g, y, "y"));
     CHECK(dqg_graph_finalize(g));
-    L->out = (dqg_buffer){.name = "y",
-                          .data = aligned_alloc(64, (size_t)(M * N) * 4),
-                          .size = (size_t)(M * N) * 4};
+    L->out = (dqg_buffer){
+        .name = "y", .data = aligned_alloc(64, (size_t)(M * N) * 4), .size = (size_t)(M * N) * 4};
     dqg_compile_options opt = dqg_compile_options_default();
     CHECK(dqg_compile(g, &opt, &L->fused));
     opt.disable_fusion = true;

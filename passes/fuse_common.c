@@ -352,7 +352,21 @@ void dqg_fuse_absorb_src_quant(const dqg_pass_state *s, dqg_fusion_match *m)
     if (sdq < 0)
         return;
     int32_t d = producer(g, g->ops[sdq].inputs[0]);
-    if (d < 0 || g->ops[d].kind != DQG_OP_DYNAMIC_QUANTIZE)
+    if (d < 0)
+        return;
+    const dqg_op *q = &g->ops[d];
+    /* DynamicQuantizeLinear, or a per-tensor Quantize of f32 to u8/s8 with
+     * a run-time scale (oneDNN Graph's DynamicQuantize). One with a constant
+     * scale is left to the op before it, whose epilogue it can end (an int8
+     * result instead of f32 written and read again). */
+    if (s->group[d] >= 0)
+        return;
+    bool quantize =
+        q->kind == DQG_OP_QUANTIZE && q->attrs.quant.granularity == DQG_PER_TENSOR &&
+        !dqg_fuse_is_const(g, q->inputs[1]) && g->tensors[q->inputs[0]].dtype == DQG_F32 &&
+        g->tensors[q->inputs[1]].dtype == DQG_F32 &&
+        (g->tensors[q->outputs[0]].dtype == DQG_U8 || g->tensors[q->outputs[0]].dtype == DQG_S8);
+    if (q->kind != DQG_OP_DYNAMIC_QUANTIZE && !quantize)
         return;
     /* Everything it produces must be read inside the match only. */
     const dqg_consumers *c = &s->cons;

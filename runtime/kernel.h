@@ -75,6 +75,12 @@ dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **
 dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **out);
 dqg_status dqg_kernel_eltwise_build(const dqg_kernel_request *req, dqg_kernel **out);
 dqg_status dqg_kernel_quantize_build(const dqg_kernel_request *req, dqg_kernel **out);
+/* The same kernel for one QUANTIZE op of a larger partition, and a run of
+ * it into `y` (its own result may be internal to the partition). */
+dqg_status dqg_kernel_quantize_build_op(const dqg_kernel_request *req, const dqg_op *op,
+                                        dqg_kernel **out);
+dqg_status dqg_quantize_kernel_run_into(const dqg_kernel *k, void *const *args, void *scratch,
+                                        void *y);
 dqg_status dqg_kernel_wo_matmul_build(const dqg_kernel_request *req, dqg_kernel **out);
 dqg_status dqg_kernel_const_build(const dqg_kernel_request *req, dqg_kernel **out);
 dqg_status dqg_kernel_qeltwise_build(const dqg_kernel_request *req, dqg_kernel **out);

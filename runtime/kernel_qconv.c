@@ -47,6 +47,7 @@ static void qconv_destroy(dqg_kernel *k)
     dqg_dnnl_prim_destroy(&c->prim);
     dqg_conv_io_destroy(&c->io);
     dqg_qattr_free(&c->q);
+    dqg_qsrc_free(&c->src);
     free(c->w_packed);
     free(c);
 }
@@ -145,7 +146,12 @@ dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **ou
         goto fail;
     }
     size_t io_bytes = 0, attr_scratch = dqg_qattr_scratch_size(&c->q);
-    attr_scratch += dqg_qsrc_init(&c->src, req, attr_scratch);
+    {
+        size_t qb;
+        if ((st = dqg_qsrc_init(&c->src, req, attr_scratch, &qb)) != DQG_OK)
+            goto fail;
+        attr_scratch += qb;
+    }
     if ((st = dqg_conv_io_finish(&c->io, pd, &md_x, &md_y, attr_scratch, &io_bytes, c->base.why,
                                  sizeof c->base.why, c->base.impl)) != DQG_OK)
         goto fail;

@@ -43,6 +43,7 @@ static void qmatmul_destroy(dqg_kernel *k)
     qmatmul_kernel *m = (qmatmul_kernel *)k;
     dqg_dnnl_prim_destroy(&m->prim);
     dqg_qattr_free(&m->q);
+    dqg_qsrc_free(&m->src);
     free(m->w_packed);
     free(m);
 }
@@ -72,8 +73,6 @@ dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **
     if (st != DQG_OK)
         goto fail;
     m->dst_arg = dqg_kernel_arg_index(g, out_id);
-    m->pad_offset = dqg_qattr_scratch_size(&m->q);
-    m->pad_offset += dqg_qsrc_init(&m->src, req, m->pad_offset);
     int R = x->rank > 2 ? x->rank : 2;
     int64_t K = w.K, N = w.N;
     dnnl_memory_desc_t md_x, md_w, md_w_any, md_y;
@@ -114,6 +113,15 @@ dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **
     }
     if ((st = dqg_qattr_build(req, R, R - 1, N, &md_y, &m->q, m->base.impl)) != DQG_OK)
         goto fail;
+    /* The quantized source (when quantized here) after the attribute's
+     * scratch, the primitive's scratchpad last. */
+    m->pad_offset = dqg_qattr_scratch_size(&m->q);
+    {
+        size_t qb;
+        if ((st = dqg_qsrc_init(&m->src, req, m->pad_offset, &qb)) != DQG_OK)
+            goto fail;
+        m->pad_offset += qb;
+    }
     dnnl_matmul_desc_t d;
     dnnl_status_t s = dnnl_matmul_desc_init(&d, &md_x, &md_w_any, NULL, &md_y);
     if (s != dnnl_success) {

@@ -88,9 +88,8 @@ static void row(const quantize_kernel *k, const float *x, const float *s, const 
         row_scalar(k, x, s, z, vec, y, first, n);
 }
 
-static dqg_status quantize_execute(dqg_kernel *base, void *const *args, void *scratch)
+static dqg_status quantize_into(const quantize_kernel *k, void *const *args, void *scratch, void *y)
 {
-    const quantize_kernel *k = (const quantize_kernel *)base;
     const float *x = args[k->x_arg];
     const float *s = k->scale_arg >= 0 ? args[k->scale_arg] : k->const_scale;
     const float *z = k->const_zp;
@@ -100,7 +99,6 @@ static dqg_status quantize_execute(dqg_kernel *base, void *const *args, void *sc
             zf[i] = (float)dqg_load_int(k->zp_dtype, args[k->zp_arg], i);
         z = zf;
     }
-    void *y = args[k->y_arg];
     int64_t total = k->outer * k->D * k->inner;
     int threads = total >= PARALLEL_MIN ? omp_get_max_threads() : 1;
     if (k->ns == 1) {
@@ -124,6 +122,18 @@ static dqg_status quantize_execute(dqg_kernel *base, void *const *args, void *sc
     return DQG_OK;
 }
 
+static dqg_status quantize_execute(dqg_kernel *base, void *const *args, void *scratch)
+{
+    const quantize_kernel *k = (const quantize_kernel *)base;
+    return quantize_into(k, args, scratch, args[k->y_arg]);
+}
+
+dqg_status dqg_quantize_kernel_run_into(const dqg_kernel *k, void *const *args, void *scratch,
+                                        void *y)
+{
+    return quantize_into((const quantize_kernel *)k, args, scratch, y);
+}
+
 static void quantize_destroy(dqg_kernel *base)
 {
     quantize_kernel *k = (quantize_kernel *)base;
@@ -134,8 +144,13 @@ static void quantize_destroy(dqg_kernel *base)
 
 dqg_status dqg_kernel_quantize_build(const dqg_kernel_request *req, dqg_kernel **out)
 {
+    return dqg_kernel_quantize_build_op(req, dqg_req_op(req, DQG_ROLE_MAIN), out);
+}
+
+dqg_status dqg_kernel_quantize_build_op(const dqg_kernel_request *req, const dqg_op *op,
+                                        dqg_kernel **out)
+{
     const dqg_graph *g = req->mini;
-    const dqg_op *op = dqg_req_op(req, DQG_ROLE_MAIN);
     const dqg_quant_attrs *qa = &op->attrs.quant;
     const dqg_tensor *x = &g->tensors[op->inputs[0]], *s = &g->tensors[op->inputs[1]];
     const dqg_tensor *z = op->inputs[2] != DQG_NONE ? &g->tensors[op->inputs[2]] : NULL;

@@ -421,22 +421,39 @@ int dqg_qattr_handles(const dqg_qattr *q, void *const *args, const void *const *
     return n;
 }
 
-size_t dqg_qsrc_init(dqg_qsrc *s, const dqg_kernel_request *req, size_t offset)
+dqg_status dqg_qsrc_init(dqg_qsrc *s, const dqg_kernel_request *req, size_t offset, size_t *bytes)
 {
     const dqg_graph *g = req->mini;
     const dqg_op *sq = dqg_req_op(req, DQG_ROLE_SRC_QUANT);
     const dqg_op *sdq = dqg_req_op(req, DQG_ROLE_SRC_DQ);
     memset(s, 0, sizeof *s);
+    *bytes = 0;
     if (!sq) {
         s->arg = dqg_kernel_arg_index(g, sdq->inputs[0]);
-        return 0;
+        return DQG_OK;
     }
     s->quantize = true;
     s->arg = dqg_kernel_arg_index(g, sq->inputs[0]);
     s->n = g->tensors[sq->inputs[0]].nelems;
     s->offset = (offset + 63) & ~(size_t)63;
     snprintf(s->op_name, sizeof s->op_name, "%s", sq->name);
-    return s->offset - offset + (((size_t)s->n + 63) & ~(size_t)63) + 64;
+    size_t end = s->offset + (((size_t)s->n + 63) & ~(size_t)63) + 64;
+    if (sq->kind == DQG_OP_QUANTIZE) {
+        dqg_status st = dqg_kernel_quantize_build_op(req, sq, &s->qk);
+        if (st != DQG_OK)
+            return st;
+        s->qk_offset = end;
+        end += (s->qk->scratch_size + 63) & ~(size_t)63;
+    }
+    *bytes = end - offset;
+    return DQG_OK;
+}
+
+void dqg_qsrc_free(dqg_qsrc *s)
+{
+    if (s->qk)
+        s->qk->destroy(s->qk);
+    s->qk = NULL;
 }
 
 dqg_status dqg_qsrc_prepare(const dqg_qsrc *s, void *const *args, void *scratch, void **src,
@@ -448,10 +465,12 @@ dqg_status dqg_qsrc_prepare(const dqg_qsrc *s, void *const *args, void *scratch,
         return DQG_OK;
     }
     uint8_t *q = (uint8_t *)scratch + s->offset;
+    *src = q;
+    if (s->qk) /* scale and zero point are the partition's inputs */
+        return dqg_quantize_kernel_run_into(s->qk, args, (char *)scratch + s->qk_offset, q);
     size_t n = ((size_t)s->n + 63) & ~(size_t)63;
     float *scale = (float *)(q + n);
     uint8_t *zp = q + n + 4;
-    *src = q;
     internal[0] = scale;
     internal[1] = zp;
     return dqg_dynq_run(args[s->arg], s->n, q, scale, zp, s->op_name);

@@ -74,15 +74,18 @@ size_t dqg_qattr_scratch_size(const dqg_qattr *q);
  * zero point. */
 typedef struct dqg_qsrc {
     int arg;          /* the source's kernel argument (f32 when quantized here) */
-    bool quantize;    /* DynamicQuantizeLinear runs in the kernel */
+    bool quantize;    /* DynamicQuantizeLinear or Quantize runs in the kernel */
+    dqg_kernel *qk;   /* the Quantize's kernel (NULL: DynamicQuantizeLinear) */
+    size_t qk_offset; /* its scratch */
     int64_t n;        /* elements */
     size_t offset;    /* of the quantized copy in scratch; its scale and zero point follow */
     char op_name[96]; /* the DynamicQuantizeLinear's, for its messages */
 } dqg_qsrc;
 
-/* Fills s for the request; `offset` is where its scratch starts. Returns
- * the scratch bytes it needs (0 when it quantizes nothing). */
-size_t dqg_qsrc_init(dqg_qsrc *s, const dqg_kernel_request *req, size_t offset);
+/* Fills s for the request; `offset` is where its scratch starts. Sets
+ * *bytes to the scratch it needs (0 when it quantizes nothing). */
+dqg_status dqg_qsrc_init(dqg_qsrc *s, const dqg_kernel_request *req, size_t offset, size_t *bytes);
+void dqg_qsrc_free(dqg_qsrc *s);
 /* Per execution: the u8/s8 source for the primitive and, when quantized
  * here, internal[0..1] = its scale and zero point. */
 dqg_status dqg_qsrc_prepare(const dqg_qsrc *s, void *const *args, void *scratch, void **src,
