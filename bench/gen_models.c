@@ -34,6 +34,19 @@ int main(int argc, char **argv)
                 "ort_dynamic_matmul_128x1024x1024");
     rc |=
         write(zoo_ort_dynamic_matmul(1, 4096, 4096, false, 4), d, "ort_dynamic_matmul_1x4096x4096");
+    {
+        /* BERT-base's projections, sequence 128, with the tolerance of the
+         * ONNX Runtime cross-check: one quantization step of every
+         * activation. */
+        double bound;
+        const char *name = "ort_bert_projections_128x768x3072";
+        rc |= write(zoo_ort_dynamic_projections(128, 768, 3072, 7, &bound), d, name);
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s.atol", d, name);
+        FILE *f = fopen(path, "w");
+        if (!f || fprintf(f, "%.6g\n", bound) < 0 || fclose(f) != 0)
+            rc |= 1;
+    }
     /* Static int8 at small M. */
     static const int64_t small_m[] = {1, 4, 16};
     for (int i = 0; i < 3; i++) {

@@ -4,8 +4,13 @@
 // the model's declared types and shapes. Prints one JSON line:
 // {"model":..., "median_ms":..., "min_ms":..., "iters":...}
 // Usage: node ort_bench.js MODEL [--threads N] [--iters N] [--warmup N]
-//        [--accuracy-level L] [--no-opt]
+//        [--accuracy-level L] [--no-opt] [--case DIR]
+// With --case DIR it times nothing: it runs the model once and writes an
+// ONNX backend-test case, DIR/model.onnx and DIR/test_data_set_0/ with the
+// inputs and ONNX Runtime's outputs as TensorProto files, for
+// `dqgraph test DIR` to compare against.
 'use strict';
+const fs = require('fs');
 const path = require('path');
 const ortDir = process.env.DQG_ORT_DIR;
 const ort = require(ortDir ? path.join(ortDir, 'node_modules', 'onnxruntime-node') : 'onnxruntime-node');
@@ -31,6 +36,47 @@ function fill(type, dims) {
     }
 }
 
+// A TensorProto: dims (1), data_type (2), name (8), raw_data (9).
+function varint(v) {
+    const out = [];
+    let x = BigInt(v);
+    do {
+        let b = Number(x & 0x7fn);
+        x >>= 7n;
+        if (x > 0n)
+            b |= 0x80;
+        out.push(b);
+    } while (x > 0n);
+    return out;
+}
+
+function tensorProto(name, tensor) {
+    const codes = {float32: 1, uint8: 2, int8: 3, int64: 7};
+    if (!(tensor.type in codes))
+        throw new Error('cannot write a ' + tensor.type + ' tensor');
+    const parts = [];
+    for (const d of tensor.dims)
+        parts.push(Buffer.from([0x08, ...varint(d)]));
+    parts.push(Buffer.from([0x10, ...varint(codes[tensor.type])]));
+    const n = Buffer.from(name, 'utf8');
+    parts.push(Buffer.from([0x42, ...varint(n.length)]), n);
+    const d = tensor.data;
+    const raw = Buffer.from(d.buffer, d.byteOffset, d.byteLength);
+    parts.push(Buffer.from([0x4a, ...varint(raw.length)]), raw);
+    return Buffer.concat(parts);
+}
+
+async function writeCase(session, feeds, model, dir) {
+    const set = path.join(dir, 'test_data_set_0');
+    fs.mkdirSync(set, {recursive: true});
+    fs.copyFileSync(model, path.join(dir, 'model.onnx'));
+    session.inputNames.forEach((name, i) =>
+        fs.writeFileSync(path.join(set, 'input_' + i + '.pb'), tensorProto(name, feeds[name])));
+    const out = await session.run(feeds);
+    session.outputNames.forEach((name, i) =>
+        fs.writeFileSync(path.join(set, 'output_' + i + '.pb'), tensorProto(name, out[name])));
+}
+
 (async () => {
     const model = process.argv[2];
     const threads = parseInt(arg('--threads', '2'));
@@ -50,6 +96,11 @@ function fill(type, dims) {
     for (const meta of session.inputMetadata) {
         const dims = meta.shape.map((d) => (typeof d === 'number' ? d : 1));
         feeds[meta.name] = fill(meta.type, dims);
+    }
+    const caseDir = arg('--case', null);
+    if (caseDir !== null) {
+        await writeCase(session, feeds, model, caseDir);
+        return;
     }
     for (let i = 0; i < warmup; i++)
         await session.run(feeds);

@@ -78,8 +78,33 @@ for f in "$models"/*.onnx; do
       "$(awk -v a="$om" -v b="$dm" 'BEGIN {print a / b}')" >>"$table"
   done
 done
+# Agreement: models written with a tolerance (NAME.atol, one quantization
+# step of every activation) are run once on ONNX Runtime, whose outputs
+# become a backend-test case that dqgraph must reproduce within it.
+checked=0
+for tol in "$models"/*.atol; do
+  [ -e "$tol" ] || continue
+  name=$(basename "$tol" .atol)
+  [[ "$name" =~ $filter ]] || continue
+  if [ "$checked" = 0 ]; then
+    printf '\nAgreement with ONNX Runtime (same inputs; |dqgraph - ORT| <= atol, one quantization step of the activations):\n\n' >>"$table"
+    checked=1
+  fi
+  case_dir="$models/$name.case"
+  rm -rf "$case_dir"
+  DQG_ORT_DIR="$ort_dir" node bench/ort_bench.js "$models/$name.onnx" --threads "$threads" \
+    --case "$case_dir"
+  atol=$(cat "$tol")
+  if result=$(./build/dqgraph test "$case_dir" --rtol 0 --atol "$atol" 2>&1); then
+    printf -- '- %s: PASS (atol %s)\n' "$name" "$atol" >>"$table"
+  else
+    printf -- '- %s: FAIL (atol %s): %s\n' "$name" "$atol" "$(echo "$result" | head -3 | tr '\n' ' ')" >>"$table"
+    agreement_failed=1
+  fi
+done
 cat "$table"
 if [ -n "${DQG_BENCH_OUT:-}" ]; then
   cp "$table" "$DQG_BENCH_OUT"
 fi
 rm -f "$table"
+exit "${agreement_failed:-0}"

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "dqgraph_onnx.h"
+#include "support/model_zoo.h"
 #include "support/onnx_model.h"
 #include "test_common.h"
 
@@ -221,6 +222,66 @@ Test(onnx, qdq_matmul_fuses_and_matches_reference)
     cr_assert(fabs(y[0] - acc) < 1e-4, "y[0][0] = %g, by hand %g", y[0], acc);
     dqg_graph_destroy(g);
     tm_free(m);
+}
+
+/* A BERT-style layer's projections as ONNX Runtime's dynamic quantizer
+ * writes them: one DynamicQuantizeLinear read by four MatMulInteger -> Cast
+ * -> Mul -> Add chains. The quantization runs once, on its own (its result
+ * has four readers); each chain becomes one int8 MatMul partition with the
+ * Cast, both Muls and the bias inside; the outputs match the reference
+ * within the contract's 1e-5 of their magnitude. */
+Test(onnx, ort_dynamic_quantizer_projections_one_partition_per_matmul)
+{
+    const int64_t M = 24, H = 96, F = 160;
+    tm_model *m = zoo_ort_dynamic_projections(M, H, F, 77, NULL);
+    dqg_graph *g = load(m, NULL);
+    tm_free(m);
+    cr_assert_eq(dqg_graph_output_count(g), 4);
+    float *x = malloc((size_t)(M * H) * sizeof *x);
+    for (int64_t i = 0; i < M * H; i++)
+        x[i] = (float)((i * 7919) % 4001) / 1000.0f - 2.0f;
+    dqg_buffer in = {.name = "x", .data = x, .size = (size_t)(M * H) * sizeof *x};
+    static const char *const names[] = {"q", "k", "v", "ffn"};
+    float *out[2][4];
+    dqg_buffer ob[2][4];
+    for (int w = 0; w < 2; w++)
+        for (int o = 0; o < 4; o++) {
+            size_t n = (size_t)(M * (o == 3 ? F : H));
+            out[w][o] = malloc(n * sizeof(float));
+            ob[w][o] = (dqg_buffer){.name = names[o], .data = out[w][o], .size = n * sizeof(float)};
+        }
+    cr_assert_eq(dqg_reference_run(g, &in, 1, ob[0], 4), DQG_OK, "%s", dqg_last_error());
+    dqg_compiled *c;
+    dqg_compile_options opt = dqg_compile_options_default();
+    cr_assert_eq(dqg_compile(g, &opt, &c), DQG_OK, "%s", dqg_last_error());
+    cr_assert_eq(dqg_execute(c, &in, 1, ob[1], 4), DQG_OK, "%s", dqg_last_error());
+    if (test_int8_fusion()) {
+        size_t parts = dqg_compiled_partition_count(c), matmuls = 0;
+        for (size_t i = 0; i < parts; i++) {
+            const char *info = dqg_compiled_partition_info(c, i);
+            matmuls += strncmp(info, "int8 matmul", 11) == 0;
+            cr_assert(strncmp(info, "int8 matmul", 11) == 0 ||
+                          strstr(info, "[DynamicQuantizeLinear 'x_dql']"),
+                      "partition %zu: %s", i, info);
+        }
+        cr_assert_eq(matmuls, 4);
+        cr_assert_eq(parts, 5);
+    }
+    for (int o = 0; o < 4; o++) {
+        size_t n = (size_t)(M * (o == 3 ? F : H));
+        double mx = 0.0;
+        for (size_t i = 0; i < n; i++)
+            mx = fmax(mx, fabs(out[0][o][i]));
+        for (size_t i = 0; i < n; i++)
+            cr_assert(fabs((double)out[1][o][i] - out[0][o][i]) <= 1e-5 * mx,
+                      "%s[%zu]: %.9g, reference %.9g", names[o], i, out[1][o][i], out[0][o][i]);
+    }
+    for (int w = 0; w < 2; w++)
+        for (int o = 0; o < 4; o++)
+            free(out[w][o]);
+    free(x);
+    dqg_compiled_destroy(c);
+    dqg_graph_destroy(g);
 }
 
 Test(onnx, gemm_and_conv_attributes)

@@ -1,6 +1,7 @@
 /* Model writers of model_zoo.h. Weights come from a fixed xorshift stream
  * so every run writes byte-identical files. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -147,5 +148,63 @@ tm_model *zoo_wo_matmul(int64_t M, int64_t K, int64_t N, int64_t B, bool zp, uin
         free(ws);
     }
     tm_node(m, "MatMul", "", "mm", "x,w_f", "y");
+    return m;
+}
+
+tm_model *zoo_ort_dynamic_projections(int64_t M, int64_t H, int64_t F, uint32_t seed,
+                                      double *step_bound)
+{
+    tm_model *m = tm_new(13);
+    int64_t xd[] = {M, H}, hd[] = {M, H}, fd[] = {M, F};
+    tm_input(m, "x", T_FLOAT, 2, xd, NULL);
+    static const char *const names[] = {"q", "k", "v", "ffn"};
+    double worst = 0.0;
+    tm_node(m, "DynamicQuantizeLinear", "", "x_dql", "x", "x_q,x_scale,x_zp");
+    for (int p = 0; p < 4; p++) {
+        int64_t N = p == 3 ? F : H, wd[] = {H, N};
+        int8_t *w = s8_weights(H * N, &seed);
+        float ws = uniform(&seed, 0.001f, 0.01f);
+        float *b = scales(N, -0.5f, 0.5f, &seed);
+        for (int64_t n = 0; n < N; n++) {
+            double col = 0.0;
+            for (int64_t k = 0; k < H; k++)
+                col += fabs((double)w[k * N + n] * ws);
+            worst = col > worst ? col : worst;
+        }
+        char t[8][64];
+        snprintf(t[0], 64, "%s_w", names[p]);
+        snprintf(t[1], 64, "%s_w_scale", names[p]);
+        snprintf(t[2], 64, "%s_bias", names[p]);
+        tm_init(m, t[0], T_INT8, 2, wd, w, (size_t)(H * N));
+        tm_init(m, t[1], T_FLOAT, 0, NULL, &ws, sizeof ws);
+        tm_init(m, t[2], T_FLOAT, 1, &N, b, (size_t)N * sizeof(float));
+        char in[256], node[64], out[64];
+        snprintf(in, sizeof in, "x_q,%s,x_zp", t[0]);
+        snprintf(node, sizeof node, "%s_matmul", names[p]);
+        snprintf(out, sizeof out, "%s_acc", names[p]);
+        tm_node(m, "MatMulInteger", "", node, in, out);
+        snprintf(in, sizeof in, "%s_acc", names[p]);
+        snprintf(node, sizeof node, "%s_cast", names[p]);
+        snprintf(out, sizeof out, "%s_acc_f", names[p]);
+        tm_attr_int(m, tm_node(m, "Cast", "", node, in, out), "to", T_FLOAT);
+        snprintf(in, sizeof in, "x_scale,%s", t[1]);
+        snprintf(node, sizeof node, "%s_scale", names[p]);
+        snprintf(out, sizeof out, "%s_s", names[p]);
+        tm_node(m, "Mul", "", node, in, out);
+        snprintf(in, sizeof in, "%s_acc_f,%s_s", names[p], names[p]);
+        snprintf(node, sizeof node, "%s_mul", names[p]);
+        snprintf(out, sizeof out, "%s_y0", names[p]);
+        tm_node(m, "Mul", "", node, in, out);
+        snprintf(in, sizeof in, "%s_y0,%s", names[p], t[2]);
+        snprintf(node, sizeof node, "%s_add", names[p]);
+        tm_node(m, "Add", "", node, in, names[p]);
+        tm_output(m, names[p], T_FLOAT, 2, p == 3 ? fd : hd);
+        free(w);
+        free(b);
+    }
+    /* One activation step is (max(x, 0) - min(x, 0)) / 255, at most 4 / 255
+     * for x in [-2, 2). */
+    if (step_bound)
+        *step_bound = 4.0 / 255.0 * worst;
     return m;
 }

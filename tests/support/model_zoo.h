@@ -16,6 +16,15 @@ tm_model *zoo_dql_matmul(int64_t M, int64_t K, int64_t N, uint32_t seed);
 /* ONNX Runtime's dynamic quantizer: DynamicQuantizeLinear -> MatMulInteger
  * (s8 weights) -> Cast -> Mul(x_scale * w_scale) [-> Add bias]. */
 tm_model *zoo_ort_dynamic_matmul(int64_t M, int64_t K, int64_t N, bool bias, uint32_t seed);
+/* A BERT-style layer's projections as ONNX Runtime's dynamic quantizer
+ * writes them: one DynamicQuantizeLinear of x [M, H] read by four
+ * MatMulInteger -> Cast -> Mul(x_scale * w_scale) -> Add(bias) chains, the
+ * query, key and value [H, H] and the feed-forward input [H, F], outputs
+ * q, k, v and ffn. *step_bound (may be NULL) receives the largest change of
+ * an output that one quantization step of every activation can make, for
+ * activations in [-2, 2). */
+tm_model *zoo_ort_dynamic_projections(int64_t M, int64_t H, int64_t F, uint32_t seed,
+                                      double *step_bound);
 /* Static int8: DequantizeLinear(u8 x, per tensor) and DequantizeLinear(s8
  * W, per channel) -> MatMul, f32 output. */
 tm_model *zoo_qdq_matmul(int64_t M, int64_t K, int64_t N, uint32_t seed);
