@@ -143,8 +143,15 @@ static dqg_status compile_part(dqg_plan *c, const dqg_partition *p, dqg_compiled
                 (size_t)snprintf(cp->info + pos, sizeof cp->info - pos, "%s%s '%s'", k ? " + " : "",
                                  dqg_op_kind_name(mini->ops[k].kind), mini->ops[k].name);
         if (pos < sizeof cp->info)
-            snprintf(cp->info + pos, sizeof cp->info - pos, "] -> %s%s", cp->kernel->impl,
-                     cp->hit ? " (cached)" : "");
+            pos += (size_t)snprintf(cp->info + pos, sizeof cp->info - pos, "] -> %s",
+                                    cp->kernel->impl);
+        /* What a weight-only kernel keeps of its weights, for the memory
+         * it promises. */
+        if (pos < sizeof cp->info && p->kind == DQG_PART_WO_MATMUL)
+            pos += (size_t)snprintf(cp->info + pos, sizeof cp->info - pos, ", %zu weight bytes",
+                                    cp->kernel->bytes);
+        if (pos < sizeof cp->info && cp->hit)
+            snprintf(cp->info + pos, sizeof cp->info - pos, " (cached)");
     }
     dqg_graph_destroy(mini);
     return st;

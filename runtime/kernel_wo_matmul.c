@@ -1,13 +1,107 @@
 /* The weight-only MatMul partition: float activations times constant
  * quantized weights (behind their dequantize and any Transpose/Reshape),
- * with the bias and element-wise ops that follow. The weights are
- * dequantized once, when the kernel is built, into f32 that oneDNN's matmul
- * packs in its own layout. */
+ * with the bias and element-wise ops that follow. Two paths:
+ * - small M (up to WO_GEMV_MAX_M rows), 4- and 8-bit integer weights, an
+ *   AVX-512 CPU: dqgraph's own kernel, which keeps the weights at their
+ *   width and decodes them in registers (the layer is bound by the bytes of
+ *   weights it reads);
+ * - otherwise the weights are dequantized once, when the kernel is built,
+ *   into f32 that oneDNN's matmul packs in its own layout (the layer is
+ *   bound by arithmetic, which oneDNN's f32 kernels do best). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "runtime/cache.h"
+#include "runtime/epilogue_build.h"
 #include "runtime/kernel.h"
+#include "runtime/wo_gemv.h"
+
+/* Rows up to which the own kernel beats oneDNN on expanded f32 weights
+ * (bench_wo: K = N = 4096, int4 blocks of 32, 2 threads). */
+#define WO_GEMV_MAX_M 16
+
+typedef struct wo_kernel {
+    dqg_kernel base;
+    dqg_wo_gemv *gemv;
+    dqg_epilogue epi;
+    int64_t M;
+    int x_arg, y_arg, n_rt, rt_args[DQG_EPI_MAX];
+} wo_kernel;
+
+static dqg_status wo_execute(dqg_kernel *k, void *const *args, void *scratch)
+{
+    wo_kernel *w = (wo_kernel *)k;
+    const void *rt[DQG_EPI_MAX];
+    for (int i = 0; i < w->n_rt; i++)
+        rt[i] = args[w->rt_args[i]];
+    return dqg_wo_gemv_run(w->gemv, w->M, args[w->x_arg], args[w->y_arg], scratch, &w->epi, rt);
+}
+
+static void wo_destroy(dqg_kernel *k)
+{
+    wo_kernel *w = (wo_kernel *)k;
+    dqg_wo_gemv_destroy(w->gemv);
+    dqg_epilogue_free(&w->epi);
+    free(w);
+}
+
+/* The own kernel, or DQG_UNSUPPORTED with the reason in `why`. */
+static dqg_status build_own(const dqg_kernel_request *req, dqg_kernel **out, char *why,
+                            size_t why_size)
+{
+    const dqg_graph *g = req->mini;
+    const dqg_op *mm = dqg_req_op(req, DQG_ROLE_MAIN);
+    const dqg_tensor *x = &g->tensors[mm->inputs[0]];
+    dqg_tensor_id yid = dqg_part_result(g, req->roles);
+    const dqg_tensor *y = &g->tensors[yid];
+    int x_arg = dqg_kernel_arg_index(g, mm->inputs[0]);
+    int64_t K = x->dims[x->rank - 1], M = K > 0 ? x->nelems / K : 0;
+    const char *reason = NULL;
+    if (M > WO_GEMV_MAX_M)
+        reason = "M above 16: arithmetic-bound";
+    else if (mm->kind != DQG_OP_MATMUL || mm->attrs.matmul.transpose_a || x->dtype != DQG_F32 ||
+             y->dtype != DQG_F32 || x_arg < 0 || x->rank < 1 || x->channels_last ||
+             y->channels_last)
+        reason = "activations not a row-major f32 [M, K]";
+    if (reason) {
+        snprintf(why, why_size, "%s", reason);
+        return DQG_UNSUPPORTED;
+    }
+    wo_kernel *k = calloc(1, sizeof *k);
+    if (!k)
+        return dqg_set_error(DQG_OUT_OF_MEMORY, "weight-only matmul: out of memory");
+    k->base.execute = wo_execute;
+    k->base.destroy = wo_destroy;
+    k->M = M;
+    k->x_arg = x_arg;
+    k->y_arg = dqg_kernel_arg_index(g, yid);
+    dqg_weights w = {0};
+    dqg_status st = dqg_weights_resolve(g, req->roles, &w, "weight-only matmul");
+    if (st == DQG_OK && w.K != K)
+        st = dqg_set_error(DQG_UNSUPPORTED, "weight-only matmul: K %lld vs %lld", (long long)w.K,
+                           (long long)K);
+    if (st == DQG_OK)
+        st = dqg_epilogue_from_partition(req, w.N, &k->epi, k->rt_args, &k->n_rt,
+                                         "weight-only matmul");
+    if (st == DQG_OK)
+        st = dqg_wo_gemv_create(&w, &k->gemv, "weight-only matmul");
+    if (st != DQG_OK) {
+        snprintf(why, why_size, "%s", dqg_last_error());
+        dqg_weights_release(&w);
+        wo_destroy(&k->base);
+        return st;
+    }
+    snprintf(k->base.impl, sizeof k->base.impl, "own:avx512:wo-gemv:%s:k-block%lld",
+             dqg_dtype_name(w.dtype), (long long)(w.block_k < w.K ? w.block_k : w.K));
+    snprintf(k->base.why, sizeof k->base.why,
+             "M=%lld: bandwidth-bound, %s weights read at their width (%zu bytes), not as f32",
+             (long long)M, dqg_dtype_name(w.dtype), dqg_wo_gemv_bytes(k->gemv));
+    k->base.scratch_size = dqg_wo_gemv_scratch(k->gemv, M);
+    k->base.bytes = dqg_wo_gemv_bytes(k->gemv);
+    dqg_weights_release(&w);
+    *out = &k->base;
+    return DQG_OK;
+}
 
 /* The MatMul's second operand, computed from the constants behind it. */
 static dqg_status expand_weights(const dqg_kernel_request *req, void **out)
@@ -70,12 +164,16 @@ static dqg_status build_expanded(const dqg_kernel_request *req, dqg_kernel **out
 
 dqg_status dqg_kernel_wo_matmul_build(const dqg_kernel_request *req, dqg_kernel **out)
 {
-    dqg_status st = build_expanded(req, out);
+    char why[160] = "";
+    dqg_status st = build_own(req, out, why, sizeof why);
+    if (st != DQG_UNSUPPORTED)
+        return st;
+    st = build_expanded(req, out);
     if (st == DQG_OK) {
         const dqg_op *dq = dqg_req_op(req, DQG_ROLE_W_DQ);
         snprintf((*out)->why, sizeof(*out)->why,
-                 "%s weights dequantized once into f32 for oneDNN's matmul",
-                 dqg_dtype_name(req->mini->tensors[dq->inputs[0]].dtype));
+                 "%s weights dequantized once into f32 for oneDNN's matmul (own kernel: %s)",
+                 dqg_dtype_name(req->mini->tensors[dq->inputs[0]].dtype), why);
     }
     return st;
 }

@@ -1,0 +1,288 @@
+/* dqgraph's own weight-only kernel for small M: f32 activations times
+ * constant 4- or 8-bit weights that stay 4- or 8-bit in memory. At M of a
+ * few rows the MatMul is bound by the bandwidth of the weights; expanding
+ * them to f32 (as oneDNN's f32 matmul needs) reads four to eight times the
+ * bytes. Here the weights are packed once into panels of 32 output
+ * columns, K-major (4-bit: 16 bytes per k, byte j holding columns j and
+ * j + 16), decoded in registers and multiplied in f32, with enough independent sums in flight to
+ * hide the FMA latency at M = 1:
+ *
+ *   y[m, n] = sum_b ( s[b, n] * sum_{k in b} x[m, k] q[k, n]
+ *                     - s[b, n] zp[b, n] * sum_{k in b} x[m, k] )
+ *
+ * over the K-blocks b of the scales (one block for per-tensor and
+ * per-channel scales). Sums are f32; the result is within the contract's
+ * 1e-5 of the reference relative to the output's magnitude for the K of
+ * real layers (the reference dequantizes first and accumulates in f32
+ * too, in another order). Threads split the panels. AVX-512 only; other
+ * CPUs use the expanded f32 path. */
+#include <immintrin.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/dtype.h"
+#include "runtime/cpu_isa.h"
+#include "runtime/wo_gemv.h"
+
+#define PANEL    32
+#define HALF     16
+#define MAX_ROWS 4 /* rows of x per pass over a panel (accumulators in registers) */
+
+struct dqg_wo_gemv {
+    int64_t K, N, panels, block, n_blocks;
+    bool four_bit, is_signed, has_zp;
+    uint8_t *w;     /* [panels][K][bytes per k] */
+    size_t k_bytes; /* 16 (4-bit) or 32 (8-bit) */
+    float *scale;   /* [panels][n_blocks][32] */
+    float *zs;      /* [panels][n_blocks][32]: scale * zero point (NULL without zp) */
+};
+
+static size_t round64(size_t n)
+{
+    return (n + 63) & ~(size_t)63;
+}
+
+dqg_status dqg_wo_gemv_create(const dqg_weights *w, dqg_wo_gemv **out, const char *what)
+{
+    bool four = w->dtype == DQG_S4 || w->dtype == DQG_U4;
+    bool eight = w->dtype == DQG_S8 || w->dtype == DQG_U8;
+    if (!four && !eight)
+        return dqg_set_error(DQG_UNSUPPORTED, "%s: %s weights", what, dqg_dtype_name(w->dtype));
+    if (!dqg_cpu_has(DQG_ISA_AVX512))
+        return dqg_set_error(DQG_UNSUPPORTED, "%s: no AVX-512", what);
+    /* The scale table: one K-block size, the scale constant across a row of
+     * a block within each column. */
+    if (w->block_k < 1 || w->block_n < 1)
+        return dqg_set_error(DQG_UNSUPPORTED, "%s: scale blocks", what);
+    dqg_wo_gemv *g = calloc(1, sizeof *g);
+    if (!g)
+        return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory", what);
+    g->K = w->K;
+    g->N = w->N;
+    g->panels = (w->N + PANEL - 1) / PANEL;
+    g->block = w->block_k < w->K ? w->block_k : w->K;
+    g->n_blocks = (w->K + g->block - 1) / g->block;
+    g->four_bit = four;
+    g->is_signed = w->dtype == DQG_S4 || w->dtype == DQG_S8;
+    /* s4 is stored as the u4 value q + 8, which the zero-point term takes
+     * back: it saves the sign extension in the inner loop. */
+    g->has_zp = w->zp != NULL || w->dtype == DQG_S4;
+    g->k_bytes = four ? PANEL / 2 : PANEL;
+    size_t wbytes = round64((size_t)g->panels * (size_t)g->K * g->k_bytes);
+    size_t sbytes = round64((size_t)g->panels * (size_t)g->n_blocks * PANEL * sizeof(float));
+    g->w = aligned_alloc(64, wbytes);
+    g->scale = aligned_alloc(64, sbytes);
+    g->zs = g->has_zp ? aligned_alloc(64, sbytes) : NULL;
+    if (!g->w || !g->scale || (g->has_zp && !g->zs)) {
+        dqg_wo_gemv_destroy(g);
+        return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory for %zu bytes of packed weights",
+                             what, wbytes + 2 * sbytes);
+    }
+    memset(g->w, 0, wbytes);
+    memset(g->scale, 0, sbytes);
+    if (g->zs)
+        memset(g->zs, 0, sbytes);
+    int64_t K = g->K, N = g->N;
+    const uint8_t *src = w->data;
+    const uint8_t flip = four && g->is_signed ? 8 : 0; /* s4 q -> q + 8 */
+#pragma omp parallel for schedule(static)
+    for (int64_t p = 0; p < g->panels; p++) {
+        int64_t n0 = p * PANEL, nn = N - n0 < PANEL ? N - n0 : PANEL;
+        /* Row by row of the storage's K (the [K, N] storage is read along
+         * its rows; [N, K] along K within each column). */
+        uint8_t *dst = g->w + (size_t)p * (size_t)K * g->k_bytes;
+        if (four && !w->nk && nn == PANEL && N % 2 == 0) {
+            /* 32 consecutive nibbles of a row: even columns in the low
+             * halves, odd ones in the high halves, re-interleaved. */
+            const __m128i mask = _mm_set1_epi8(0x0F), f = _mm_set1_epi8((char)flip);
+            for (int64_t k = 0; k < K; k++, dst += g->k_bytes) {
+                __m128i v = _mm_loadu_si128((const __m128i *)(src + (k * N + n0) / 2));
+                __m128i even = _mm_and_si128(v, mask);
+                __m128i odd = _mm_and_si128(_mm_srli_epi16(v, 4), mask);
+                __m128i c0 = _mm_xor_si128(_mm_unpacklo_epi8(even, odd), f);  /* columns 0-15 */
+                __m128i c16 = _mm_xor_si128(_mm_unpackhi_epi8(even, odd), f); /* 16-31 */
+                _mm_store_si128((__m128i *)dst, _mm_or_si128(c0, _mm_slli_epi16(c16, 4)));
+            }
+        } else if (!four && !w->nk && nn == PANEL) {
+            for (int64_t k = 0; k < K; k++, dst += g->k_bytes)
+                memcpy(dst, src + k * N + n0, PANEL);
+        } else {
+            for (int64_t k = 0; k < K; k++, dst += g->k_bytes)
+                for (int j = 0; j < nn; j++) {
+                    int64_t i = dqg_weights_index(w, k, n0 + j);
+                    if (four)
+                        dst[j % HALF] |= (uint8_t)((((src[i >> 1] >> ((i & 1) * 4)) & 0x0F) ^ flip)
+                                                   << (j < HALF ? 0 : 4));
+                    else
+                        dst[j] = src[i];
+                }
+        }
+        for (int j = 0; j < nn; j++)
+            for (int64_t b = 0; b < g->n_blocks; b++) {
+                /* Every k of a block has the same scale (the kernel's block
+                 * is the scales'). */
+                int64_t si = dqg_weights_scale_index(w, b * g->block, n0 + j);
+                size_t at = ((size_t)p * (size_t)g->n_blocks + (size_t)b) * PANEL + (size_t)j;
+                float s = dqg_load_float(w->scale->dtype, w->scale->data, si);
+                g->scale[at] = s;
+                if (g->zs)
+                    g->zs[at] =
+                        s *
+                        (float)((w->zp ? dqg_load_int(w->zp->dtype, w->zp->data, si) : 0) + flip);
+            }
+    }
+    *out = g;
+    return DQG_OK;
+}
+
+size_t dqg_wo_gemv_bytes(const dqg_wo_gemv *g)
+{
+    size_t s = (size_t)g->panels * (size_t)g->n_blocks * PANEL * sizeof(float);
+    return (size_t)g->panels * (size_t)g->K * g->k_bytes + s * (g->zs ? 2 : 1);
+}
+
+size_t dqg_wo_gemv_scratch(const dqg_wo_gemv *g, int64_t M)
+{
+    /* Per-row block sums of x, for the zero-point term. */
+    return g->has_zp ? round64((size_t)M * (size_t)g->n_blocks * sizeof(float)) : 0;
+}
+
+/* The 32 columns of row k of a panel as f32, in two halves. */
+__attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) static inline void
+decode(const dqg_wo_gemv *g, const uint8_t *row, __m512 *lo, __m512 *hi)
+{
+    if (g->four_bit) {
+        __m128i v = _mm_load_si128((const __m128i *)row);
+        __m128i mask = _mm_set1_epi8(0x0F);
+        __m128i a = _mm_and_si128(v, mask), b = _mm_and_si128(_mm_srli_epi16(v, 4), mask);
+        *lo = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(a));
+        *hi = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(b));
+    } else {
+        __m128i a = _mm_load_si128((const __m128i *)row);
+        __m128i b = _mm_load_si128((const __m128i *)row + 1);
+        *lo = _mm512_cvtepi32_ps(g->is_signed ? _mm512_cvtepi8_epi32(a) : _mm512_cvtepu8_epi32(a));
+        *hi = _mm512_cvtepi32_ps(g->is_signed ? _mm512_cvtepi8_epi32(b) : _mm512_cvtepu8_epi32(b));
+    }
+}
+
+/* Rows m0 .. m0 + ROWS of panel p; U independent sums per row and half
+ * (k, k + 1, ...) so that 2 x ROWS x U FMA chains are in flight. */
+__attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) static inline void
+panel_rows(const dqg_wo_gemv *g, int64_t p, const float *x, int64_t m0, const int ROWS, const int U,
+           const float *xsum, float *y, const dqg_epilogue *e, const void *const *rt)
+{
+    const int64_t K = g->K, N = g->N;
+    __m512 out[MAX_ROWS][2];
+    for (int r = 0; r < ROWS; r++)
+        out[r][0] = out[r][1] = _mm512_setzero_ps();
+    const uint8_t *wp = g->w + (size_t)p * (size_t)K * g->k_bytes;
+    for (int64_t b = 0; b < g->n_blocks; b++) {
+        int64_t k0 = b * g->block, k1 = k0 + g->block < K ? k0 + g->block : K;
+        __m512 acc[4][MAX_ROWS][2];
+        for (int u = 0; u < U; u++)
+            for (int r = 0; r < ROWS; r++)
+                acc[u][r][0] = acc[u][r][1] = _mm512_setzero_ps();
+        int64_t k = k0;
+        for (; k + U <= k1; k += U)
+            for (int u = 0; u < U; u++) {
+                __m512 lo, hi;
+                decode(g, wp + (size_t)(k + u) * g->k_bytes, &lo, &hi);
+                for (int r = 0; r < ROWS; r++) {
+                    __m512 xv = _mm512_set1_ps(x[(m0 + r) * K + k + u]);
+                    acc[u][r][0] = _mm512_fmadd_ps(xv, lo, acc[u][r][0]);
+                    acc[u][r][1] = _mm512_fmadd_ps(xv, hi, acc[u][r][1]);
+                }
+            }
+        for (; k < k1; k++) {
+            __m512 lo, hi;
+            decode(g, wp + (size_t)k * g->k_bytes, &lo, &hi);
+            for (int r = 0; r < ROWS; r++) {
+                __m512 xv = _mm512_set1_ps(x[(m0 + r) * K + k]);
+                acc[0][r][0] = _mm512_fmadd_ps(xv, lo, acc[0][r][0]);
+                acc[0][r][1] = _mm512_fmadd_ps(xv, hi, acc[0][r][1]);
+            }
+        }
+        for (int u = 1; u < U; u++)
+            for (int r = 0; r < ROWS; r++) {
+                acc[0][r][0] = _mm512_add_ps(acc[0][r][0], acc[u][r][0]);
+                acc[0][r][1] = _mm512_add_ps(acc[0][r][1], acc[u][r][1]);
+            }
+        size_t at = ((size_t)p * (size_t)g->n_blocks + (size_t)b) * PANEL;
+        for (int h = 0; h < 2; h++) {
+            __m512 s = _mm512_load_ps(g->scale + at + h * HALF);
+            for (int r = 0; r < ROWS; r++)
+                out[r][h] = _mm512_fmadd_ps(acc[0][r][h], s, out[r][h]);
+            if (g->zs) {
+                __m512 zs = _mm512_load_ps(g->zs + at + h * HALF);
+                for (int r = 0; r < ROWS; r++)
+                    out[r][h] = _mm512_fnmadd_ps(_mm512_set1_ps(xsum[(m0 + r) * g->n_blocks + b]),
+                                                 zs, out[r][h]);
+            }
+        }
+    }
+    int64_t n0 = p * PANEL, n = N - n0 < PANEL ? N - n0 : PANEL;
+    __mmask16 m_lo = (__mmask16)(n >= HALF ? 0xFFFF : (1u << n) - 1);
+    __mmask16 m_hi = (__mmask16)(n <= HALF ? 0 : n >= PANEL ? 0xFFFF : (1u << (n - HALF)) - 1);
+    for (int r = 0; r < ROWS; r++) {
+        float *yr = y + (m0 + r) * N + n0;
+        _mm512_mask_storeu_ps(yr, m_lo, out[r][0]);
+        _mm512_mask_storeu_ps(yr + HALF, m_hi, out[r][1]);
+        dqg_epilogue_apply(e, yr, m0 + r, n0, n, N, rt);
+    }
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static void
+panel(const dqg_wo_gemv *g, int64_t p, const float *x, int64_t m0, int rows, const float *xsum,
+      float *y, const dqg_epilogue *e, const void *const *rt)
+{
+    switch (rows) {
+    case 1:
+        panel_rows(g, p, x, m0, 1, 4, xsum, y, e, rt);
+        break;
+    case 2:
+        panel_rows(g, p, x, m0, 2, 2, xsum, y, e, rt);
+        break;
+    case 3:
+        panel_rows(g, p, x, m0, 3, 1, xsum, y, e, rt);
+        break;
+    default:
+        panel_rows(g, p, x, m0, 4, 1, xsum, y, e, rt);
+        break;
+    }
+}
+
+dqg_status dqg_wo_gemv_run(const dqg_wo_gemv *g, int64_t M, const float *x, float *y, void *scratch,
+                           const dqg_epilogue *e, const void *const *rt)
+{
+    float *xsum = scratch;
+    if (g->has_zp)
+        for (int64_t m = 0; m < M; m++)
+            for (int64_t b = 0; b < g->n_blocks; b++) {
+                int64_t k0 = b * g->block, k1 = k0 + g->block < g->K ? k0 + g->block : g->K;
+                float s = 0.0f;
+                for (int64_t k = k0; k < k1; k++)
+                    s += x[m * g->K + k];
+                xsum[m * g->n_blocks + b] = s;
+            }
+    int64_t chunks = (M + MAX_ROWS - 1) / MAX_ROWS, work = g->panels * chunks;
+    /* Small layers stay on one thread: a fork costs more than they do. */
+    int threads = g->K * g->N * M >= (1 << 16) ? omp_get_max_threads() : 1;
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t i = 0; i < work; i++) {
+        int64_t p = i % g->panels, c = i / g->panels, m0 = c * MAX_ROWS;
+        int rows = (int)(M - m0 < MAX_ROWS ? M - m0 : MAX_ROWS);
+        panel(g, p, x, m0, rows, xsum, y, e, rt);
+    }
+    return DQG_OK;
+}
+
+void dqg_wo_gemv_destroy(dqg_wo_gemv *g)
+{
+    if (!g)
+        return;
+    free(g->w);
+    free(g->scale);
+    free(g->zs);
+    free(g);
+}

@@ -1,0 +1,25 @@
+/* dqgraph's own weight-only kernel for small M (internal): f32 activations
+ * times constant s4/u4/s8/u8 weights kept at their width, with per-tensor,
+ * per-channel or K-blocked scales and optional zero points, and the
+ * partition's epilogue. See wo_gemv.c. */
+#ifndef DQG_RUNTIME_WO_GEMV_H
+#define DQG_RUNTIME_WO_GEMV_H
+
+#include "runtime/epilogue.h"
+#include "runtime/weights.h"
+
+typedef struct dqg_wo_gemv dqg_wo_gemv;
+
+/* Packs the weights; DQG_UNSUPPORTED (naming the reason) for weights or a
+ * CPU it does not take. `w` is not retained. */
+dqg_status dqg_wo_gemv_create(const dqg_weights *w, dqg_wo_gemv **out, const char *what);
+/* y[M, N] = epilogue(x[M, K] . W); scratch: dqg_wo_gemv_scratch(g, M)
+ * bytes, 64-byte aligned. Thread-safe for distinct scratch and outputs. */
+dqg_status dqg_wo_gemv_run(const dqg_wo_gemv *g, int64_t M, const float *x, float *y, void *scratch,
+                           const dqg_epilogue *e, const void *const *rt);
+size_t dqg_wo_gemv_scratch(const dqg_wo_gemv *g, int64_t M);
+/* Bytes of packed weights, scales and zero-point terms. */
+size_t dqg_wo_gemv_bytes(const dqg_wo_gemv *g);
+void dqg_wo_gemv_destroy(dqg_wo_gemv *g);
+
+#endif

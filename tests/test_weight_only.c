@@ -1,0 +1,245 @@
+/* Weight-only MatMul: f32 activations times constant low-bit weights behind
+ * a DequantizeLinear, against the reference interpreter. Every weight type
+ * x granularity (per tensor, per output channel, blocks along K of 16, 32,
+ * 64, 128 and odd sizes) x with and without zero point x M from 1 to 257 x
+ * K and N off the block and panel sizes x weights stored transposed, with a
+ * bias and a ReLU. The numerical contract: within 1e-5 of the reference
+ * relative to the output's largest magnitude. Which kernel runs is checked
+ * too: dqgraph's own (weights kept at their width) for 4- and 8-bit weights
+ * at M <= 16 on AVX-512 CPUs, oneDNN's f32 matmul on expanded weights
+ * otherwise. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dqgraph.h"
+#include "runtime/cpu_isa.h"
+#include "test_common.h"
+
+static int64_t rin(int64_t lo, int64_t hi)
+{
+    return lo + (int64_t)(test_rnd() % (uint32_t)(hi - lo + 1));
+}
+
+static size_t storage_bytes(dqg_dtype t, int64_t n)
+{
+    return t == DQG_S4 || t == DQG_U4 || t == DQG_F4E2M1 ? (size_t)(n + 1) / 2
+           : t == DQG_S16 || t == DQG_U16                ? (size_t)n * 2
+                                                         : (size_t)n;
+}
+
+typedef struct wcase {
+    dqg_dtype wt;
+    int64_t M, K, N, block; /* block: 0 per tensor, -1 per channel, else along K */
+    bool zp, transposed, bias_relu;
+} wcase;
+
+/* Runs one case; returns the partition info of the weight-only partition. */
+static void run_case(const wcase *c, char *info, size_t info_size)
+{
+    dqg_graph *g;
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    int64_t M = c->M, K = c->K, N = c->N, one = 1;
+    int64_t xd[] = {M, K}, wd[2] = {c->transposed ? N : K, c->transposed ? K : N};
+    int ka = c->transposed ? 1 : 0, na = 1 - ka; /* axes of K and N in the storage */
+    dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 2, xd);
+    size_t wb = storage_bytes(c->wt, K * N);
+    uint8_t *w = malloc(wb);
+    for (size_t i = 0; i < wb; i++)
+        w[i] = (uint8_t)test_rnd();
+    if (c->wt == DQG_F4E2M1 || c->wt == DQG_F8E4M3FN || c->wt == DQG_F8E5M2)
+        for (size_t i = 0; i < wb; i++) /* no NaN codes */
+            w[i] = (uint8_t)(w[i] & 0x77);
+    dqg_tensor_id wq = dqg_constant(g, "w_q", c->wt, 2, wd, w, wb);
+    free(w);
+    /* Scales (and zero points) of shape: [] per tensor, [N] per channel,
+     * the storage's shape with K divided into blocks. */
+    int64_t sd[2], ns = 1;
+    int srank = 0;
+    dqg_dequantize_linear_attrs a = {.opset = c->wt == DQG_F4E2M1 ? 23 : 21};
+    if (c->block == -1) {
+        srank = 1;
+        sd[0] = N;
+        a.has_axis = true;
+        a.axis = na;
+    } else if (c->block > 0) {
+        srank = 2;
+        sd[ka] = (K + c->block - 1) / c->block;
+        sd[na] = N;
+        a.has_axis = true;
+        a.axis = ka;
+        a.block_size = c->block;
+    }
+    for (int i = 0; i < srank; i++)
+        ns *= sd[i];
+    float *s = malloc((size_t)ns * sizeof *s);
+    for (int64_t i = 0; i < ns; i++)
+        s[i] = 0.002f + 0.0001f * (float)rin(0, 100);
+    dqg_tensor_id sc =
+        dqg_constant(g, "w_s", DQG_F32, srank, srank ? sd : &one, s, (size_t)ns * sizeof *s);
+    free(s);
+    dqg_tensor_id zp = DQG_NONE;
+    if (c->zp) {
+        size_t zb = storage_bytes(c->wt, ns);
+        uint8_t *z = malloc(zb);
+        bool fl = c->wt == DQG_F4E2M1 || c->wt == DQG_F8E4M3FN || c->wt == DQG_F8E5M2;
+        for (size_t i = 0; i < zb; i++) /* float types: zero, as ONNX requires */
+            z[i] = fl ? 0 : (uint8_t)test_rnd();
+        zp = dqg_constant(g, "w_zp", c->wt, srank, srank ? sd : &one, z, zb);
+        free(z);
+    }
+    dqg_tensor_id wf = dqg_dequantize_linear(g, "w_dq", wq, sc, zp, &a);
+    dqg_matmul_attrs ma = {.transpose_b = c->transposed};
+    dqg_tensor_id y = dqg_matmul(g, "mm", x, wf, &ma);
+    if (c->bias_relu) {
+        float *b = malloc((size_t)N * sizeof *b);
+        for (int64_t i = 0; i < N; i++)
+            b[i] = 0.05f * (float)rin(-10, 10);
+        y = dqg_relu(g, "relu", dqg_add(g, "bias", y, test_const_f32(g, 1, &N, b)));
+        free(b);
+    }
+    dqg_output(g, y, "y");
+    cr_assert_eq(dqg_graph_finalize(g), DQG_OK, "%s", dqg_last_error());
+    float *xv = malloc((size_t)(M * K) * sizeof *xv);
+    for (int64_t i = 0; i < M * K; i++)
+        xv[i] = (float)rin(-1000, 1000) / 250.0f;
+    float *ref = malloc((size_t)(M * N) * sizeof *ref), *got = malloc((size_t)(M * N) * 4);
+    dqg_buffer in = {.name = "x", .data = xv, .size = (size_t)(M * K) * 4};
+    dqg_buffer o_ref = {.name = "y", .data = ref, .size = (size_t)(M * N) * 4};
+    dqg_buffer o_got = {.name = "y", .data = got, .size = (size_t)(M * N) * 4};
+    cr_assert_eq(dqg_reference_run(g, &in, 1, &o_ref, 1), DQG_OK, "%s", dqg_last_error());
+    dqg_compiled *cc;
+    dqg_compile_options opt = dqg_compile_options_default();
+    cr_assert_eq(dqg_compile(g, &opt, &cc), DQG_OK, "%s", dqg_last_error());
+    cr_assert_eq(dqg_execute(cc, &in, 1, &o_got, 1), DQG_OK, "%s", dqg_last_error());
+    info[0] = 0;
+    for (size_t i = 0; i < dqg_compiled_partition_count(cc); i++)
+        if (strstr(dqg_compiled_partition_info(cc, i), "weight-only matmul"))
+            snprintf(info, info_size, "%s", dqg_compiled_partition_info(cc, i));
+    double mx = 1e-30;
+    for (int64_t i = 0; i < M * N; i++)
+        mx = fmax(mx, fabs(ref[i]));
+    for (int64_t i = 0; i < M * N; i++)
+        cr_assert(fabs((double)got[i] - ref[i]) <= 1e-5 * mx,
+                  "%s M=%lld K=%lld N=%lld block %lld zp %d transposed %d: y[%lld] = %.9g, "
+                  "reference %.9g (max %.3g)\n%s",
+                  dqg_dtype_name(c->wt), (long long)M, (long long)K, (long long)N,
+                  (long long)c->block, c->zp, c->transposed, (long long)i, got[i], ref[i], mx,
+                  info);
+    cr_assert(info[0], "no weight-only partition");
+    free(xv);
+    free(ref);
+    free(got);
+    dqg_compiled_destroy(cc);
+    dqg_graph_destroy(g);
+}
+
+static bool own_kernel_expected(const wcase *c)
+{
+    bool width = c->wt == DQG_S4 || c->wt == DQG_U4 || c->wt == DQG_S8 || c->wt == DQG_U8;
+    return width && c->M <= 16 && dqg_cpu_has(DQG_ISA_AVX512);
+}
+
+static void random_cases(uint32_t seed, int count, const dqg_dtype *types, int n_types)
+{
+    test_rng = seed;
+    static const int64_t Ms[] = {1, 2, 3, 7, 16, 33, 128, 257};
+    static const int64_t blocks[] = {0, -1, 16, 32, 64, 128, 1, 24, 7};
+    for (int i = 0; i < count; i++) {
+        wcase c = {.wt = types[rin(0, n_types - 1)],
+                   .M = Ms[rin(0, 7)],
+                   .K = rin(1, 300),
+                   .N = rin(1, 100),
+                   .block = blocks[rin(0, 8)],
+                   .zp = rin(0, 1),
+                   .transposed = rin(0, 3) == 0,
+                   .bias_relu = rin(0, 1)};
+        if (c.M > 16 && rin(0, 1))
+            c.M = rin(1, 16); /* most cases where the own kernel runs */
+        char info[1024];
+        run_case(&c, info, sizeof info);
+        bool own = strstr(info, "own:avx512:wo-gemv") != NULL;
+        cr_assert_eq(own, own_kernel_expected(&c), "M=%lld %s: %s", (long long)c.M,
+                     dqg_dtype_name(c.wt), info);
+    }
+}
+
+Test(weight_only, int4_every_granularity)
+{
+    const dqg_dtype t[] = {DQG_S4, DQG_U4};
+    random_cases(1301, 70, t, 2);
+}
+
+Test(weight_only, int8_every_granularity)
+{
+    const dqg_dtype t[] = {DQG_S8, DQG_U8};
+    random_cases(1302, 50, t, 2);
+}
+
+Test(weight_only, float8_float4_and_16_bit)
+{
+    const dqg_dtype t[] = {DQG_F8E4M3FN, DQG_F8E5M2, DQG_F4E2M1, DQG_S16, DQG_U16};
+    random_cases(1303, 30, t, 5);
+}
+
+/* The layer sizes of real models, where the K-block loop runs long and the
+ * panels split between threads. */
+Test(weight_only, large_layers)
+{
+    test_rng = 1304;
+    const wcase cases[] = {
+        {DQG_S4, 1, 4096, 512, 32, false, false, false},
+        {DQG_U4, 4, 2048, 1000, 128, true, false, true},
+        {DQG_S4, 16, 1024, 4096, 64, true, true, false},
+        {DQG_S8, 1, 4096, 1024, -1, false, false, true},
+        {DQG_U8, 3, 1536, 777, 0, true, true, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char info[1024];
+        run_case(&cases[i], info, sizeof info);
+        cr_assert_eq(strstr(info, "own:avx512:wo-gemv") != NULL, own_kernel_expected(&cases[i]),
+                     "%s", info);
+    }
+}
+
+/* A 4096 x 4096 int4 layer (blocks of 32): the compiled object keeps its
+ * weights at their width, at most 1.25x the stored bytes (8 MiB of
+ * weights and 2 MiB of scales), not 64 MiB of f32. */
+Test(weight_only, weights_stay_at_their_width)
+{
+    if (!dqg_cpu_has(DQG_ISA_AVX512))
+        return; /* the expanded f32 path holds f32 weights by design */
+    const int64_t K = 4096, N = 4096, B = 32, one = 1;
+    dqg_graph *g;
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    int64_t xd[] = {1, K}, wd[] = {K, N}, sd[] = {K / B, N};
+    size_t wb = (size_t)(K * N) / 2, sb = (size_t)(K / B * N) * sizeof(float);
+    uint8_t *w = malloc(wb);
+    float *s = malloc(sb);
+    for (size_t i = 0; i < wb; i++)
+        w[i] = (uint8_t)(i * 37);
+    for (size_t i = 0; i < sb / 4; i++)
+        s[i] = 0.01f;
+    dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 2, xd);
+    dqg_dequantize_linear_attrs a = {.opset = 21, .has_axis = true, .axis = 0, .block_size = B};
+    dqg_tensor_id wf =
+        dqg_dequantize_linear(g, "w_dq", dqg_constant(g, "w", DQG_S4, 2, wd, w, wb),
+                              dqg_constant(g, "s", DQG_F32, 2, sd, s, sb), DQG_NONE, &a);
+    (void)one;
+    dqg_output(g, dqg_matmul(g, "mm", x, wf, NULL), "y");
+    cr_assert_eq(dqg_graph_finalize(g), DQG_OK);
+    free(w);
+    free(s);
+    dqg_compiled *c;
+    dqg_compile_options opt = dqg_compile_options_default();
+    cr_assert_eq(dqg_compile(g, &opt, &c), DQG_OK, "%s", dqg_last_error());
+    const char *info = dqg_compiled_partition_info(c, 0);
+    const char *p = strstr(info, ", ");
+    cr_assert(p && strstr(info, "weight bytes"), "%s", info);
+    size_t kept = strtoull(p + 2, NULL, 10);
+    cr_assert(kept > 0 && (double)kept <= 1.25 * (double)(wb + sb), "%zu bytes kept of %zu: %s",
+              kept, wb + sb, info);
+    dqg_compiled_destroy(c);
+    dqg_graph_destroy(g);
+}
