@@ -128,7 +128,7 @@ dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **
         st = dqg_dnnl_error(s, m->base.impl, "descriptor");
         goto fail;
     }
-    dqg_prim_facts facts = {.kind = DQG_FACTS_MATMUL, .K = K};
+    dqg_prim_facts facts = {.kind = DQG_FACTS_MATMUL, .K = K, .M = x->nelems / (K > 0 ? K : 1)};
     if ((st = dqg_dnnl_pd_create_checked(&pd, &d, m->q.attr, &facts, m->base.impl,
                                          sizeof m->base.impl, m->base.why, sizeof m->base.why)) !=
         DQG_OK)

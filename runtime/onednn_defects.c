@@ -34,6 +34,14 @@ const char *dqg_defect_skip_impl(const dqg_prim_facts *f, const char *impl)
     return NULL;
 }
 
+const char *dqg_prefer_other_impl(const dqg_prim_facts *f, const char *impl)
+{
+    if (f && impl && f->kind == DQG_FACTS_MATMUL && f->M > 0 && f->M <= DQG_AMX_MIN_M &&
+        strstr(impl, "amx"))
+        return "AMX brgemm passed over at M <= 4 (tiles of 16 rows; bound by reading the weights)";
+    return NULL;
+}
+
 bool dqg_defect_refuse(const dqg_prim_facts *f, const char *impl)
 {
     if (!f || f->kind != DQG_FACTS_CONV || !f->per_channel_binary || !impl ||

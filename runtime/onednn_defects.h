@@ -42,13 +42,22 @@ typedef struct dqg_prim_facts {
     int64_t in[3], out[3], kernel[3], stride[3], dilation[3], pad_l[3], pad_r[3];
     int64_t oc_per_group;
     bool per_channel_binary; /* a binary post-op with an operand that varies by channel */
-    /* MatMul: the reduction size. */
-    int64_t K;
+    /* MatMul: the reduction size, and the rows of the source (all batch
+     * dimensions included; 0: unknown). */
+    int64_t K, M;
 } dqg_prim_facts;
 
 /* The rule (A or B) that forbids implementation `impl` for a primitive
  * with these facts, or NULL when it may be used. */
 const char *dqg_defect_skip_impl(const dqg_prim_facts *f, const char *impl);
+/* Not a defect but a choice: the reason to pass over implementation
+ * `impl` when another one exists (NULL: none). An int8 MatMul of at most
+ * DQG_AMX_MIN_M rows does not go to AMX: a tile holds 16 rows, so a
+ * 1-row GEMV uses a sixteenth of each tile multiply while paying its tile
+ * loads and configuration, and the layer is bound by reading its weights,
+ * which the VNNI brgemm streams as fast. */
+#define DQG_AMX_MIN_M 4
+const char *dqg_prefer_other_impl(const dqg_prim_facts *f, const char *impl);
 /* Rule C: whether the int8 kernel must be refused. */
 bool dqg_defect_refuse(const dqg_prim_facts *f, const char *impl);
 /* Rule D: whether packing weights into `to` (which carries compensation)

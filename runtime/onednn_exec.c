@@ -68,7 +68,10 @@ dqg_status dqg_dnnl_pd_create_checked(dnnl_primitive_desc_t *pd, const_dnnl_op_d
         dnnl_primitive_attr_destroy(a);
     if (s != dnnl_success)
         return dqg_dnnl_error(s, impl, "primitive descriptor creation");
-    const char *skipped = NULL;
+    const char *skipped = NULL, *passed_over = NULL;
+    /* The first implementation no rule forbids, unless a later one is
+     * preferred (dqg_prefer_other_impl); then the first preferred one. */
+    dnnl_primitive_desc_t fallback = NULL;
     for (; s == dnnl_success; s = dnnl_primitive_desc_iterator_next(it)) {
         dnnl_primitive_desc_t cand = dnnl_primitive_desc_iterator_fetch(it);
         const char *name = NULL;
@@ -77,17 +80,39 @@ dqg_status dqg_dnnl_pd_create_checked(dnnl_primitive_desc_t *pd, const_dnnl_op_d
         dnnl_primitive_desc_query(cand, dnnl_query_impl_info_str, 0, &name);
         const char *rule = dqg_defect_skip_impl(facts, name);
         if (!rule) {
+            const char *other = dqg_prefer_other_impl(facts, name);
+            if (other && !fallback) {
+                fallback = cand;
+                passed_over = other;
+                continue;
+            }
+            if (other) {
+                dnnl_primitive_desc_destroy(cand);
+                continue;
+            }
             *pd = cand;
-            size_t len = strlen(impl);
-            snprintf(impl + len, impl_size - len, ":%s", name ? name : "?");
-            if (skipped)
-                snprintf(why, why_size, "%s: skipped its implementation", skipped);
             break;
         }
         skipped = rule;
         dnnl_primitive_desc_destroy(cand);
     }
     dnnl_primitive_desc_iterator_destroy(it);
+    if (*pd && fallback)
+        dnnl_primitive_desc_destroy(fallback);
+    else if (!*pd && fallback) {
+        *pd = fallback;
+        passed_over = NULL;
+    }
+    if (*pd) {
+        const char *name = NULL;
+        dnnl_primitive_desc_query(*pd, dnnl_query_impl_info_str, 0, &name);
+        size_t len = strlen(impl);
+        snprintf(impl + len, impl_size - len, ":%s", name ? name : "?");
+        if (skipped)
+            snprintf(why, why_size, "%s: skipped its implementation", skipped);
+        else if (passed_over)
+            snprintf(why, why_size, "%s", passed_over);
+    }
     if (!*pd)
         return dqg_set_error(DQG_UNSUPPORTED, "%s: no implementation left after %s", impl,
                              skipped ? skipped : "the rules");

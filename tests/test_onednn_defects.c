@@ -61,6 +61,20 @@ Test(onednn_defects, rule_b_skips_amx_matmul_for_k_125_to_127)
     }
 }
 
+/* Small-M int8 MatMuls prefer a non-AMX implementation (a choice, not a
+ * defect: the AMX one stays the fallback when nothing else exists). */
+Test(onednn_defects, small_m_int8_matmul_passes_over_amx)
+{
+    for (int64_t M = 0; M <= 20; M++) {
+        dqg_prim_facts f = {.kind = DQG_FACTS_MATMUL, .K = 4096, .M = M};
+        bool other = dqg_prefer_other_impl(&f, "brg:avx512_core_amx_int8") != NULL;
+        cr_assert_eq(other, M >= 1 && M <= DQG_AMX_MIN_M, "M=%lld", (long long)M);
+        cr_assert_null(dqg_prefer_other_impl(&f, "brg:avx512_core_vnni"));
+    }
+    dqg_prim_facts conv = {.kind = DQG_FACTS_CONV, .M = 1};
+    cr_assert_null(dqg_prefer_other_impl(&conv, "brg:avx512_core_amx_int8"));
+}
+
 Test(onednn_defects, rule_c_refuses_gemm_convolutions_with_channel_post_ops)
 {
     for (int64_t oc = 1; oc <= 80; oc++) {
