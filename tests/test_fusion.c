@@ -233,8 +233,11 @@ static void check(gen *G)
             int r = t == DQG_U8 ? ((uint8_t *)out[2])[i] : ((int8_t *)out[2])[i];
             for (int way = 0; way < 2; way++) {
                 int v = t == DQG_U8 ? ((uint8_t *)out[way])[i] : ((int8_t *)out[way])[i];
-                cr_assert(abs(v - r) <= 1, "%s: way %d element %lld: %d vs reference %d", G->what,
-                          way, (long long)i, v, r);
+                /* One step; an f32 MatMul's rounded sums may move a value
+                 * across more steps as K grows. */
+                int steps = way == 0 && test_int8_fusion() ? 1 : 1 + (int)(G->K / 1024);
+                cr_assert(abs(v - r) <= steps, "%s: way %d element %lld: %d vs reference %d",
+                          G->what, way, (long long)i, v, r);
             }
         }
     } else {
@@ -243,11 +246,13 @@ static void check(gen *G)
         for (int64_t i = 0; i < n; i++)
             maxabs = fmax(maxabs, fabs(r[i]));
         /* The fused kernels accumulate in integers: the contract's 1e-5.
-         * The unfused graph runs an f32 MatMul on the dequantized operands,
-         * whose summation error grows with K. */
+         * The unfused graph (and the fused one where int8 is refused) runs
+         * an f32 MatMul on the dequantized operands, whose summation error
+         * grows with K. */
         for (int way = 0; way < 2; way++) {
             const float *v = out[way];
-            double tol = 1e-5 * maxabs * (way == 0 ? 1.0 : fmax(1.0, (double)G->K / 16));
+            bool integer = way == 0 && test_int8_fusion();
+            double tol = 1e-5 * maxabs * (integer ? 1.0 : fmax(1.0, (double)G->K / 16));
             for (int64_t i = 0; i < n; i++)
                 cr_assert(fabs((double)v[i] - r[i]) <= tol,
                           "%s: way %d element %lld: %.9g vs reference %.9g (max %.3g)", G->what,
