@@ -8,6 +8,7 @@
  *   dqgraph explain MODEL ...
  *   dqgraph dot MODEL [--after-passes] ...
  *   dqgraph bench MODEL [--iters N] [--warmup N] ...
+ *   dqgraph selftest [--seconds N] [--seed S] (tools/selftest.c)
  *
  * Exit codes: 0 success, 1 test failures, 2 usage error, 3 invalid model or
  * input, 4 internal or backend error.
@@ -29,6 +30,7 @@
 
 #include "dqgraph.h"
 #include "dqgraph_onnx.h"
+#include "selftest.h"
 
 /* ------------------------------------------------------------------------ */
 /* Exit codes and error reporting                                            */
@@ -1663,7 +1665,10 @@ static const char USAGE_BENCH[] =
     "\n"
     "Times the compilation of MODEL (compile_ms), a second compilation of the same\n"
     "graph (recompile_ms: served by the compiled-partition cache) and N executions\n"
-    "after the warmup runs (median_ms, min_ms). Inputs without -i get deterministic\n"
+    "after the warmup runs (median_ms, min_ms). Each compilation is broken down into\n"
+    "the pass pipeline (passes_ms), cache-key hashing (hash_ms), kernel creation\n"
+    "with its constant transforms (kernels_ms) and the number of constant\n"
+    "transforms run (0 on a cache hit). Inputs without -i get deterministic\n"
     "data: floats uniform in [-1, 1], integers random bytes.\n"
     "\n"
     "Options:\n"
@@ -1696,16 +1701,22 @@ static int cmd_bench(const tool_opts *o)
         if (!times)
             st = oom();
     }
+    /* Where each compile's time went: the cache's counters before and
+     * after it. */
+    dqg_cache_stats s0, s1, s2;
+    dqg_cache_get_stats(&s0);
     if (st == DQG_OK) {
         double t0 = now_ms();
         st = compile_graph(s.graph, o, &c);
         compile_ms = now_ms() - t0;
     }
+    dqg_cache_get_stats(&s1);
     if (st == DQG_OK) {
         double t0 = now_ms();
         st = compile_graph(s.graph, o, &c2);
         recompile_ms = now_ms() - t0;
     }
+    dqg_cache_get_stats(&s2);
     for (long long i = 0; st == DQG_OK && i < o->warmup; i++)
         st = execute(c, &s);
     for (long long i = 0; st == DQG_OK && i < o->iters; i++) {
@@ -1718,7 +1729,18 @@ static int cmd_bench(const tool_opts *o)
         qsort(times, n, sizeof *times, compare_doubles);
         double median = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
         printf("compile_ms: %.3f\n", compile_ms);
+        printf("  passes_ms: %.3f\n", s1.passes_ms - s0.passes_ms);
+        printf("  hash_ms: %.3f\n", s1.hash_ms - s0.hash_ms);
+        printf("  kernels_ms: %.3f\n", s1.compile_ms - s0.compile_ms);
+        printf("  constant_transforms: %llu\n",
+               (unsigned long long)(s1.constant_transforms - s0.constant_transforms));
         printf("recompile_ms: %.3f\n", recompile_ms);
+        printf("  passes_ms: %.3f\n", s2.passes_ms - s1.passes_ms);
+        printf("  hash_ms: %.3f\n", s2.hash_ms - s1.hash_ms);
+        printf("  kernels_ms: %.3f\n", s2.compile_ms - s1.compile_ms);
+        printf("  constant_transforms: %llu\n",
+               (unsigned long long)(s2.constant_transforms - s1.constant_transforms));
+        printf("  plan_hit: %s\n", s2.plan_hits > s1.plan_hits ? "yes" : "no");
         printf("median_ms: %.3f\n", median);
         printf("min_ms: %.3f\n", times[0]);
         printf("partitions: %zu\n", dqg_compiled_partition_count(c));
@@ -1747,6 +1769,8 @@ static const char USAGE_MAIN[] =
     "  explain MODEL                        show partitions and fusion decisions\n"
     "  dot MODEL [--after-passes]           write the graph in Graphviz format\n"
     "  bench MODEL [--iters N] [--warmup N] time compilation and execution\n"
+    "  selftest [--seconds N] [--seed S]    check fused kernels against the reference\n"
+    "                                       at every instruction-set level of this CPU\n"
     "\n"
     "Run 'dqgraph COMMAND --help' for a command's options.\n"
     "Options --shape NAME=D0,D1,... and --dim SYMBOL=N give shapes and symbolic\n"
@@ -1822,6 +1846,8 @@ int main(int argc, char **argv)
     } else if (strcmp(argv[1], "--version") == 0) {
         printf("dqgraph %s\n", DQG_VERSION_STRING);
         rc = EXIT_OK;
+    } else if (strcmp(argv[1], "selftest") == 0) {
+        rc = dqg_tool_selftest(argc, argv);
     } else {
         const command_def *cmd = NULL;
         for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
