@@ -5,6 +5,7 @@
 #include <xxhash.h>
 
 #include "graph/graph_internal.h"
+#include "graph/name_index.h"
 
 static char *dup_string(const char *s)
 {
@@ -31,6 +32,45 @@ static bool grow(void **array, int32_t *cap, int32_t count, size_t elem)
     return true;
 }
 
+struct dqg_graph_names {
+    dqg_name_index tensors; /* name -> tensor id (a hint; see name_index.h) */
+    dqg_name_index ops;     /* names of ops */
+};
+
+void dqg_graph_free_names(dqg_graph *g)
+{
+    if (g->names) {
+        dqg_name_index_free(&g->names->tensors);
+        dqg_name_index_free(&g->names->ops);
+        free(g->names);
+        g->names = NULL;
+    }
+}
+
+/* Records a name; without memory the index is dropped and lookups become
+ * linear (still correct). */
+static void index_tensor(dqg_graph *g, const char *name, dqg_tensor_id id)
+{
+    if (g->names && !dqg_name_index_add(&g->names->tensors, name, id))
+        dqg_graph_free_names(g);
+}
+
+static void index_op(dqg_graph *g, const char *name)
+{
+    if (g->names && name && !dqg_name_index_add(&g->names->ops, name, 0))
+        dqg_graph_free_names(g);
+}
+
+void dqg_graph_index_names(dqg_graph *g)
+{
+    dqg_graph_free_names(g);
+    g->names = calloc(1, sizeof *g->names);
+    for (int32_t i = 0; i < g->n_tensors && g->names; i++)
+        index_tensor(g, g->tensors[i].name, i);
+    for (int32_t i = 0; i < g->n_ops && g->names; i++)
+        index_op(g, g->ops[i].name);
+}
+
 dqg_status dqg_graph_create(dqg_graph **out)
 {
     if (!out)
@@ -38,6 +78,7 @@ dqg_status dqg_graph_create(dqg_graph **out)
     *out = calloc(1, sizeof **out);
     if (!*out)
         return dqg_set_error(DQG_OUT_OF_MEMORY, "dqg_graph_create: out of memory");
+    (*out)->names = calloc(1, sizeof *(*out)->names); /* NULL: linear lookups */
     return DQG_OK;
 }
 
@@ -61,6 +102,7 @@ void dqg_graph_destroy(dqg_graph *g)
     free(g->inputs);
     free(g->outputs);
     free(g->warnings);
+    dqg_graph_free_names(g);
     free(g);
 }
 
@@ -119,16 +161,36 @@ bool dqg_graph_check_input(dqg_graph *g, const char *op_kind, const char *op_nam
 
 /* ---- Names --------------------------------------------------------------- */
 
+typedef struct name_query {
+    const dqg_graph *g;
+    const char *name;
+} name_query;
+
+static bool tensor_is_named(int32_t id, const void *ctx)
+{
+    const name_query *q = ctx;
+    return id >= 0 && id < q->g->n_tensors && strcmp(q->g->tensors[id].name, q->name) == 0;
+}
+
 static dqg_tensor_id find_tensor(const dqg_graph *g, const char *name)
 {
+    if (g->names) {
+        name_query q = {g, name};
+        int32_t id = dqg_name_index_find(&g->names->tensors, name, tensor_is_named, &q);
+        return id >= 0 ? id : DQG_NONE;
+    }
     for (int32_t i = 0; i < g->n_tensors; i++)
         if (strcmp(g->tensors[i].name, name) == 0)
             return i;
     return DQG_NONE;
 }
 
+/* With the index: whether any op ever had this name (an op removed by a
+ * pass keeps its name taken, which only changes generated names). */
 static bool op_name_taken(const dqg_graph *g, const char *name)
 {
+    if (g->names)
+        return dqg_name_index_contains(&g->names->ops, name);
     for (int32_t i = 0; i < g->n_ops; i++)
         if (g->ops[i].name && strcmp(g->ops[i].name, name) == 0)
             return true;
@@ -209,6 +271,7 @@ static dqg_tensor_id add_tensor(dqg_graph *g, char *name, dqg_dtype dtype, int r
     t->kind = kind;
     t->producer = producer;
     t->nbytes = dqg_dtype_storage_size(dtype, nelems);
+    index_tensor(g, name, g->n_tensors);
     return g->n_tensors++;
 }
 
@@ -330,6 +393,7 @@ dqg_status dqg_output(dqg_graph *g, dqg_tensor_id id, const char *name)
         }
         free(t->name);
         t->name = n;
+        index_tensor(g, n, id);
     }
     if (!grow((void **)&g->outputs, &g->cap_outputs, g->n_outputs, sizeof(dqg_tensor_id))) {
         dqg_graph_fail(g, DQG_OUT_OF_MEMORY, "Output '%s': out of memory", t->name);
@@ -422,6 +486,7 @@ int32_t dqg_graph_add_op(dqg_graph *g, dqg_op_kind kind, const char *name, int n
     }
     op->kind = kind;
     op->name = op_name;
+    index_op(g, op_name);
     for (int i = 0; i < n_inputs; i++)
         if (inputs[i] != DQG_NONE)
             g->tensors[inputs[i]].use_count++;

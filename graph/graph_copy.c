@@ -83,6 +83,8 @@ static dqg_status clone(const dqg_graph *g, dqg_graph **out, bool borrow)
     c->n_outputs = g->n_outputs;
     c->name_counter = g->name_counter;
     c->finalized = g->finalized;
+    if (g->names)
+        dqg_graph_index_names(c);
     *out = c;
     return DQG_OK;
 }
@@ -106,6 +108,55 @@ void dqg_graph_drop_borrowed(dqg_graph *g)
         }
 }
 
+/* Tensor ids of the source graph -> ids in the extract: a small hash map,
+ * so that extracting a partition costs its own size, not the graph's. */
+typedef struct id_map {
+    int32_t *key, *val;
+    size_t mask;
+} id_map;
+
+static bool id_map_init(id_map *m, size_t n)
+{
+    size_t cap = 16;
+    while (cap < 2 * n)
+        cap <<= 1;
+    m->key = malloc(cap * sizeof *m->key);
+    m->val = malloc(cap * sizeof *m->val);
+    m->mask = cap - 1;
+    if (!m->key || !m->val)
+        return false;
+    for (size_t i = 0; i < cap; i++)
+        m->key[i] = -1;
+    return true;
+}
+
+static size_t id_map_slot(const id_map *m, int32_t k)
+{
+    size_t i = ((uint32_t)k * 2654435761u) & m->mask;
+    while (m->key[i] != -1 && m->key[i] != k)
+        i = (i + 1) & m->mask;
+    return i;
+}
+
+static dqg_tensor_id id_map_get(const id_map *m, int32_t k)
+{
+    size_t i = id_map_slot(m, k);
+    return m->key[i] == k ? m->val[i] : DQG_NONE;
+}
+
+static void id_map_set(id_map *m, int32_t k, dqg_tensor_id v)
+{
+    size_t i = id_map_slot(m, k);
+    m->key[i] = k;
+    m->val[i] = v;
+}
+
+static void id_map_free(id_map *m)
+{
+    free(m->key);
+    free(m->val);
+}
+
 dqg_status dqg_graph_extract(const dqg_graph *g, const int32_t *ops, int n_ops,
                              const dqg_tensor_id *outputs, int n_outputs, dqg_graph **out,
                              dqg_tensor_id *input_map, int *n_input_map)
@@ -114,20 +165,19 @@ dqg_status dqg_graph_extract(const dqg_graph *g, const int32_t *ops, int n_ops,
     int cap = 1 + n_outputs;
     for (int k = 0; k < n_ops; k++)
         cap += g->ops[ops[k]].n_inputs + g->ops[ops[k]].n_outputs;
-    dqg_tensor_id *map = malloc((size_t)g->n_tensors * sizeof *map);
+    id_map map;
+    bool mapped = id_map_init(&map, (size_t)cap);
     dqg_graph *c = calloc(1, sizeof *c);
-    if (!map || !c) {
-        free(map);
+    if (!mapped || !c) {
+        id_map_free(&map);
         return oom(c);
     }
-    for (int32_t i = 0; i < g->n_tensors; i++)
-        map[i] = DQG_NONE;
     c->tensors = calloc((size_t)cap, sizeof *c->tensors);
     c->ops = calloc((size_t)n_ops + 1, sizeof *c->ops);
     c->inputs = calloc((size_t)cap, sizeof *c->inputs);
     c->outputs = calloc((size_t)n_outputs + 1, sizeof *c->outputs);
     if (!c->tensors || !c->ops || !c->inputs || !c->outputs) {
-        free(map);
+        id_map_free(&map);
         return oom(c);
     }
     c->cap_tensors = c->cap_inputs = cap;
@@ -148,7 +198,8 @@ dqg_status dqg_graph_extract(const dqg_graph *g, const int32_t *ops, int n_ops,
             dqg_tensor_id t = src->inputs[i];
             if (t == DQG_NONE)
                 continue;
-            if (map[t] == DQG_NONE) {
+            dqg_tensor_id mt = id_map_get(&map, t);
+            if (mt == DQG_NONE) {
                 dqg_tensor *nt = &c->tensors[c->n_tensors];
                 if (!copy_tensor(nt, &g->tensors[t], true)) {
                     c->n_tensors++;
@@ -164,10 +215,11 @@ dqg_status dqg_graph_extract(const dqg_graph *g, const int32_t *ops, int n_ops,
                         input_map[n_in] = t;
                     n_in++;
                 }
-                map[t] = c->n_tensors++;
+                mt = c->n_tensors++;
+                id_map_set(&map, t, mt);
             }
-            op->inputs[i] = map[t];
-            c->tensors[map[t]].use_count++;
+            op->inputs[i] = mt;
+            c->tensors[mt].use_count++;
         }
         for (int o = 0; o < src->n_outputs; o++) {
             dqg_tensor_id t = src->outputs[o];
@@ -180,14 +232,14 @@ dqg_status dqg_graph_extract(const dqg_graph *g, const int32_t *ops, int n_ops,
             nt->is_output = false;
             nt->producer = c->n_ops - 1;
             nt->kind = DQG_TENSOR_INTERMEDIATE;
-            map[t] = c->n_tensors++;
-            op->outputs[o] = map[t];
+            id_map_set(&map, t, c->n_tensors);
+            op->outputs[o] = c->n_tensors++;
         }
     }
     for (int k = 0; k < n_outputs; k++) {
-        dqg_tensor_id t = map[outputs[k]];
+        dqg_tensor_id t = id_map_get(&map, outputs[k]);
         if (t == DQG_NONE || c->tensors[t].producer < 0) {
-            free(map);
+            id_map_free(&map);
             dqg_graph_destroy(c);
             return dqg_set_error(DQG_INVALID_ARGUMENT,
                                  "graph extract: output '%s' is not produced by the ops",
@@ -199,10 +251,10 @@ dqg_status dqg_graph_extract(const dqg_graph *g, const int32_t *ops, int n_ops,
     if (n_input_map)
         *n_input_map = n_in;
     c->finalized = true;
-    free(map);
+    id_map_free(&map);
     *out = c;
     return DQG_OK;
 fail:
-    free(map);
+    id_map_free(&map);
     return oom(c);
 }

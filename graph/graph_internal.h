@@ -119,7 +119,15 @@ struct dqg_graph {
     char sticky_message[1024]; /* its message; held inline so out of memory keeps it */
     bool finalized;
     uint32_t name_counter; /* for generated names */
+    /* Hashed tensor and op names (NULL: names are searched one by one, as
+     * in the small graphs of partitions). */
+    struct dqg_graph_names *names;
 };
+
+/* Builds g->names for a graph assembled without the builder (a copy);
+ * without memory, lookups stay linear. */
+void dqg_graph_index_names(dqg_graph *g);
+void dqg_graph_free_names(dqg_graph *g);
 
 /* ---- Errors -------------------------------------------------------------- */
 

@@ -255,8 +255,20 @@ const char *onnx_op_name(onnx_import *c, const char *suffix)
     char base[1000], cand[1100];
     snprintf(base, sizeof base, "%s%s%s", c->node_base, suffix ? "/" : "", suffix ? suffix : "");
     snprintf(cand, sizeof cand, "%s", base);
-    for (unsigned k = 1; !name_free(c, cand); k++)
-        snprintf(cand, sizeof cand, "%s_%u", base, k);
+    /* The search for a free "base_k" resumes after the last k handed out
+     * for this base (kept as the base's value in `taken`), so that many
+     * nodes of one name stay linear. */
+    int32_t last = 0;
+    if (!name_free(c, cand)) {
+        int32_t seen = onnx_names_get(&c->taken, base);
+        unsigned k = seen > 0 ? (unsigned)seen + 1 : 1;
+        do
+            snprintf(cand, sizeof cand, "%s_%u", base, k++);
+        while (!name_free(c, cand));
+        last = (int32_t)(k - 1);
+        if (!onnx_names_put(&c->taken, base, last))
+            goto oom;
+    }
     if (c->n_owned == c->cap_owned) {
         size_t cap = c->cap_owned ? c->cap_owned * 2 : 64;
         char **p = realloc(c->owned_names, cap * sizeof *p);
@@ -1152,6 +1164,12 @@ static dqg_status import_model(const Onnx__ModelProto *m, const char *base_dir,
     onnx_import c = {.model = m, .opts = opts, .ext = {base_dir, limit}};
     if (!m->graph)
         return dqg_set_error(DQG_PARSE_ERROR, "the model has no graph");
+    uint64_t max_nodes = opts && opts->max_nodes ? opts->max_nodes : DQG_ONNX_DEFAULT_MAX_NODES;
+    if ((uint64_t)m->graph->n_node > max_nodes)
+        return dqg_set_error(DQG_INVALID_ARGUMENT,
+                             "the model has %zu nodes, above the limit of %llu "
+                             "(dqg_onnx_options.max_nodes)",
+                             m->graph->n_node, (unsigned long long)max_nodes);
     if (m->graph->n_sparse_initializer)
         return dqg_set_error(DQG_UNSUPPORTED, "sparse initializers ('%s') are not supported",
                              m->graph->sparse_initializer[0]->values &&

@@ -4,6 +4,8 @@
 #define DQG_ONNX_IMPORT_H
 
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
 
 #include "dqgraph.h"
 #include "dqgraph_onnx.h"
@@ -85,6 +87,10 @@ double onnx_tensor_get(const onnx_tensor *t, int64_t i);
 
 /* Reads a whole regular file of at most `limit` bytes into malloc'd memory
  * (onnx/tensor_file.c). */
+/* Opens a regular file for reading (or creates/truncates one for
+ * writing) without blocking on a FIFO: NULL with errno set, and
+ * *not_regular when the path exists and is not a regular file. */
+FILE *onnx_open_regular(const char *path, bool write, bool *not_regular);
 dqg_status onnx_read_file(const char *path, uint64_t limit, uint8_t **data, size_t *size);
 
 /* ---- Import context (onnx/model_import.c) -------------------------------- */

@@ -1,23 +1,63 @@
 /* TensorProto ".pb" files, one tensor each (the ONNX backend-test layout):
  * dqg_tensor_file_read and dqg_tensor_file_write. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "graph/graph_internal.h"
 #include "onnx/onnx_import.h"
 
+FILE *onnx_open_regular(const char *path, bool write, bool *not_regular)
+{
+    *not_regular = false;
+    struct stat pre;
+    if (write && stat(path, &pre) == 0 && !S_ISREG(pre.st_mode)) {
+        *not_regular = true;
+        errno = EINVAL;
+        return NULL;
+    }
+    /* Non-blocking, so that a FIFO (or a device) is seen for what it is
+     * instead of blocking the open until another process appears. */
+    int fd = write ? open(path, O_WRONLY | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0666)
+                   : open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        *not_regular = true;
+        errno = EINVAL;
+        return NULL;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    if (write && ftruncate(fd, 0) != 0) {
+        close(fd);
+        return NULL;
+    }
+    FILE *f = fdopen(fd, write ? "wb" : "rb");
+    if (!f)
+        close(fd);
+    return f;
+}
+
 dqg_status onnx_read_file(const char *path, uint64_t limit, uint8_t **data, size_t *size)
 {
-    FILE *f = fopen(path, "rb");
+    bool not_regular;
+    FILE *f = onnx_open_regular(path, false, &not_regular);
+    if (!f && not_regular)
+        return dqg_set_error(DQG_IO_ERROR, "'%s' is not a regular file", path);
     if (!f)
         return dqg_set_error(DQG_IO_ERROR, "cannot open '%s': %s", path, strerror(errno));
     struct stat sb;
-    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    if (fstat(fileno(f), &sb) != 0) {
         fclose(f);
-        return dqg_set_error(DQG_IO_ERROR, "'%s' is not a regular file", path);
+        return dqg_set_error(DQG_IO_ERROR, "cannot read '%s': %s", path, strerror(errno));
     }
     if ((uint64_t)sb.st_size > limit) {
         fclose(f);
@@ -125,9 +165,12 @@ dqg_status dqg_tensor_file_write(const char *path, const char *name, dqg_dtype d
     if (!buf)
         return dqg_set_error(DQG_OUT_OF_MEMORY, "dqg_tensor_file_write: out of memory");
     onnx__tensor_proto__pack(&t, buf);
-    FILE *f = fopen(path, "wb");
+    bool not_regular;
+    FILE *f = onnx_open_regular(path, true, &not_regular);
     if (!f) {
         free(buf);
+        if (not_regular)
+            return dqg_set_error(DQG_IO_ERROR, "'%s' exists and is not a regular file", path);
         return dqg_set_error(DQG_IO_ERROR, "cannot create '%s': %s", path, strerror(errno));
     }
     bool ok = fwrite(buf, 1, len, f) == len;

@@ -194,13 +194,17 @@ static dqg_status read_external(const Onnx__TensorProto *t, const char *what,
                                what, loc);
     }
     FILE *f = NULL;
-    if (st == DQG_OK && !(f = fopen(real_file, "rb")))
-        st = dqg_set_error(DQG_IO_ERROR, "%s: cannot open external data file '%s': %s", what, path,
-                           strerror(errno));
+    bool not_regular = false;
+    if (st == DQG_OK && !(f = onnx_open_regular(real_file, false, &not_regular)))
+        st = not_regular
+                 ? dqg_set_error(DQG_IO_ERROR, "%s: external data '%s' is not a regular file", what,
+                                 path)
+                 : dqg_set_error(DQG_IO_ERROR, "%s: cannot open external data file '%s': %s", what,
+                                 path, strerror(errno));
     struct stat sb;
-    if (st == DQG_OK && (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)))
-        st =
-            dqg_set_error(DQG_IO_ERROR, "%s: external data '%s' is not a regular file", what, path);
+    if (st == DQG_OK && fstat(fileno(f), &sb) != 0)
+        st = dqg_set_error(DQG_IO_ERROR, "%s: cannot read external data '%s': %s", what, path,
+                           strerror(errno));
     if (st == DQG_OK) {
         uint64_t size = (uint64_t)sb.st_size;
         if (offset > size)

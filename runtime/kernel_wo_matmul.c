@@ -172,7 +172,7 @@ dqg_status dqg_kernel_wo_matmul_build(const dqg_kernel_request *req, dqg_kernel 
     if (st == DQG_OK) {
         const dqg_op *dq = dqg_req_op(req, DQG_ROLE_W_DQ);
         snprintf((*out)->why, sizeof(*out)->why,
-                 "%s weights dequantized once into f32 for oneDNN's matmul (own kernel: %s)",
+                 "%s weights dequantized once into f32 for oneDNN's matmul (own kernel: %.100s)",
                  dqg_dtype_name(req->mini->tensors[dq->inputs[0]].dtype), why);
     }
     return st;

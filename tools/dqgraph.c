@@ -674,6 +674,11 @@ static bool sorted_contains(const str_list *l, const char *s)
  */
 static bool scan_model_inputs(const char *path, str_list *inputs, str_list *inits)
 {
+    /* Only a regular file: opening a FIFO would block (the import then
+     * reports what the path is). */
+    struct stat sb;
+    if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+        return false;
     FILE *f = fopen(path, "rb");
     if (!f)
         return false;

@@ -164,6 +164,7 @@ class OnnxOptions(ctypes.Structure):
         ("inputs", c_void_p),
         ("n_inputs", c_size_t),
         ("max_model_bytes", c_uint64),
+        ("max_nodes", c_uint64),
     ]
 
 

@@ -33,14 +33,18 @@ static char *tm_strdup(tm_model *m, const char *s)
     return p;
 }
 
-/* Appends `item` to a protobuf-c repeated field (pointer array + count). */
+/* Appends `item` to a protobuf-c repeated field (pointer array + count).
+ * Arrays made here hold the next power of two of elements, so they grow
+ * by doubling: a model of a million nodes stays linear. */
 static void push(tm_model *m, void ***arr, size_t *n, void *item)
 {
-    void **grown = tm_alloc(m, (*n + 1) * sizeof *grown);
-    if (*n)
-        memcpy(grown, *arr, *n * sizeof *grown);
-    grown[(*n)++] = item;
-    *arr = grown;
+    if ((*n & (*n - 1)) == 0) { /* 0 or a power of two: full */
+        void **grown = tm_alloc(m, (*n ? 2 * *n : 1) * sizeof *grown);
+        if (*n)
+            memcpy(grown, *arr, *n * sizeof *grown);
+        *arr = grown;
+    }
+    (*arr)[(*n)++] = item;
 }
 #define PUSH(m, arr, n, item) push(m, (void ***)&(arr), &(n), item)
 

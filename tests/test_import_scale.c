@@ -1,0 +1,150 @@
+/* Import robustness: models of very many nodes stay linear to import and
+ * compile (hashed name lookups, partitions extracted at their own size),
+ * a model above the node limit is refused, and FIFOs are refused instead
+ * of blocking the import. The chains' ctest timeout is the guard against a
+ * quadratic step coming back: at 10^5 nodes one takes minutes. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dqgraph.h"
+#include "dqgraph_onnx.h"
+#include "support/onnx_model.h"
+#include "test_common.h"
+
+enum { T_FLOAT = 1 };
+
+/* x -> Relu / Neg-free chain of n nodes: Relu, then Add of a constant
+ * every 1000 nodes so that the result tells the chain ran in full. Node
+ * names are all `same` when given, else unnamed. */
+static tm_model *chain(int n, const char *same)
+{
+    tm_model *m = tm_new(13);
+    int64_t d[] = {1, 4}, one = 1;
+    const float c = 1.0f;
+    tm_input(m, "x", T_FLOAT, 2, d, NULL);
+    tm_init(m, "one", T_FLOAT, 1, &one, &c, sizeof c);
+    char in[32], out[32];
+    for (int i = 0; i < n; i++) {
+        snprintf(in, sizeof in, i ? "t%d" : "x", i - 1);
+        snprintf(out, sizeof out, i == n - 1 ? "y" : "t%d", i);
+        if (i % 1000 == 999) {
+            char ins[48];
+            snprintf(ins, sizeof ins, "%s,one", in);
+            tm_node(m, "Add", NULL, same, ins, out);
+        } else {
+            tm_node(m, "Relu", NULL, same, in, out);
+        }
+    }
+    tm_output(m, "y", T_FLOAT, 2, d);
+    return m;
+}
+
+static void run_chain(int n, const char *same)
+{
+    tm_model *m = chain(n, same);
+    size_t size;
+    uint8_t *bytes = tm_pack(m, &size);
+    tm_free(m);
+    dqg_graph *g = NULL;
+    cr_assert_eq(dqg_onnx_load_memory(bytes, size, NULL, NULL, &g), DQG_OK, "%s", dqg_last_error());
+    free(bytes);
+    dqg_compiled *c;
+    dqg_compile_options opt = dqg_compile_options_default();
+    cr_assert_eq(dqg_compile(g, &opt, &c), DQG_OK, "%s", dqg_last_error());
+    const float x[] = {-3.0f, 0.5f, 2.0f, -0.25f};
+    float y[4];
+    dqg_buffer in = {.name = "x", .data = (void *)x, .size = sizeof x};
+    dqg_buffer out = {.name = "y", .data = y, .size = sizeof y};
+    cr_assert_eq(dqg_execute(c, &in, 1, &out, 1), DQG_OK, "%s", dqg_last_error());
+    /* ReLU then +1 every 1000 nodes: max(x, 0) + n / 1000. */
+    for (int i = 0; i < 4; i++)
+        cr_assert_float_eq(y[i], (x[i] > 0 ? x[i] : 0.0f) + (float)(n / 1000), 1e-6, "y[%d]", i);
+    dqg_compiled_destroy(c);
+    dqg_graph_destroy(g);
+}
+
+Test(import_scale, chain_of_100000_nodes)
+{
+    run_chain(100000, NULL);
+}
+
+Test(import_scale, forty_thousand_nodes_of_one_name)
+{
+    run_chain(40000, "node");
+}
+
+Test(import_scale, node_limit)
+{
+    tm_model *m = chain(10, NULL);
+    size_t size;
+    uint8_t *bytes = tm_pack(m, &size);
+    tm_free(m);
+    dqg_onnx_options o = {.max_nodes = 9};
+    dqg_graph *g = (dqg_graph *)1;
+    cr_assert_eq(dqg_onnx_load_memory(bytes, size, NULL, &o, &g), DQG_INVALID_ARGUMENT);
+    cr_assert_null(g);
+    cr_assert(strstr(dqg_last_error(), "10 nodes") && strstr(dqg_last_error(), "limit of 9"), "%s",
+              dqg_last_error());
+    o.max_nodes = 10;
+    cr_assert_eq(dqg_onnx_load_memory(bytes, size, NULL, &o, &g), DQG_OK, "%s", dqg_last_error());
+    dqg_graph_destroy(g);
+    free(bytes);
+}
+
+static char *temp_dir(void)
+{
+    static char dir[64];
+    snprintf(dir, sizeof dir, "/tmp/dqg_fifo_XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    return dir;
+}
+
+/* A FIFO as the model, as external data, and as a tensor file to read or
+ * write: each refused at once with "not a regular file" (an open() of a
+ * FIFO without the non-blocking flag waits for a writer forever). */
+Test(import_scale, fifos_are_refused_not_waited_on, .timeout = 30)
+{
+    char *dir = temp_dir(), path[256], fifo[256];
+    snprintf(fifo, sizeof fifo, "%s/weights.bin", dir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0, "%s", strerror(errno));
+    dqg_graph *g = NULL;
+    cr_assert_eq(dqg_onnx_load_file(fifo, NULL, &g), DQG_IO_ERROR);
+    cr_assert(strstr(dqg_last_error(), "not a regular file"), "%s", dqg_last_error());
+    cr_assert_null(g);
+
+    int64_t d[] = {2};
+    tm_model *m = tm_new(13);
+    tm_input(m, "x", T_FLOAT, 1, d, NULL);
+    tm_init_external(m, "w", T_FLOAT, 1, d, "weights.bin");
+    tm_node(m, "Mul", NULL, "mul", "x,w", "y");
+    tm_output(m, "y", T_FLOAT, 1, d);
+    snprintf(path, sizeof path, "%s/model.onnx", dir);
+    cr_assert_eq(tm_write(m, path), 0);
+    tm_free(m);
+    cr_assert_eq(dqg_onnx_load_file(path, NULL, &g), DQG_IO_ERROR);
+    cr_assert(strstr(dqg_last_error(), "initializer 'w'") &&
+                  strstr(dqg_last_error(), "not a regular file"),
+              "%s", dqg_last_error());
+    cr_assert_null(g);
+
+    char *name = NULL;
+    void *data = NULL;
+    dqg_dtype t;
+    int rank;
+    int64_t dims[8];
+    size_t n;
+    cr_assert_eq(dqg_tensor_file_read(fifo, &name, &t, &rank, dims, &data, &n), DQG_IO_ERROR);
+    cr_assert(strstr(dqg_last_error(), "not a regular file"), "%s", dqg_last_error());
+    const float v[] = {1, 2};
+    cr_assert_eq(dqg_tensor_file_write(fifo, "v", DQG_F32, 1, d, v), DQG_IO_ERROR);
+    cr_assert(strstr(dqg_last_error(), "not a regular file"), "%s", dqg_last_error());
+    unlink(fifo);
+    unlink(path);
+    rmdir(dir);
+}
