@@ -3,6 +3,7 @@
  * inputs, imports the live nodes in topological order through the operator
  * tables, marks the graph outputs and finalizes the graph. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1124,6 +1125,10 @@ static dqg_status read_opsets(onnx_import *c)
             return dqg_set_error(DQG_PARSE_ERROR,
                                  "opset_import of domain '%s' has no valid version",
                                  domain_shown(o->domain));
+        if (o->version > INT32_MAX)
+            return dqg_set_error(DQG_PARSE_ERROR,
+                                 "opset_import of domain '%s' has version %lld, above 2^31-1",
+                                 domain_shown(o->domain), (long long)o->version);
         if (is_default_domain(o->domain))
             c->opset = o->version > c->opset ? o->version : c->opset;
         else if (strcmp(o->domain, QUARK_DOMAIN) == 0)

@@ -157,14 +157,23 @@ dqg_status dqg_tensor_file_write(const char *path, const char *name, dqg_dtype d
     t.has_data_type = 1;
     t.data_type = type;
     t.name = (char *)(name ? name : "");
-    t.has_raw_data = 1;
-    t.raw_data.len = nbytes;
-    t.raw_data.data = (uint8_t *)data;
+    /* The header (dims, type, name) is packed by protobuf-c; raw_data
+     * (field 9, length-delimited) follows it, written straight from the
+     * caller's buffer, so a large tensor is not copied in memory first. */
     size_t len = onnx__tensor_proto__get_packed_size(&t);
-    uint8_t *buf = malloc(len ? len : 1);
+    uint8_t *buf = malloc(len + 11);
     if (!buf)
-        return dqg_set_error(DQG_OUT_OF_MEMORY, "dqg_tensor_file_write: out of memory");
+        return dqg_set_error(DQG_OUT_OF_MEMORY,
+                             "dqg_tensor_file_write: out of memory for the "
+                             "header of '%s'",
+                             path);
     onnx__tensor_proto__pack(&t, buf);
+    buf[len++] = (9 << 3) | 2;
+    for (uint64_t v = nbytes;; v >>= 7) {
+        buf[len++] = (uint8_t)((v & 0x7F) | (v > 0x7F ? 0x80 : 0));
+        if (v <= 0x7F)
+            break;
+    }
     bool not_regular;
     FILE *f = onnx_open_regular(path, true, &not_regular);
     if (!f) {
@@ -173,10 +182,12 @@ dqg_status dqg_tensor_file_write(const char *path, const char *name, dqg_dtype d
             return dqg_set_error(DQG_IO_ERROR, "'%s' exists and is not a regular file", path);
         return dqg_set_error(DQG_IO_ERROR, "cannot create '%s': %s", path, strerror(errno));
     }
-    bool ok = fwrite(buf, 1, len, f) == len;
+    bool ok = fwrite(buf, 1, len, f) == len && (!nbytes || fwrite(data, 1, nbytes, f) == nbytes);
     ok &= fclose(f) == 0;
     free(buf);
-    if (!ok)
+    if (!ok) {
+        unlink(path); /* no partial file left behind */
         return dqg_set_error(DQG_IO_ERROR, "writing '%s' failed", path);
+    }
     return DQG_OK;
 }

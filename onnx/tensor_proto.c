@@ -72,7 +72,7 @@ const char *onnx_dtype_name(int64_t onnx_type, char *buf, size_t size)
     for (size_t i = 0; i < N_TYPES; i++)
         if (type_map[i].onnx == onnx_type)
             return type_map[i].name;
-    snprintf(buf, size, "type %lld", (long long)onnx_type);
+    snprintf(buf, size, "%lld (unknown)", (long long)onnx_type);
     return buf;
 }
 
@@ -104,18 +104,25 @@ double onnx_tensor_get(const onnx_tensor *t, int64_t i)
 
 /* ---- External data ----------------------------------------------------- */
 
+/* The value of `key` in the external-data entries; a key given twice
+ * takes its last value, as ONNX's own loader does. */
 static const char *entry(const Onnx__TensorProto *t, const char *key)
 {
+    const char *v = NULL;
     for (size_t i = 0; i < t->n_external_data; i++)
         if (t->external_data[i]->key && strcmp(t->external_data[i]->key, key) == 0)
-            return t->external_data[i]->value ? t->external_data[i]->value : "";
-    return NULL;
+            v = t->external_data[i]->value ? t->external_data[i]->value : "";
+    return v;
 }
 
+/* A decimal number of digits only (no sign, no spaces). */
 static bool parse_u64(const char *s, uint64_t *out)
 {
     if (!s || !*s)
         return false;
+    for (const char *p = s; *p; p++)
+        if (*p < '0' || *p > '9')
+            return false;
     errno = 0;
     char *end;
     unsigned long long v = strtoull(s, &end, 10);

@@ -781,3 +781,91 @@ Test(onnx, hints_outputs_and_names)
     expect_error(load_status(m, NULL), DQG_INVALID_ARGUMENT, "graph output 'y' is listed twice");
     tm_free(m);
 }
+
+/* The small rules of the importer, one by one. */
+Test(onnx, opset_versions_beyond_int32_are_refused)
+{
+    tm_model *m = tm_new(13);
+    tm_opset(m, "", ((int64_t)1 << 32) + 21);
+    int64_t d[] = {2};
+    tm_input(m, "x", T_FLOAT, 1, d, NULL);
+    tm_node(m, "Relu", NULL, "r", "x", "y");
+    tm_output(m, "y", T_FLOAT, 1, d);
+    expect_error(load_status(m, NULL), DQG_PARSE_ERROR, "version 4294967317", "above 2^31-1");
+    tm_free(m);
+}
+
+Test(onnx, unknown_data_type_is_named_once)
+{
+    tm_model *m = tm_new(13);
+    int64_t d[] = {2};
+    tm_input(m, "x", 100, 1, d, NULL);
+    tm_node(m, "Relu", NULL, "r", "x", "y");
+    tm_output(m, "y", T_FLOAT, 1, d);
+    dqg_status st = load_status(m, NULL);
+    cr_assert_neq(st, DQG_OK);
+    cr_assert(strstr(dqg_last_error(), "data type 100 (unknown)"), "%s", dqg_last_error());
+    cr_assert_null(strstr(dqg_last_error(), "type type"), "%s", dqg_last_error());
+    tm_free(m);
+}
+
+/* External data: a key given twice takes its last value (as ONNX does);
+ * offsets and lengths are digits only. */
+Test(onnx, external_data_keys)
+{
+    char *dir = temp_dir();
+    char path[512], wpath[512];
+    snprintf(wpath, sizeof wpath, "%s/w2.bin", dir);
+    const float w[] = {1.5f, -2.0f};
+    FILE *f = fopen(wpath, "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(w, 4, 2, f), 2);
+    fclose(f);
+    int64_t d[] = {2};
+    static const char *const offsets[] = {NULL, " 0", "+0", "0x0", "0"};
+    for (int k = 0; k < 5; k++) {
+        tm_model *m = tm_new(13);
+        tm_input(m, "x", T_FLOAT, 1, d, NULL);
+        Onnx__TensorProto *t = tm_init_external(m, "w", T_FLOAT, 1, d, "missing.bin");
+        Onnx__StringStringEntryProto e[3], *list[4] = {t->external_data[0], &e[0], &e[1], &e[2]};
+        size_t n = 2;
+        onnx__string_string_entry_proto__init(&e[0]);
+        e[0].key = "location";
+        e[0].value = "w2.bin"; /* the last location: the one that counts */
+        if (offsets[k]) {
+            onnx__string_string_entry_proto__init(&e[1]);
+            e[1].key = "offset";
+            e[1].value = (char *)offsets[k];
+            n = 3;
+        }
+        t->external_data = list;
+        t->n_external_data = n;
+        tm_node(m, "Mul", NULL, "mul", "x,w", "y");
+        tm_output(m, "y", T_FLOAT, 1, d);
+        snprintf(path, sizeof path, "%s/model.onnx", dir);
+        cr_assert_eq(tm_write(m, path), 0);
+        dqg_graph *g = NULL;
+        dqg_status st = dqg_onnx_load_file(path, NULL, &g);
+        if (k == 0 || k == 4) {
+            cr_assert_eq(st, DQG_OK, "offset %s: %s", offsets[k] ? offsets[k] : "none",
+                         dqg_last_error());
+            const float x[] = {2, 3};
+            float y[2];
+            run_f32(g, x, sizeof x, y, sizeof y, false);
+            cr_assert_eq(y[0], 3.0f);
+            cr_assert_eq(y[1], -6.0f);
+            dqg_graph_destroy(g);
+        } else {
+            cr_assert_eq(st, DQG_PARSE_ERROR, "offset '%s': %s", offsets[k], dqg_status_name(st));
+            cr_assert(strstr(dqg_last_error(), "offset"), "%s", dqg_last_error());
+            cr_assert_null(g);
+        }
+        t->n_external_data = 1; /* the list is the test's own */
+        t->external_data = list;
+        tm_free(m);
+    }
+    unlink(wpath);
+    unlink(path);
+    rmdir(dir);
+    free(dir);
+}
