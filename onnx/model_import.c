@@ -975,6 +975,57 @@ static dqg_status declare_inputs(onnx_import *c)
 
 /* ---- Nodes and outputs ---------------------------------------------------------- */
 
+/* Every operator of the live nodes dqgraph does not import, reported at
+ * once (type, domain, opset, how many nodes and the first of them), so
+ * that a user sees the whole distance to a model in one run. */
+static dqg_status check_operators(onnx_import *c, const bool *live)
+{
+    const Onnx__GraphProto *G = c->model->graph;
+    enum { MAX_KINDS = 64 };
+    struct {
+        int32_t first;
+        size_t count;
+    } kinds[MAX_KINDS];
+    size_t n_kinds = 0, more = 0;
+    for (size_t k = 0; k < G->n_node; k++) {
+        const Onnx__NodeProto *n = G->node[k];
+        if (!live[k] || !n->op_type || domain_opset(c, n->domain) == 0 ||
+            find_op(n->domain, n->op_type))
+            continue;
+        size_t i = 0;
+        for (; i < n_kinds; i++) {
+            const Onnx__NodeProto *f = G->node[kinds[i].first];
+            if (strcmp(f->op_type, n->op_type) == 0 &&
+                strcmp(domain_shown(f->domain), domain_shown(n->domain)) == 0)
+                break;
+        }
+        if (i < n_kinds) {
+            kinds[i].count++;
+        } else if (n_kinds < MAX_KINDS) {
+            kinds[n_kinds].first = (int32_t)k;
+            kinds[n_kinds++].count = 1;
+        } else {
+            more++;
+        }
+    }
+    if (!n_kinds)
+        return DQG_OK;
+    char msg[4096];
+    size_t pos = (size_t)snprintf(msg, sizeof msg,
+                                  "%zu operator%s not supported by dqgraph: ", n_kinds + more,
+                                  n_kinds + more > 1 ? "s are" : " is");
+    for (size_t i = 0; i < n_kinds && pos < sizeof msg; i++) {
+        char desc[600];
+        describe_node(c, kinds[i].first, desc, sizeof desc);
+        pos += (size_t)snprintf(msg + pos, sizeof msg - pos, "%s%s: %zu node%s, the first %s",
+                                i ? "; " : "", G->node[kinds[i].first]->op_type, kinds[i].count,
+                                kinds[i].count > 1 ? "s" : "", desc);
+    }
+    if (more && pos < sizeof msg)
+        snprintf(msg + pos, sizeof msg - pos, "; and %zu more", more);
+    return dqg_set_error(DQG_UNSUPPORTED, "%s", msg);
+}
+
 static dqg_status import_node(onnx_import *c, int32_t index)
 {
     const Onnx__NodeProto *n = c->model->graph->node[index];
@@ -1199,6 +1250,8 @@ static dqg_status import_model(const Onnx__ModelProto *m, const char *base_dir,
         st = topological_order(&c, order);
     if (st == DQG_OK)
         st = find_live(&c, live);
+    if (st == DQG_OK)
+        st = check_operators(&c, live);
     if (st == DQG_OK) {
         mark_build_time_inputs(&c, order, live);
         st = dqg_graph_create(&c.g);

@@ -869,3 +869,24 @@ Test(onnx, external_data_keys)
     rmdir(dir);
     free(dir);
 }
+
+/* Every unsupported operator of a model is named in one error, with its
+ * domain, opset, node count and first node. */
+Test(onnx, every_unsupported_operator_at_once)
+{
+    tm_model *m = tm_new(13);
+    tm_opset(m, "com.example", 1);
+    int64_t d[] = {1, 4};
+    tm_input(m, "x", T_FLOAT, 2, d, NULL);
+    tm_node(m, "Softmax", NULL, "sm1", "x", "a");
+    tm_node(m, "Relu", NULL, "r", "a", "b");
+    tm_node(m, "Softmax", NULL, "sm2", "b", "c");
+    tm_node(m, "LRN", NULL, "lrn", "c", "e");
+    tm_node(m, "Fancy", "com.example", "f", "e", "y");
+    tm_output(m, "y", T_FLOAT, 2, d);
+    expect_error(load_status(m, NULL), DQG_UNSUPPORTED, "3 operators are not supported",
+                 "Softmax: 2 nodes, the first Softmax node 'sm1' (domain 'ai.onnx', opset 13)",
+                 "LRN: 1 node, the first LRN node 'lrn'",
+                 "Fancy: 1 node, the first Fancy node 'f' (domain 'com.example', opset 1)");
+    tm_free(m);
+}
