@@ -607,6 +607,8 @@ void dqg_compiled_destroy(dqg_compiled *c)
     if (!c)
         return;
     dqg_cache_release(c->plan_entry);
+    if (c->owns_plan && c->plan)
+        destroy_plan((void *)c->plan);
     while (c->pool) {
         dqg_exec_ctx *n = c->pool->next;
         free(c->pool->arena);
@@ -665,6 +667,7 @@ dqg_status dqg_compile(const dqg_graph *graph, const dqg_compile_options *option
         size_t bytes;
         st = build_plan(&pc, &plan, &bytes);
         c->plan = plan;
+        c->owns_plan = true;
     }
     dqg_key_buf_free(&key);
     if (st != DQG_OK) {

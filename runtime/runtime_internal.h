@@ -51,6 +51,7 @@ typedef struct dqg_exec_ctx {
 
 struct dqg_compiled {
     dqg_cache_entry *plan_entry; /* holds the plan (private when the cache is off) */
+    bool owns_plan;              /* no entry: a graph too large to key, its plan is ours */
     const dqg_plan *plan;
     size_t n_hits; /* partitions this compile did not build */
     pthread_mutex_t pool_lock;
