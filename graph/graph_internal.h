@@ -100,6 +100,21 @@ typedef struct dqg_op {
         struct {
             dqg_dtype to;
         } typecast;
+        struct {
+            dqg_unary_op op;
+            float alpha, beta; /* 0 where op does not use them */
+        } unary;
+        struct {
+            int axis; /* normalized to [0, rank) */
+            bool log;
+        } softmax;
+        struct {
+            int axis; /* normalized to [0, rank) */
+        } concat;
+        struct {
+            int size;
+            float alpha, beta, bias;
+        } lrn;
         dqg_quant_attrs quant;
     } attrs;
 } dqg_op;
@@ -225,6 +240,13 @@ extern const dqg_op_def dqg_op_def_clip;
 extern const dqg_op_def dqg_op_def_reshape;
 extern const dqg_op_def dqg_op_def_transpose;
 extern const dqg_op_def dqg_op_def_typecast;
+extern const dqg_op_def dqg_op_def_unary;
+extern const dqg_op_def dqg_op_def_sub;
+extern const dqg_op_def dqg_op_def_div;
+extern const dqg_op_def dqg_op_def_pow;
+extern const dqg_op_def dqg_op_def_softmax;
+extern const dqg_op_def dqg_op_def_concat;
+extern const dqg_op_def dqg_op_def_lrn;
 
 /* ---- Copies (graph/graph_copy.c) ------------------------------------------ */
 
@@ -283,6 +305,10 @@ dqg_tensor_id dqg_binary_build(dqg_graph *g, dqg_op_kind kind, const char *name,
  * Integers: y = ifn(a, b) modulo 2^64, wrapped to the output type. */
 dqg_status dqg_binary_reference(const dqg_graph *g, const dqg_op *op, dqg_ref_values *v,
                                 float (*fn)(float, float), uint64_t (*ifn)(uint64_t, uint64_t));
+
+/* Shared by the unary op's reference and the compiled kernels that compute
+ * a function themselves (those oneDNN has not): f(x) in double precision. */
+double dqg_unary_eval(dqg_unary_op op, float alpha, float beta, double x);
 
 /* ---- Quantization parameters (graph/quant_params.c) ----------------------- */
 

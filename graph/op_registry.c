@@ -15,6 +15,13 @@ static const dqg_op_def *const defs[DQG_OP_KIND_COUNT] = {
     [DQG_OP_RESHAPE] = &dqg_op_def_reshape,
     [DQG_OP_TRANSPOSE] = &dqg_op_def_transpose,
     [DQG_OP_TYPECAST] = &dqg_op_def_typecast,
+    [DQG_OP_UNARY] = &dqg_op_def_unary,
+    [DQG_OP_SUB] = &dqg_op_def_sub,
+    [DQG_OP_DIV] = &dqg_op_def_div,
+    [DQG_OP_POW] = &dqg_op_def_pow,
+    [DQG_OP_SOFTMAX] = &dqg_op_def_softmax,
+    [DQG_OP_CONCAT] = &dqg_op_def_concat,
+    [DQG_OP_LRN] = &dqg_op_def_lrn,
 };
 
 const dqg_op_def *dqg_op_def_of(dqg_op_kind kind)
@@ -38,6 +45,13 @@ const char *dqg_op_kind_name(dqg_op_kind kind)
         [DQG_OP_RESHAPE] = "Reshape",
         [DQG_OP_TRANSPOSE] = "Transpose",
         [DQG_OP_TYPECAST] = "TypeCast",
+        [DQG_OP_UNARY] = "Unary",
+        [DQG_OP_SUB] = "Sub",
+        [DQG_OP_DIV] = "Div",
+        [DQG_OP_POW] = "Pow",
+        [DQG_OP_SOFTMAX] = "Softmax",
+        [DQG_OP_CONCAT] = "Concat",
+        [DQG_OP_LRN] = "LRN",
     };
     return (kind >= 0 && kind < DQG_OP_KIND_COUNT) ? names[kind] : "Unknown";
 }

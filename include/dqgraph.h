@@ -223,6 +223,13 @@ typedef enum dqg_op_kind {
     DQG_OP_RESHAPE,
     DQG_OP_TRANSPOSE,
     DQG_OP_TYPECAST,
+    DQG_OP_UNARY,
+    DQG_OP_SUB,
+    DQG_OP_DIV,
+    DQG_OP_POW,
+    DQG_OP_SOFTMAX,
+    DQG_OP_CONCAT,
+    DQG_OP_LRN,
     DQG_OP_KIND_COUNT
 } dqg_op_kind;
 
@@ -331,6 +338,74 @@ DQG_API dqg_tensor_id dqg_relu(dqg_graph *graph, const char *name, dqg_tensor_id
 /** min(max(x, lo), hi) element-wise; lo <= hi, neither NaN; x as for ReLU. */
 DQG_API dqg_tensor_id dqg_clip(dqg_graph *graph, const char *name, dqg_tensor_id x, float lo,
                                float hi);
+/**
+ * a - b, a / b and a ^ b element-wise with NumPy broadcasting, as dqg_add.
+ * Sub takes the types of Add (integers wrap around). Div takes them too:
+ * integers truncate toward zero, and an integer division by zero is an
+ * error when the graph runs. Pow takes f32, f16 and bf16 only.
+ */
+DQG_API dqg_tensor_id dqg_sub(dqg_graph *graph, const char *name, dqg_tensor_id a, dqg_tensor_id b);
+DQG_API dqg_tensor_id dqg_div(dqg_graph *graph, const char *name, dqg_tensor_id a, dqg_tensor_id b);
+DQG_API dqg_tensor_id dqg_pow(dqg_graph *graph, const char *name, dqg_tensor_id a, dqg_tensor_id b);
+
+/** The functions of dqg_unary; alpha and beta are used where named. */
+typedef enum dqg_unary_op {
+    DQG_UNARY_SIGMOID = 0, /**< 1 / (1 + e^-x) */
+    DQG_UNARY_TANH,
+    DQG_UNARY_ERF,
+    DQG_UNARY_GELU_ERF,  /**< x/2 (1 + erf(x / sqrt 2)), ONNX Gelu */
+    DQG_UNARY_GELU_TANH, /**< ONNX Gelu with approximate = "tanh" */
+    DQG_UNARY_NEG,       /**< -x */
+    DQG_UNARY_ABS,
+    DQG_UNARY_SQRT,       /**< NaN below zero */
+    DQG_UNARY_RECIPROCAL, /**< 1 / x */
+    DQG_UNARY_EXP,
+    DQG_UNARY_LOG,          /**< NaN below zero, -inf at zero */
+    DQG_UNARY_HARD_SIGMOID, /**< max(0, min(1, alpha x + beta)) */
+    DQG_UNARY_HARD_SWISH,   /**< x max(0, min(1, x / 6 + 1 / 2)) */
+    DQG_UNARY_LEAKY_RELU,   /**< x below zero becomes alpha x */
+    DQG_UNARY_ELU,          /**< x below zero becomes alpha (e^x - 1) */
+    DQG_UNARY_SWISH,        /**< x sigmoid(alpha x); alpha = 1 is SiLU */
+    DQG_UNARY_POW,          /**< x ^ alpha */
+    DQG_UNARY_COUNT
+} dqg_unary_op;
+
+/**
+ * y = f(x) element-wise for one of the dqg_unary_op functions; x f32, f16 or
+ * bf16, y of x's type and shape, computed in float and rounded once. alpha
+ * and beta must be finite where the function uses them and are ignored
+ * otherwise. The compiled kernels (oneDNN's eltwise where it has the
+ * function) stay within a few float32 ulps of the exact value.
+ */
+DQG_API dqg_tensor_id dqg_unary(dqg_graph *graph, const char *name, dqg_unary_op op,
+                                dqg_tensor_id x, float alpha, float beta);
+/** "Sigmoid", "Tanh", ...: static strings; "Unknown" out of range. */
+DQG_API const char *dqg_unary_op_name(dqg_unary_op op);
+
+/**
+ * Softmax (or, with log, LogSoftmax) along one axis of x, as ONNX opset 13:
+ * e^(x - max) / sum e^(x - max) over `axis` (negative counts from the end).
+ * x f32, f16 or bf16 of rank >= 1.
+ */
+DQG_API dqg_tensor_id dqg_softmax(dqg_graph *graph, const char *name, dqg_tensor_id x, int axis,
+                                  bool log);
+
+/**
+ * Joins n tensors (1 to 4096) of one type and rank along `axis` (negative
+ * counts from the end); every other dimension must agree. Any data type.
+ */
+DQG_API dqg_tensor_id dqg_concat(dqg_graph *graph, const char *name, int n,
+                                 const dqg_tensor_id *inputs, int axis);
+
+/**
+ * Local response normalization across channels (ONNX LRN) of an NCX
+ * tensor (rank 3 to 5, f32): y = x / (bias + alpha / size * sum x^2)^beta,
+ * the sum over the `size` channels around each one (size odd or even, >= 1;
+ * alpha, beta and bias finite, bias > 0).
+ */
+DQG_API dqg_tensor_id dqg_lrn(dqg_graph *graph, const char *name, dqg_tensor_id x, int size,
+                              float alpha, float beta, float bias);
+
 /**
  * ONNX Reshape (allowzero = 0): a 0 copies the input's dimension, one -1 is
  * inferred. Any data type.

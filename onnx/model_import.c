@@ -467,9 +467,9 @@ dqg_status onnx_check_arity(onnx_import *c, int min_in, int max_in, int min_out,
 static const onnx_op_entry *find_op(const char *domain, const char *op_type)
 {
     const char *d = is_default_domain(domain) ? "" : domain;
-    const onnx_op_entry *tables[] = {onnx_quant_ops, onnx_nn_ops};
-    size_t counts[] = {onnx_n_quant_ops, onnx_n_nn_ops};
-    for (int t = 0; t < 2; t++)
+    const onnx_op_entry *tables[] = {onnx_quant_ops, onnx_nn_ops, onnx_more_ops};
+    size_t counts[] = {onnx_n_quant_ops, onnx_n_nn_ops, onnx_n_more_ops};
+    for (int t = 0; t < 3; t++)
         for (size_t i = 0; i < counts[t]; i++)
             if (strcmp(tables[t][i].domain, d) == 0 && strcmp(tables[t][i].op_type, op_type) == 0)
                 return &tables[t][i];

@@ -152,6 +152,10 @@ extern const onnx_op_entry onnx_quant_ops[];
 extern const size_t onnx_n_quant_ops;
 extern const onnx_op_entry onnx_nn_ops[];
 extern const size_t onnx_n_nn_ops;
+extern const onnx_op_entry onnx_more_ops[];
+extern const size_t onnx_n_more_ops;
+/* Most inputs of a variadic node (Concat, Sum): the graph's limit. */
+#define DQG_ONNX_MAX_VARIADIC 4096
 
 /* Fails the current node: "<OpType> node '<name>' (domain '...', opset N):
  * <message>". Returns `status`. */

@@ -89,6 +89,9 @@ static bool agnostic_op(const dqg_graph *g, const dqg_op *op)
     case DQG_OP_TYPECAST:
     case DQG_OP_ADD:
     case DQG_OP_MUL:
+    case DQG_OP_SUB:
+    case DQG_OP_DIV:
+    case DQG_OP_UNARY:
     case DQG_OP_BIAS_ADD:
         return true;
     case DQG_OP_DEQUANTIZE:

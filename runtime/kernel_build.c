@@ -50,7 +50,15 @@ dqg_status dqg_kernel_build(const dqg_kernel_request *req, dqg_kernel **out)
     case DQG_OP_RESHAPE:
     case DQG_OP_TRANSPOSE:
     case DQG_OP_TYPECAST:
+    case DQG_OP_UNARY:
+    case DQG_OP_SUB:
+    case DQG_OP_DIV:
+    case DQG_OP_SOFTMAX:
+    case DQG_OP_LRN:
         st = dqg_kernel_eltwise_build(req, out);
+        break;
+    case DQG_OP_CONCAT:
+        st = dqg_kernel_concat_build(req, out);
         break;
     default:
         st = DQG_UNSUPPORTED;

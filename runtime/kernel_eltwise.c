@@ -1,8 +1,12 @@
-/* Kernels for single element-wise and layout ops on oneDNN: ReLU and Clip as
- * eltwise primitives, Add/Mul/BiasAdd as binary primitives (broadcasting
+/* Kernels for single element-wise and layout ops on oneDNN: ReLU, Clip and
+ * the unary functions as eltwise primitives (Erf and HardSigmoid, which
+ * oneDNN 2.6 lacks, and Log, whose oneDNN version is inaccurate near 1, as
+ * loops of dqgraph's own), Softmax and LRN as their
+ * primitives, Add/Mul/Sub/Div/BiasAdd as binary primitives (broadcasting
  * the second operand), Transpose and TypeCast as reorders, Reshape as a
  * copy. Combinations oneDNN lacks return DQG_UNSUPPORTED, and the caller
  * falls back to the reference kernel. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +19,11 @@ typedef struct eltwise_kernel {
     bool swap;     /* binary: operands swapped so the broadcast one is second */
     size_t nbytes; /* Reshape: bytes to copy */
     bool is_copy;
+    /* A unary function computed here (f32): Erf, HardSigmoid or Log. */
+    bool own_unary;
+    dqg_unary_op fn;
+    float alpha, beta;
+    int64_t nelems;
     /* Where each operand comes from: an arg index, or a constant copy. */
     int in_arg[2], out_arg;
     void *in_const[2];
@@ -32,8 +41,25 @@ static dqg_status eltwise_execute(dqg_kernel *k, void *const *args, void *scratc
             memcpy(out, in[0], e->nbytes);
         return DQG_OK;
     }
+    if (e->own_unary) {
+        const float *x = in[0];
+        float *y = out;
+        if (e->fn == DQG_UNARY_ERF) {
+            for (int64_t i = 0; i < e->nelems; i++)
+                y[i] = erff(x[i]);
+        } else if (e->fn == DQG_UNARY_LOG) {
+            for (int64_t i = 0; i < e->nelems; i++)
+                y[i] = logf(x[i]);
+        } else {
+            float a = e->alpha, b = e->beta;
+            for (int64_t i = 0; i < e->nelems; i++)
+                y[i] = fmaxf(0.0f, fminf(1.0f, a * x[i] + b));
+        }
+        return DQG_OK;
+    }
     void *h[3];
-    if (e->prim.n_args == 3) {
+    /* n_user: the arguments given here (n_args also counts the scratchpad). */
+    if (e->prim.n_user == 3) {
         h[0] = in[e->swap ? 1 : 0];
         h[1] = in[e->swap ? 0 : 1];
         h[2] = out;
@@ -142,6 +168,96 @@ static dqg_status binary_kernel(eltwise_kernel *e, dnnl_alg_kind_t alg, const dq
     return finish(e, &d, 3, kinds, mds, out);
 }
 
+/* A unary function: oneDNN's eltwise algorithm where it has one (alpha and
+ * beta in its terms), else a loop of dqgraph's own for f32. */
+static dqg_status unary_kernel(eltwise_kernel *e, const dqg_op *op, const dqg_tensor *x,
+                               dqg_kernel **out)
+{
+    float a = op->attrs.unary.alpha, b = op->attrs.unary.beta;
+    dnnl_alg_kind_t alg;
+    float da = 0.0f, db = 0.0f;
+    switch (op->attrs.unary.op) {
+    case DQG_UNARY_SIGMOID:
+        alg = dnnl_eltwise_logistic;
+        break;
+    case DQG_UNARY_TANH:
+        alg = dnnl_eltwise_tanh;
+        break;
+    case DQG_UNARY_GELU_ERF:
+        alg = dnnl_eltwise_gelu_erf;
+        break;
+    case DQG_UNARY_GELU_TANH:
+        alg = dnnl_eltwise_gelu_tanh;
+        break;
+    case DQG_UNARY_NEG:
+        alg = dnnl_eltwise_linear; /* alpha x + beta */
+        da = -1.0f;
+        break;
+    case DQG_UNARY_ABS:
+        alg = dnnl_eltwise_abs;
+        break;
+    case DQG_UNARY_SQRT:
+        alg = dnnl_eltwise_sqrt;
+        break;
+    case DQG_UNARY_RECIPROCAL:
+        alg = dnnl_eltwise_pow; /* alpha x^beta */
+        da = 1.0f;
+        db = -1.0f;
+        break;
+    case DQG_UNARY_EXP:
+        alg = dnnl_eltwise_exp;
+        break;
+    case DQG_UNARY_HARD_SWISH:
+        alg = dnnl_eltwise_hardswish;
+        break;
+    case DQG_UNARY_LEAKY_RELU:
+        alg = dnnl_eltwise_relu; /* alpha: the slope below zero */
+        da = a;
+        break;
+    case DQG_UNARY_ELU:
+        alg = dnnl_eltwise_elu;
+        da = a;
+        break;
+    case DQG_UNARY_SWISH:
+        alg = dnnl_eltwise_swish;
+        da = a;
+        break;
+    case DQG_UNARY_POW:
+        alg = dnnl_eltwise_pow;
+        da = 1.0f;
+        db = a;
+        break;
+    case DQG_UNARY_ERF:
+    case DQG_UNARY_HARD_SIGMOID:
+    case DQG_UNARY_LOG: /* oneDNN 2.6's loses 1e-4 relative near x = 1 */
+    default:
+        if (x->dtype != DQG_F32)
+            return dqg_set_error(DQG_UNSUPPORTED, "%s on %s", dqg_unary_op_name(op->attrs.unary.op),
+                                 dqg_dtype_name(x->dtype));
+        e->own_unary = true;
+        e->fn = op->attrs.unary.op;
+        e->alpha = a;
+        e->beta = b;
+        e->nelems = x->nelems;
+        snprintf(e->base.impl, sizeof e->base.impl, "dqgraph:%s",
+                 dqg_unary_op_name(op->attrs.unary.op));
+        *out = &e->base;
+        return DQG_OK;
+    }
+    snprintf(e->base.impl, sizeof e->base.impl, "onednn:%s", dqg_unary_op_name(op->attrs.unary.op));
+    dnnl_memory_desc_t mds[2];
+    dqg_status st = dqg_dnnl_md_dense(&mds[0], x->rank, x->dims, x->dtype);
+    if (st != DQG_OK)
+        return st;
+    mds[1] = mds[0];
+    int kinds[2] = {DNNL_ARG_SRC, DNNL_ARG_DST};
+    dnnl_eltwise_desc_t d;
+    dnnl_status_t s =
+        dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, alg, &mds[0], da, db);
+    return s == dnnl_success ? finish(e, &d, 2, kinds, mds, out)
+                             : dqg_dnnl_error(s, e->base.impl, "eltwise descriptor");
+}
+
 dqg_status dqg_kernel_eltwise_build(const dqg_kernel_request *req, dqg_kernel **out)
 {
     const dqg_graph *g = req->mini;
@@ -195,17 +311,67 @@ dqg_status dqg_kernel_eltwise_build(const dqg_kernel_request *req, dqg_kernel **
                                : dqg_dnnl_error(s, e->base.impl, "eltwise descriptor");
         break;
     }
-    case DQG_OP_ADD:
-    case DQG_OP_MUL:
-        if (dqg_dtype_is_integer(y->dtype)) {
-            /* oneDNN's binary saturates where ONNX's integers wrap around. */
-            st = dqg_set_error(DQG_UNSUPPORTED, "integer %s wraps around; oneDNN saturates",
-                               op->kind == DQG_OP_ADD ? "Add" : "Mul");
+    case DQG_OP_UNARY:
+        st = unary_kernel(e, op, x, out);
+        break;
+    case DQG_OP_SOFTMAX: {
+        if ((st = dqg_dnnl_md_dense(&mds[0], x->rank, x->dims, x->dtype)) != DQG_OK)
+            break;
+        mds[1] = mds[0];
+        dnnl_softmax_desc_t d;
+        dnnl_status_t s = op->attrs.softmax.log
+                              ? dnnl_logsoftmax_forward_desc_init(&d, dnnl_forward_inference,
+                                                                  &mds[0], op->attrs.softmax.axis)
+                              : dnnl_softmax_forward_desc_init(&d, dnnl_forward_inference, &mds[0],
+                                                               op->attrs.softmax.axis);
+        st = s == dnnl_success ? finish(e, &d, 2, kinds, mds, out)
+                               : dqg_dnnl_error(s, e->base.impl, "softmax descriptor");
+        break;
+    }
+    case DQG_OP_LRN: {
+        /* oneDNN's window is symmetric, (size - 1) / 2 channels each side;
+         * ONNX's takes one more after the channel when size is even. */
+        if (op->attrs.lrn.size % 2 == 0) {
+            st = dqg_set_error(DQG_UNSUPPORTED, "an even LRN size has an uneven window");
             break;
         }
-        st = binary_kernel(e, op->kind == DQG_OP_ADD ? dnnl_binary_add : dnnl_binary_mul, x,
-                           &g->tensors[op->inputs[1]], y, out);
+        if ((st = dqg_dnnl_md_dense(&mds[0], x->rank, x->dims, x->dtype)) != DQG_OK)
+            break;
+        mds[1] = mds[0];
+        dnnl_lrn_desc_t d;
+        dnnl_status_t s = dnnl_lrn_forward_desc_init(
+            &d, dnnl_forward_inference, dnnl_lrn_across_channels, &mds[0], op->attrs.lrn.size,
+            op->attrs.lrn.alpha, op->attrs.lrn.beta, op->attrs.lrn.bias);
+        /* LRN also writes a workspace in training only: inference has none. */
+        st = s == dnnl_success ? finish(e, &d, 2, kinds, mds, out)
+                               : dqg_dnnl_error(s, e->base.impl, "LRN descriptor");
         break;
+    }
+    case DQG_OP_ADD:
+    case DQG_OP_MUL:
+    case DQG_OP_SUB:
+    case DQG_OP_DIV: {
+        if (dqg_dtype_is_integer(y->dtype)) {
+            /* oneDNN's binary saturates where ONNX's integers wrap around
+             * (and divides in float). */
+            st = dqg_set_error(DQG_UNSUPPORTED, "integer %s wraps around; oneDNN saturates",
+                               dqg_op_kind_name(op->kind));
+            break;
+        }
+        dnnl_alg_kind_t alg = op->kind == DQG_OP_ADD   ? dnnl_binary_add
+                              : op->kind == DQG_OP_MUL ? dnnl_binary_mul
+                              : op->kind == DQG_OP_SUB ? dnnl_binary_sub
+                                                       : dnnl_binary_div;
+        /* oneDNN broadcasts only its second source: a - b and a / b with a
+         * broadcast `a` cannot swap their operands. */
+        if ((op->kind == DQG_OP_SUB || op->kind == DQG_OP_DIV) && x->nelems != y->nelems) {
+            st = dqg_set_error(DQG_UNSUPPORTED, "%s with a broadcast first operand",
+                               dqg_op_kind_name(op->kind));
+            break;
+        }
+        st = binary_kernel(e, alg, x, &g->tensors[op->inputs[1]], y, out);
+        break;
+    }
     case DQG_OP_BIAS_ADD: {
         /* The bias as a tensor of x's rank that is 1 except on the channel axis. */
         dqg_tensor b = g->tensors[op->inputs[1]];
@@ -268,7 +434,8 @@ dqg_status dqg_kernel_eltwise_build(const dqg_kernel_request *req, dqg_kernel **
      * may then give the output its input's buffer. */
     e->base.in_place_ok =
         (op->kind == DQG_OP_RELU || op->kind == DQG_OP_CLIP || op->kind == DQG_OP_ADD ||
-         op->kind == DQG_OP_MUL || op->kind == DQG_OP_BIAS_ADD) &&
+         op->kind == DQG_OP_MUL || op->kind == DQG_OP_SUB || op->kind == DQG_OP_DIV ||
+         op->kind == DQG_OP_UNARY || op->kind == DQG_OP_BIAS_ADD) &&
         !e->swap && e->in_arg[0] == 0 && x->nbytes == y->nbytes && x->dtype == y->dtype;
     return st;
 }

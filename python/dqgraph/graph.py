@@ -194,8 +194,42 @@ def _k_perm(g, what, v, call):
     return [arr]
 
 
+_UNARY_OPS = ["sigmoid", "tanh", "erf", "gelu", "gelu_tanh", "neg", "abs", "sqrt", "reciprocal",
+              "exp", "log", "hard_sigmoid", "hard_swish", "leaky_relu", "elu", "swish", "pow"]
+
+
+def _k_unary(g, what, v, call):
+    if isinstance(v, str) and v.lower() in _UNARY_OPS:
+        return [_UNARY_OPS.index(v.lower())]
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return [int(v)]  # the library checks the range
+    raise errors.InvalidArgument("%s: %r is not one of %s" % (what, v, ", ".join(_UNARY_OPS)))
+
+
+def _k_int32(g, what, v, call):
+    v = int(v)
+    if not -(2**31) <= v < 2**31:
+        raise errors.InvalidArgument("%s: %d does not fit a C int" % (what, v))
+    return [v]
+
+
+def _k_bool(g, what, v, call):
+    return [bool(v)]
+
+
+def _k_tensors(g, what, v, call):
+    ids = [_tensor_arg(g, "%s[%d]" % (what, i), t, False) for i, t in enumerate(v)]
+    arr = (ctypes.c_int32 * max(len(ids), 1))(*ids)
+    call.keep.append(arr)
+    return [len(ids), arr]
+
+
 KINDS = {
     "tensor": ([ctypes.c_int32], _k_tensor),
+    "tensors": ([ctypes.c_int, ctypes.c_void_p], _k_tensors),
+    "unary": ([ctypes.c_int], _k_unary),
+    "int32": ([ctypes.c_int], _k_int32),
+    "bool": ([ctypes.c_bool], _k_bool),
     "optional": ([ctypes.c_int32], _k_optional),
     "float": ([ctypes.c_float], _k_float),
     "int": ([ctypes.c_int64], _k_int),
@@ -305,8 +339,9 @@ _QL = Attrs(
 # documentation). A C builder added to include/dqgraph.h is one entry here:
 # its parameters in C order, each a Param of a kind in KINDS (or an Attrs for
 # a struct passed by pointer), with the C API's defaults. For example, a
-# builder dqg_softmax(graph, name, x, int64_t axis) would be
-#     "softmax": ("dqg_softmax", [Param("x", T), Param("axis", "int", -1, True)], "Softmax."),
+# builder dqg_softmax(graph, name, x, int axis, bool log) is
+#     "softmax": ("dqg_softmax", [Param("x", T), Param("axis", "int32", -1),
+#                                 Param("log", "bool", False, True)], "..."),
 # A C parameter type not in KINDS (e.g. a variadic list of tensors) is one
 # more entry there: its ctypes types and its conversion.
 # ---------------------------------------------------------------------------
@@ -327,7 +362,23 @@ _BUILDERS = {
             "a + b with NumPy broadcasting; integers wrap around."),
     "mul": ("dqg_mul", [Param("a", T), Param("b", T)],
             "a * b with NumPy broadcasting; integers wrap around."),
+    "sub": ("dqg_sub", [Param("a", T), Param("b", T)],
+            "a - b with NumPy broadcasting; integers wrap around."),
+    "div": ("dqg_div", [Param("a", T), Param("b", T)],
+            "a / b with NumPy broadcasting; integers truncate toward zero."),
+    "pow": ("dqg_pow", [Param("a", T), Param("b", T)], "a ** b with NumPy broadcasting (floats)."),
     "relu": ("dqg_relu", [Param("x", T)], "max(x, 0)."),
+    "unary": ("dqg_unary", [Param("function", "unary"), Param("x", T),
+                            Param("alpha", "float", 0.0), Param("beta", "float", 0.0)],
+              "y = f(x) for f one of: " + ", ".join(_UNARY_OPS) + " (alpha, beta where used)."),
+    "softmax": ("dqg_softmax", [Param("x", T), Param("axis", "int32", -1),
+                                Param("log", "bool", False, True)],
+                "Softmax along one axis (log=True: LogSoftmax)."),
+    "concat": ("dqg_concat", [Param("inputs", "tensors"), Param("axis", "int32")],
+               "Joins tensors of one type and rank along an axis."),
+    "lrn": ("dqg_lrn", [Param("x", T), Param("size", "int32"), Param("alpha", "float", 1e-4),
+                        Param("beta", "float", 0.75), Param("bias", "float", 1.0)],
+            "Local response normalization across channels (ONNX LRN) of an NCX f32 tensor."),
     "clip": ("dqg_clip", [Param("x", T), Param("lo", "float"), Param("hi", "float")],
              "min(max(x, lo), hi)."),
     "reshape": ("dqg_reshape", [Param("x", T), Param("shape", "shape")],

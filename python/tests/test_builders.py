@@ -312,3 +312,40 @@ def test_dynamic_quantize_linear():
     np.testing.assert_array_equal(out["y"], np.array([153, 255, 0, 26, 221, 179], np.uint8))
     assert out["y_scale"] == np.float32(0.019607844)
     assert out["y_zero_point"] == 153
+
+
+def test_sub_div_pow_unary_softmax_concat_lrn():
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    b = (rng.random((3, 4)) + 0.5).astype(np.float32)
+    g = dqgraph.Graph()
+    x = g.input("a", "f32", a.shape)
+    y = g.input("b", "f32", b.shape)
+    g.output(g.sub(x, y), "sub")
+    g.output(g.div(x, y), "div")
+    g.output(g.pow(y, y), "pow")
+    g.output(g.unary("sigmoid", x), "sigmoid")
+    g.output(g.unary("leaky_relu", x, alpha=0.1), "leaky")
+    g.output(g.softmax(x, axis=1), "softmax")
+    g.output(g.softmax(x, -1, log=True), "logsoftmax")
+    g.output(g.concat([x, x], 2), "concat")
+    g.output(g.lrn(x, 3, alpha=0.5, beta=0.75, bias=2.0), "lrn")
+    out = run_all(g, {"a": a, "b": b}, exact=False)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    np.testing.assert_allclose(out["sub"], a64 - b64, rtol=1e-6)
+    np.testing.assert_allclose(out["div"], a64 / b64, rtol=1e-6)
+    np.testing.assert_allclose(out["pow"], b64**b64, rtol=1e-6)
+    np.testing.assert_allclose(out["sigmoid"], 1 / (1 + np.exp(-a64)), rtol=1e-6)
+    np.testing.assert_allclose(out["leaky"], np.where(a64 < 0, 0.1 * a64, a64), rtol=1e-6)
+    e = np.exp(a64 - a64.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(out["softmax"], e / e.sum(axis=1, keepdims=True), rtol=1e-6)
+    m = a64 - a64.max(axis=-1, keepdims=True)
+    np.testing.assert_allclose(out["logsoftmax"], m - np.log(np.exp(m).sum(-1, keepdims=True)),
+                               rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(out["concat"], np.concatenate([a, a], axis=2))
+    sq = np.pad(a64**2, ((0, 0), (1, 1), (0, 0)))
+    s = sq[:, :-2] + sq[:, 1:-1] + sq[:, 2:]
+    np.testing.assert_allclose(out["lrn"], a64 / (2.0 + 0.5 / 3 * s) ** 0.75, rtol=1e-6)
+    with pytest.raises(dqgraph.InvalidArgument, match="not one of"):
+        g2 = dqgraph.Graph()
+        g2.unary("softsign", g2.input("x", "f32", (1,)))

@@ -1,0 +1,528 @@
+/* The unary functions, Sub/Div/Pow, Softmax, Concat and LRN: each builder
+ * rule with its message, hand-worked values on the reference interpreter,
+ * and the compiled kernels (oneDNN eltwise/softmax/LRN/binary, dqgraph's
+ * own Erf, HardSigmoid and Concat) against the reference on seeded random
+ * inputs. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dqgraph.h"
+#include "test_common.h"
+
+/* Compiles g (one input x, one output y) and runs it. */
+static dqg_status compile_run(dqg_graph *g, const void *x, size_t xs, void *y, size_t ys)
+{
+    dqg_compile_options o = dqg_compile_options_default();
+    dqg_compiled *c;
+    dqg_status st = dqg_compile(g, &o, &c);
+    if (st != DQG_OK)
+        return st;
+    dqg_buffer in = {.name = "x", .data = (void *)x, .size = xs};
+    dqg_buffer out = {.name = "y", .data = y, .size = ys};
+    st = dqg_execute(c, &in, 1, &out, 1);
+    dqg_compiled_destroy(c);
+    return st;
+}
+
+static float uniform(float lo, float hi)
+{
+    return lo + (hi - lo) * (float)(test_rnd() % 1000001) / 1000000.0f;
+}
+
+/* Largest |got - ref| / (rel |ref| + abs) over n values: at most 1 when
+ * every value is within the tolerance. */
+static double worst_ratio(const float *got, const float *ref, int64_t n, double rel, double abs)
+{
+    double w = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (isnan(ref[i])) {
+            cr_assert(isnan(got[i]), "element %lld: %g, expected NaN", (long long)i, got[i]);
+            continue;
+        }
+        if (isinf(ref[i])) {
+            cr_assert_eq(got[i], ref[i], "element %lld: %g, expected %g", (long long)i, got[i],
+                         ref[i]);
+            continue;
+        }
+        double e = fabs((double)got[i] - ref[i]) / (rel * fabs(ref[i]) + abs);
+        if (e > w) {
+            w = e;
+            if (getenv("DQG_TEST_VERBOSE"))
+                fprintf(stderr, "worst so far: [%lld] got %.9g ref %.9g\n", (long long)i, got[i],
+                        ref[i]);
+        }
+    }
+    return w;
+}
+
+/* ---- Builder rules -------------------------------------------------------- */
+
+Test(unary, rules)
+{
+    dqg_graph *g;
+    int64_t d[] = {4};
+    dqg_graph_create(&g);
+    dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 1, d);
+    cr_assert_eq(dqg_unary(g, "u", (dqg_unary_op)99, x, 0, 0), DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "Unary 'u'", "function 99");
+    dqg_graph_destroy(g);
+
+    dqg_graph_create(&g);
+    dqg_tensor_id i = dqg_input(g, "i", DQG_S8, 1, d);
+    cr_assert_eq(dqg_unary(g, "s", DQG_UNARY_SIGMOID, i, 0, 0), DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "Sigmoid 's'", "input 0 (x)", "s8");
+    dqg_graph_destroy(g);
+
+    dqg_graph_create(&g);
+    x = dqg_input(g, "x", DQG_F32, 1, d);
+    cr_assert_eq(dqg_unary(g, "e", DQG_UNARY_ELU, x, NAN, 0), DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "Elu 'e'", "alpha", "finite");
+    dqg_graph_destroy(g);
+
+    dqg_graph_create(&g);
+    x = dqg_input(g, "x", DQG_F32, 1, d);
+    cr_assert_eq(dqg_unary(g, "h", DQG_UNARY_HARD_SIGMOID, x, 0.2f, INFINITY), DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "HardSigmoid 'h'", "beta", "finite");
+    dqg_graph_destroy(g);
+
+    /* A parameter the function does not use is ignored, even NaN. */
+    dqg_graph_create(&g);
+    x = dqg_input(g, "x", DQG_F32, 1, d);
+    cr_assert_neq(dqg_unary(g, "t", DQG_UNARY_TANH, x, NAN, NAN), DQG_NONE);
+    dqg_graph_destroy(g);
+    cr_assert_str_eq(dqg_unary_op_name(DQG_UNARY_GELU_ERF), "Gelu");
+    cr_assert_str_eq(dqg_unary_op_name(DQG_UNARY_COUNT), "Unknown");
+}
+
+Test(softmax, rules)
+{
+    dqg_graph *g;
+    int64_t d[] = {2, 3};
+    dqg_graph_create(&g);
+    dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 2, d);
+    cr_assert_eq(dqg_softmax(g, "sm", x, 2, false), DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "Softmax 'sm'", "axis 2", "[-2, 2)");
+    dqg_graph_destroy(g);
+
+    dqg_graph_create(&g);
+    x = dqg_input(g, "x", DQG_F32, 0, NULL);
+    cr_assert_eq(dqg_softmax(g, "ls", x, 0, true), DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "LogSoftmax 'ls'", "scalar");
+    dqg_graph_destroy(g);
+
+    dqg_graph_create(&g);
+    x = dqg_input(g, "x", DQG_U8, 2, d);
+    cr_assert_eq(dqg_softmax(g, "sm", x, -1, false), DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "Softmax 'sm'", "u8");
+    dqg_graph_destroy(g);
+}
+
+Test(concat, rules)
+{
+    dqg_graph *g;
+    int64_t d23[] = {2, 3}, d24[] = {2, 4}, d34[] = {3, 4}, d2[] = {2};
+    dqg_graph_create(&g);
+    cr_assert_eq(dqg_concat(g, "c", 0, NULL, 0), DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "Concat 'c'", "0 inputs");
+    dqg_graph_destroy(g);
+
+    dqg_graph_create(&g);
+    dqg_tensor_id a = dqg_input(g, "a", DQG_F32, 2, d23), b = dqg_input(g, "b", DQG_F32, 2, d34);
+    cr_assert_eq(dqg_concat(g, "c", 2, (dqg_tensor_id[]){a, b}, 1), DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "Concat 'c'", "input 1", "[3,4]",
+                 "[2,3]", "only on axis 1");
+    dqg_graph_destroy(g);
+
+    dqg_graph_create(&g);
+    a = dqg_input(g, "a", DQG_F32, 2, d23);
+    b = dqg_input(g, "b", DQG_F16, 2, d24);
+    cr_assert_eq(dqg_concat(g, "c", 2, (dqg_tensor_id[]){a, b}, 1), DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "Concat 'c'", "input 1 is f16",
+                 "input 0 is f32");
+    dqg_graph_destroy(g);
+
+    dqg_graph_create(&g);
+    a = dqg_input(g, "a", DQG_F32, 2, d23);
+    b = dqg_input(g, "b", DQG_F32, 1, d2);
+    cr_assert_eq(dqg_concat(g, "c", 2, (dqg_tensor_id[]){a, b}, 0), DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "Concat 'c'", "input 1 has rank 1");
+    dqg_graph_destroy(g);
+
+    dqg_graph_create(&g);
+    a = dqg_input(g, "a", DQG_F32, 2, d23);
+    cr_assert_eq(dqg_concat(g, "c", 1, &a, -3), DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "Concat 'c'", "axis -3");
+    dqg_graph_destroy(g);
+
+    dqg_graph_create(&g);
+    cr_assert_eq(dqg_concat(g, "c", 1, (dqg_tensor_id[]){77}, 0), DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "Concat 'c'", "unknown tensor id 77");
+    dqg_graph_destroy(g);
+}
+
+Test(lrn, rules)
+{
+    dqg_graph *g;
+    int64_t d4[] = {1, 3, 2, 2}, d2[] = {3, 4};
+    dqg_graph_create(&g);
+    dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 2, d2);
+    cr_assert_eq(dqg_lrn(g, "n", x, 3, 1e-4f, 0.75f, 1.0f), DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "LRN 'n'", "rank 2", "NCX");
+    dqg_graph_destroy(g);
+
+    dqg_graph_create(&g);
+    x = dqg_input(g, "x", DQG_F32, 4, d4);
+    cr_assert_eq(dqg_lrn(g, "n", x, 0, 1e-4f, 0.75f, 1.0f), DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "LRN 'n'", "size 0");
+    dqg_graph_destroy(g);
+
+    dqg_graph_create(&g);
+    x = dqg_input(g, "x", DQG_F32, 4, d4);
+    cr_assert_eq(dqg_lrn(g, "n", x, 3, 1e-4f, 0.75f, 0.0f), DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "LRN 'n'", "bias 0", "> 0");
+    dqg_graph_destroy(g);
+
+    dqg_graph_create(&g);
+    x = dqg_input(g, "x", DQG_F32, 4, d4);
+    cr_assert_eq(dqg_lrn(g, "n", x, 3, INFINITY, 0.75f, 1.0f), DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "LRN 'n'", "finite");
+    dqg_graph_destroy(g);
+}
+
+Test(binary, pow_takes_floats_only)
+{
+    dqg_graph *g;
+    int64_t d[] = {4};
+    dqg_graph_create(&g);
+    dqg_tensor_id a = dqg_input(g, "a", DQG_S32, 1, d), b = dqg_input(g, "b", DQG_S32, 1, d);
+    cr_assert_eq(dqg_pow(g, "p", a, b), DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "Pow 'p'", "input 0 (a)", "s32");
+    dqg_graph_destroy(g);
+}
+
+/* ---- Values on the reference, and compiled -------------------------------- */
+
+/* y = a op b for an integer type, on the reference and compiled. */
+static void int_binary(dqg_tensor_id (*fn)(dqg_graph *, const char *, dqg_tensor_id, dqg_tensor_id),
+                       dqg_dtype dt, const void *a, const void *b, int n, void *ref, void *got,
+                       size_t es)
+{
+    dqg_graph *g;
+    int64_t d[] = {n};
+    dqg_graph_create(&g);
+    dqg_tensor_id x = dqg_input(g, "x", dt, 1, d);
+    dqg_tensor_id c = dqg_constant(g, "b", dt, 1, d, b, (size_t)n * es);
+    dqg_output(g, fn(g, "op", x, c), "y");
+    finalize_ok(g);
+    dqg_tensor_id y = dqg_graph_output_id(g, 0);
+    cr_assert_eq(run_ref_1(g, dqg_graph_input_id(g, 0), (void *)a, n * es, y, ref, n * es), DQG_OK,
+                 "%s", dqg_last_error());
+    cr_assert_eq(compile_run(g, a, n * es, got, n * es), DQG_OK, "%s", dqg_last_error());
+    dqg_graph_destroy(g);
+}
+
+Test(binary, integer_sub_wraps_and_div_truncates)
+{
+    const int8_t a[] = {-128, 7, -7, 100, -128, 5};
+    const int8_t b[] = {1, 2, 2, -3, -1, 127};
+    int8_t ref[6], got[6];
+    int_binary(dqg_sub, DQG_S8, a, b, 6, ref, got, 1);
+    const int8_t sub[] = {127, 5, -9, 103, -127, -122};
+    cr_assert_arr_eq(ref, sub, 6);
+    cr_assert_arr_eq(got, sub, 6);
+    int_binary(dqg_div, DQG_S8, a, b, 6, ref, got, 1);
+    /* Toward zero; -128 / -1 wraps to -128. */
+    const int8_t div[] = {-128, 3, -3, -33, -128, 0};
+    cr_assert_arr_eq(ref, div, 6);
+    cr_assert_arr_eq(got, div, 6);
+}
+
+Test(binary, integer_division_by_zero_is_an_error)
+{
+    const int32_t a[] = {1, 2, 3}, b[] = {1, 0, 1};
+    int32_t y[3];
+    dqg_graph *g;
+    int64_t d[] = {3};
+    dqg_graph_create(&g);
+    dqg_tensor_id x = dqg_input(g, "x", DQG_S32, 1, d);
+    dqg_tensor_id c = dqg_constant(g, "b", DQG_S32, 1, d, b, sizeof b);
+    dqg_output(g, dqg_div(g, "d", x, c), "y");
+    finalize_ok(g);
+    expect_error(run_ref_1(g, x, (void *)a, sizeof a, dqg_graph_output_id(g, 0), y, sizeof y),
+                 DQG_INVALID_ARGUMENT, "Div 'd'", "input 1 (b)", "element 1", "division by zero");
+    expect_error(compile_run(g, a, sizeof a, y, sizeof y), DQG_INVALID_ARGUMENT, "Div 'd'",
+                 "element 1");
+    dqg_graph_destroy(g);
+}
+
+Test(binary, float_sub_div_pow_broadcast_both_ways)
+{
+    /* a [2,3] with b [3], and a [3] with b [2,3] (the broadcast first
+     * operand runs on the reference kernel for Sub and Div). */
+    const float a[] = {1, -2, 3, 4, 0.5f, -6}, b[] = {2, 4, 0.5f};
+    for (int flip = 0; flip < 2; flip++)
+        for (int k = 0; k < 3; k++) {
+            dqg_graph *g;
+            int64_t d23[] = {2, 3}, d3[] = {3};
+            dqg_graph_create(&g);
+            dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 2, d23);
+            dqg_tensor_id c = test_const_f32(g, 1, d3, b);
+            dqg_tensor_id (*fn)(dqg_graph *, const char *, dqg_tensor_id, dqg_tensor_id) =
+                k == 0   ? dqg_sub
+                : k == 1 ? dqg_div
+                         : dqg_pow;
+            dqg_output(g, flip ? fn(g, "op", c, x) : fn(g, "op", x, c), "y");
+            finalize_ok(g);
+            float got[6];
+            cr_assert_eq(compile_run(g, a, sizeof a, got, sizeof got), DQG_OK, "%s",
+                         dqg_last_error());
+            for (int i = 0; i < 6; i++) {
+                double p = flip ? b[i % 3] : a[i], q = flip ? a[i] : b[i % 3];
+                double want = k == 0 ? p - q : k == 1 ? p / q : pow(p, q);
+                if (isnan(want))
+                    cr_assert(isnan(got[i]), "k %d flip %d [%d]: %g", k, flip, i, got[i]);
+                else
+                    cr_assert_float_eq(got[i], want, 1e-6 * fabs(want) + 1e-30,
+                                       "k %d flip %d [%d]: %g, expected %g", k, flip, i, got[i],
+                                       want);
+            }
+            dqg_graph_destroy(g);
+        }
+}
+
+Test(unary, hand_worked_values)
+{
+    const float x[] = {-3.0f, -0.5f, 0.0f, 0.25f, 2.0f, 4.0f};
+    struct {
+        dqg_unary_op op;
+        float alpha, beta;
+        float want[6];
+    } cases[] = {
+        {DQG_UNARY_NEG, 0, 0, {3.0f, 0.5f, -0.0f, -0.25f, -2.0f, -4.0f}},
+        {DQG_UNARY_ABS, 0, 0, {3.0f, 0.5f, 0.0f, 0.25f, 2.0f, 4.0f}},
+        {DQG_UNARY_RECIPROCAL, 0, 0, {-1.0f / 3, -2.0f, INFINITY, 4.0f, 0.5f, 0.25f}},
+        {DQG_UNARY_HARD_SIGMOID, 0.2f, 0.5f, {0.0f, 0.4f, 0.5f, 0.55f, 0.9f, 1.0f}},
+        {DQG_UNARY_HARD_SWISH,
+         0,
+         0,
+         {0.0f, -0.5f * 2.5f / 6, 0.0f, 0.25f * 3.25f / 6, 2.0f * 5 / 6, 4.0f}},
+        {DQG_UNARY_LEAKY_RELU, 0.1f, 0, {-0.3f, -0.05f, 0.0f, 0.25f, 2.0f, 4.0f}},
+        {DQG_UNARY_POW, 2.0f, 0, {9.0f, 0.25f, 0.0f, 0.0625f, 4.0f, 16.0f}},
+        {DQG_UNARY_SQRT, 0, 0, {NAN, NAN, 0.0f, 0.5f, 1.41421356f, 2.0f}},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        dqg_graph *g;
+        int64_t d[] = {6};
+        dqg_graph_create(&g);
+        dqg_tensor_id in = dqg_input(g, "x", DQG_F32, 1, d);
+        dqg_output(g, dqg_unary(g, "u", cases[k].op, in, cases[k].alpha, cases[k].beta), "y");
+        finalize_ok(g);
+        float ref[6], got[6];
+        cr_assert_eq(
+            run_ref_1(g, in, (void *)x, sizeof x, dqg_graph_output_id(g, 0), ref, sizeof ref),
+            DQG_OK);
+        cr_assert_eq(compile_run(g, x, sizeof x, got, sizeof got), DQG_OK, "%s", dqg_last_error());
+        for (int i = 0; i < 6; i++) {
+            float w = cases[k].want[i];
+            const char *fn = dqg_unary_op_name(cases[k].op);
+            if (isnan(w)) {
+                cr_assert(isnan(ref[i]) && isnan(got[i]), "%s[%d]", fn, i);
+            } else if (isinf(w)) {
+                cr_assert(ref[i] == w && got[i] == w, "%s[%d]: %g and %g, want %g", fn, i, ref[i],
+                          got[i], w);
+            } else {
+                cr_assert_float_eq(ref[i], w, 1e-6f * fabsf(w) + 1e-7f, "%s[%d] ref %g, want %g",
+                                   fn, i, ref[i], w);
+                cr_assert_float_eq(got[i], w, 1e-6f * fabsf(w) + 1e-7f, "%s[%d] got %g, want %g",
+                                   fn, i, got[i], w);
+            }
+        }
+        dqg_graph_destroy(g);
+    }
+}
+
+/* The compiled kernels' error is at most 2e-6 |y| + 5e-7: oneDNN's eltwise
+ * functions are polynomial approximations correct to a few float32 ulps
+ * (2^-23 = 1.2e-7 relative each; 2e-6 is 16), except near the functions'
+ * zeros and in GELU's negative tail, where oneDNN's erf is accurate to
+ * about 3e-7 absolute (measured: 2.5e-7 on -3.9e-3 at x = -3). Inputs uniform in [-8, 8] ([0.01, 8]
+ * where the function needs positive ones). */
+Test(unary, compiled_matches_reference_for_every_function)
+{
+    test_rng = 12345;
+    enum { N = 4099 };
+    float *x = malloc(N * sizeof *x), *ref = malloc(N * sizeof *ref),
+          *got = malloc(N * sizeof *got);
+    for (int op = 0; op < DQG_UNARY_COUNT; op++) {
+        bool positive = op == DQG_UNARY_SQRT || op == DQG_UNARY_LOG || op == DQG_UNARY_POW;
+        for (int i = 0; i < N; i++)
+            x[i] = positive ? uniform(0.01f, 8.0f) : uniform(-8.0f, 8.0f);
+        float alpha = op == DQG_UNARY_POW ? 1.5f : op == DQG_UNARY_HARD_SIGMOID ? 0.2f : 0.7f;
+        dqg_graph *g;
+        int64_t d[] = {N};
+        dqg_graph_create(&g);
+        dqg_tensor_id in = dqg_input(g, "x", DQG_F32, 1, d);
+        dqg_output(g, dqg_unary(g, "u", (dqg_unary_op)op, in, alpha, 0.5f), "y");
+        finalize_ok(g);
+        cr_assert_eq(
+            run_ref_1(g, in, x, N * sizeof *x, dqg_graph_output_id(g, 0), ref, N * sizeof *ref),
+            DQG_OK);
+        cr_assert_eq(compile_run(g, x, N * sizeof *x, got, N * sizeof *got), DQG_OK, "%s",
+                     dqg_last_error());
+        double w = worst_ratio(got, ref, N, 2e-6, 5e-7);
+        cr_assert(w <= 1.0, "%s: worst error %.3g times the tolerance", dqg_unary_op_name(op), w);
+        dqg_graph_destroy(g);
+    }
+    free(x);
+    free(ref);
+    free(got);
+}
+
+/* Softmax and LogSoftmax on every axis of a [3, 5, 17] tensor, with one
+ * row of large values (the max subtraction keeps them finite). */
+Test(softmax, compiled_matches_reference_on_every_axis)
+{
+    test_rng = 777;
+    enum { N = 3 * 5 * 17 };
+    float x[N], ref[N], got[N];
+    for (int i = 0; i < N; i++)
+        x[i] = i < 17 ? 80.0f + uniform(0, 10) : uniform(-6, 6);
+    for (int log = 0; log < 2; log++)
+        for (int axis = -3; axis < 3; axis++) {
+            dqg_graph *g;
+            int64_t d[] = {3, 5, 17};
+            dqg_graph_create(&g);
+            dqg_tensor_id in = dqg_input(g, "x", DQG_F32, 3, d);
+            dqg_output(g, dqg_softmax(g, "sm", in, axis, log), "y");
+            finalize_ok(g);
+            cr_assert_eq(run_ref_1(g, in, x, sizeof x, dqg_graph_output_id(g, 0), ref, sizeof ref),
+                         DQG_OK);
+            cr_assert_eq(compile_run(g, x, sizeof x, got, sizeof got), DQG_OK, "%s",
+                         dqg_last_error());
+            /* Each softmax output is one exp and one division from the
+             * sum: a few ulps, 2e-6 |y| + 1e-9 (the smallest outputs are
+             * e^-20). LogSoftmax's (x - max) - log(sum) has three
+             * roundings of values up to 16 in magnitude, ulp(16) = 1.9e-6:
+             * 4e-6 absolute plus 2e-6 relative. */
+            double w =
+                log ? worst_ratio(got, ref, N, 2e-6, 4e-6) : worst_ratio(got, ref, N, 2e-6, 1e-9);
+            cr_assert(w <= 1.0, "log %d axis %d: worst error %.3g times the tolerance", log, axis,
+                      w);
+            if (!log) {
+                /* Rows sum to 1. */
+                int ax = axis < 0 ? axis + 3 : axis;
+                int64_t inner = ax == 2 ? 1 : ax == 1 ? 17 : 85, n = d[ax];
+                double s = 0;
+                for (int64_t k = 0; k < n; k++)
+                    s += ref[k * inner];
+                cr_assert_float_eq(s, 1.0, 1e-6, "axis %d: sum %g", axis, s);
+            }
+            dqg_graph_destroy(g);
+        }
+}
+
+/* LRN of odd sizes on oneDNN, even sizes (an uneven window in ONNX) on the
+ * reference kernel; both against a direct evaluation of ONNX's formula. */
+Test(lrn, compiled_matches_the_onnx_formula)
+{
+    test_rng = 99;
+    enum { C = 7, S = 3 * 5, N = 2 * C * S };
+    float x[N], got[N];
+    for (int i = 0; i < N; i++)
+        x[i] = uniform(-3, 3);
+    for (int size = 1; size <= 6; size++) {
+        dqg_graph *g;
+        int64_t d[] = {2, C, 3, 5};
+        dqg_graph_create(&g);
+        dqg_tensor_id in = dqg_input(g, "x", DQG_F32, 4, d);
+        dqg_output(g, dqg_lrn(g, "n", in, size, 0.3f, 0.75f, 1.5f), "y");
+        finalize_ok(g);
+        cr_assert_eq(compile_run(g, x, sizeof x, got, sizeof got), DQG_OK, "%s", dqg_last_error());
+        for (int n = 0; n < 2; n++)
+            for (int c = 0; c < C; c++)
+                for (int s = 0; s < S; s++) {
+                    double sum = 0;
+                    for (int j = c - (size - 1) / 2; j <= c + size / 2; j++)
+                        if (j >= 0 && j < C)
+                            sum += (double)x[(n * C + j) * S + s] * x[(n * C + j) * S + s];
+                    int i = (n * C + c) * S + s;
+                    double want = x[i] / pow(1.5 + 0.3 / size * sum, 0.75);
+                    cr_assert_float_eq(got[i], want, 2e-6 * fabs(want) + 1e-7,
+                                       "size %d [%d]: %g, expected %g", size, i, got[i], want);
+                }
+        dqg_graph_destroy(g);
+    }
+}
+
+/* Concat of three inputs (one a constant) along each axis, f32 and u8 on
+ * the copy kernel, s4 on the reference: exact. */
+Test(concat, every_axis_and_type)
+{
+    const dqg_dtype types[] = {DQG_F32, DQG_U8, DQG_S4};
+    for (int t = 0; t < 3; t++)
+        for (int ax = 0; ax < 3; ax++) {
+            int64_t da[] = {2, 3, 4}, db[] = {2, 3, 4}, dc[] = {2, 3, 4};
+            da[ax] = 1;
+            db[ax] = 2;
+            dc[ax] = 3;
+            int64_t na = 2 * 3 * 4 / (ax == 0 ? 2 : ax == 1 ? 3 : 4);
+            int64_t nb = 2 * na, nc = 3 * na, ny = na + nb + nc;
+            uint8_t A[64], B[128], C[128], Y[512], R[512];
+            /* Small integers: exact in every one of the types. */
+            float va[16], vb[32], vc[48];
+            for (int i = 0; i < 48; i++) {
+                if (i < 16)
+                    va[i] = (float)(i % 15 - 7);
+                if (i < 32)
+                    vb[i] = (float)((i * 5) % 15 - 7);
+                vc[i] = (float)((i * 3) % 15 - 7);
+            }
+            if (types[t] == DQG_U8)
+                for (int i = 0; i < 48; i++) {
+                    if (i < 16)
+                        va[i] += 100;
+                    if (i < 32)
+                        vb[i] += 100;
+                    vc[i] += 100;
+                }
+            dqg_dtype_encode(types[t], va, na, A, 0, true);
+            dqg_dtype_encode(types[t], vb, nb, B, 0, true);
+            dqg_dtype_encode(types[t], vc, nc, C, 0, true);
+            dqg_graph *g;
+            dqg_graph_create(&g);
+            dqg_dtype dt = types[t];
+            dqg_tensor_id a = dqg_input(g, "x", dt, 3, da);
+            dqg_tensor_id b = dqg_constant(g, "b", dt, 3, db, B, dqg_dtype_storage_size(dt, nb));
+            dqg_tensor_id cc = dqg_constant(g, "c", dt, 3, dc, C, dqg_dtype_storage_size(dt, nc));
+            dqg_output(g, dqg_concat(g, "cat", 3, (dqg_tensor_id[]){a, b, cc}, ax - 3), "y");
+            finalize_ok(g);
+            size_t ya = dqg_dtype_storage_size(dt, ny), xa = dqg_dtype_storage_size(dt, na);
+            cr_assert_eq(compile_run(g, A, xa, Y, ya), DQG_OK, "%s", dqg_last_error());
+            cr_assert_eq(run_ref_1(g, a, A, xa, dqg_graph_output_id(g, 0), R, ya), DQG_OK);
+            cr_assert_arr_eq(Y, R, ya, "type %d axis %d", t, ax);
+            /* Element by element against the definition. */
+            int64_t outer = 1, inner = 1;
+            for (int d = 0; d < ax; d++)
+                outer *= da[d];
+            for (int d = ax + 1; d < 3; d++)
+                inner *= da[d];
+            float fy[512], fa[64], fb[128], fc[128];
+            dqg_dtype_decode(dt, Y, 0, ny, fy);
+            dqg_dtype_decode(dt, A, 0, na, fa);
+            dqg_dtype_decode(dt, B, 0, nb, fb);
+            dqg_dtype_decode(dt, C, 0, nc, fc);
+            for (int64_t o = 0; o < outer; o++)
+                for (int64_t k = 0; k < 6 * inner; k++) {
+                    int64_t j = k / inner, in = k % inner;
+                    float want = j < 1   ? fa[(o * 1 + j) * inner + in]
+                                 : j < 3 ? fb[(o * 2 + j - 1) * inner + in]
+                                         : fc[(o * 3 + j - 3) * inner + in];
+                    cr_assert_eq(fy[o * 6 * inner + k], want, "type %d axis %d o %lld k %lld", t,
+                                 ax, (long long)o, (long long)k);
+                }
+            dqg_graph_destroy(g);
+        }
+}
