@@ -51,6 +51,8 @@ function(dqg_register_onnx_conformance)
       test_exp test_exp_* test_log test_log_* test_hardsigmoid* test_hardswish* test_leakyrelu*
       test_elu* test_sub test_sub_* test_div test_div_* test_pow test_pow_* test_softmax_*
       test_logsoftmax_* test_concat_* test_sum_* test_dropout_* test_batchnorm_* test_lrn*
+      test_layer_normalization_* test_reduce_sum_* test_reduce_mean_* test_reduce_max_*
+      test_reduce_min_* test_reduce_prod_* test_reduce_sum_square_*
       # Cast between the float types dqgraph has (it has no DOUBLE or STRING;
       # FLOAT_to_BFLOAT16's expected data is truncated, dqgraph rounds to
       # nearest even).
@@ -64,12 +66,18 @@ function(dqg_register_onnx_conformance)
   #                         statistics, a boolean mask): dqgraph runs inference
   #  test_pow_types_int*, test_pow_types_float  an integer base (Pow takes floats)
   #  test_pow_types_float32_uint64  dqgraph has no UINT64 type
+  #  test_reduce_sum_default_axes_*, *_empty_axes_input_noop_*,
+  #  test_reduce_sum_negative_axes_keepdims_random  axes given at run time
+  #                         (an empty graph input): dqgraph reads axes at build time
   set(_excluded test_identity_opt test_identity_sequence
       test_reshape_allowzero_reordered test_batchnorm_epsilon_training_mode
       test_batchnorm_example_training_mode test_dropout_default_mask
       test_dropout_default_mask_ratio test_pow_types_float test_pow_types_int
       test_pow_types_int32_float32 test_pow_types_int32_int32 test_pow_types_int64_float32
-      test_pow_types_int64_int64 test_pow_types_float32_uint64)
+      test_pow_types_int64_int64 test_pow_types_float32_uint64
+      test_reduce_sum_default_axes_keepdims_example test_reduce_sum_default_axes_keepdims_random
+      test_reduce_sum_empty_axes_input_noop_example test_reduce_sum_empty_axes_input_noop_random
+      test_reduce_sum_negative_axes_keepdims_random)
   set(_cases "")
   foreach(_p ${_patterns})
     file(GLOB _found LIST_DIRECTORIES true ${DQG_ONNX_TESTDATA}/${_p})

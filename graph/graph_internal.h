@@ -115,6 +115,15 @@ typedef struct dqg_op {
             int size;
             float alpha, beta, bias;
         } lrn;
+        struct {
+            int axis; /* normalized to [0, rank) */
+            float epsilon;
+        } layer_norm;
+        struct {
+            dqg_reduce_op op;
+            uint32_t axes; /* bit i: axis i of x is reduced */
+            bool keepdims;
+        } reduce;
         dqg_quant_attrs quant;
     } attrs;
 } dqg_op;
@@ -247,6 +256,8 @@ extern const dqg_op_def dqg_op_def_pow;
 extern const dqg_op_def dqg_op_def_softmax;
 extern const dqg_op_def dqg_op_def_concat;
 extern const dqg_op_def dqg_op_def_lrn;
+extern const dqg_op_def dqg_op_def_layer_norm;
+extern const dqg_op_def dqg_op_def_reduce;
 
 /* ---- Copies (graph/graph_copy.c) ------------------------------------------ */
 

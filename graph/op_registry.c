@@ -22,6 +22,8 @@ static const dqg_op_def *const defs[DQG_OP_KIND_COUNT] = {
     [DQG_OP_SOFTMAX] = &dqg_op_def_softmax,
     [DQG_OP_CONCAT] = &dqg_op_def_concat,
     [DQG_OP_LRN] = &dqg_op_def_lrn,
+    [DQG_OP_LAYER_NORM] = &dqg_op_def_layer_norm,
+    [DQG_OP_REDUCE] = &dqg_op_def_reduce,
 };
 
 const dqg_op_def *dqg_op_def_of(dqg_op_kind kind)
@@ -52,6 +54,8 @@ const char *dqg_op_kind_name(dqg_op_kind kind)
         [DQG_OP_SOFTMAX] = "Softmax",
         [DQG_OP_CONCAT] = "Concat",
         [DQG_OP_LRN] = "LRN",
+        [DQG_OP_LAYER_NORM] = "LayerNorm",
+        [DQG_OP_REDUCE] = "Reduce",
     };
     return (kind >= 0 && kind < DQG_OP_KIND_COUNT) ? names[kind] : "Unknown";
 }

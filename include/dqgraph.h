@@ -230,6 +230,8 @@ typedef enum dqg_op_kind {
     DQG_OP_SOFTMAX,
     DQG_OP_CONCAT,
     DQG_OP_LRN,
+    DQG_OP_LAYER_NORM,
+    DQG_OP_REDUCE,
     DQG_OP_KIND_COUNT
 } dqg_op_kind;
 
@@ -405,6 +407,36 @@ DQG_API dqg_tensor_id dqg_concat(dqg_graph *graph, const char *name, int n,
  */
 DQG_API dqg_tensor_id dqg_lrn(dqg_graph *graph, const char *name, dqg_tensor_id x, int size,
                               float alpha, float beta, float bias);
+
+/**
+ * Layer normalization (ONNX LayerNormalization): over the dimensions from
+ * `axis` (negative counts from the end) to the last, y = (x - mean) /
+ * sqrt(variance + epsilon) * scale + bias. x f32; scale and bias (bias may
+ * be DQG_NONE) f32 of shape x.shape[axis:] (or of its element count, 1-D);
+ * epsilon finite and >= 0.
+ */
+DQG_API dqg_tensor_id dqg_layer_norm(dqg_graph *graph, const char *name, dqg_tensor_id x,
+                                     dqg_tensor_id scale, dqg_tensor_id bias, int axis,
+                                     float epsilon);
+
+/** The reductions of dqg_reduce. */
+typedef enum dqg_reduce_op {
+    DQG_REDUCE_SUM = 0,
+    DQG_REDUCE_MEAN,
+    DQG_REDUCE_MAX,
+    DQG_REDUCE_MIN,
+    DQG_REDUCE_PROD,
+    DQG_REDUCE_COUNT
+} dqg_reduce_op;
+
+/**
+ * Reduces x (f32, f16 or bf16) over the n_axes `axes` (distinct; negative
+ * count from the end; n_axes 0 reduces every axis), keeping them as 1 with
+ * keepdims or dropping them. Sums accumulate in double precision in the
+ * reference.
+ */
+DQG_API dqg_tensor_id dqg_reduce(dqg_graph *graph, const char *name, dqg_reduce_op op,
+                                 dqg_tensor_id x, int n_axes, const int64_t *axes, bool keepdims);
 
 /**
  * ONNX Reshape (allowzero = 0): a 0 copies the input's dimension, one -1 is

@@ -1,8 +1,9 @@
 /* Importers of the element-wise functions, arithmetic, normalizations and
  * joins that whole networks need: Sigmoid, Tanh, Erf, Gelu, Neg, Abs, Sqrt,
  * Reciprocal, Exp, Log, HardSigmoid, HardSwish, LeakyRelu, Elu, Sub, Div,
- * Pow, Softmax, LogSoftmax, Concat, Sum, Dropout, BatchNormalization and
- * LRN. */
+ * Pow, Softmax, LogSoftmax, Concat, Sum, Dropout, BatchNormalization, LRN,
+ * LayerNormalization and the reductions (ReduceSum, ReduceMean, ReduceMax,
+ * ReduceMin, ReduceProd). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -441,6 +442,142 @@ static dqg_status import_lrn(onnx_import *c)
     return output_of(c, dqg_lrn(c->g, onnx_op_name(c, NULL), x, (int)size, alpha, beta, bias));
 }
 
+/* ---- LayerNormalization -------------------------------------------------- */
+
+static dqg_status import_layer_norm(onnx_import *c)
+{
+    static const char *const known[] = {"axis", "epsilon", "stash_type", NULL};
+    dqg_status st;
+    if ((st = onnx_check_arity(c, 2, 3, 1, 3)) != DQG_OK ||
+        (st = onnx_check_attrs(c, known)) != DQG_OK)
+        return st;
+    int64_t axis, stash;
+    float eps;
+    dqg_tensor_id x, scale, bias;
+    if ((st = onnx_attr_int(c, "axis", -1, &axis)) != DQG_OK ||
+        (st = onnx_attr_float(c, "epsilon", 1e-5f, &eps)) != DQG_OK ||
+        (st = onnx_attr_int(c, "stash_type", 1, &stash)) != DQG_OK)
+        return st;
+    if (stash != 1)
+        return onnx_node_fail(c, DQG_UNSUPPORTED,
+                              "stash_type %lld; dqgraph computes the statistics in float "
+                              "(stash_type 1)",
+                              (long long)stash);
+    if ((st = onnx_input(c, 0, "X", true, &x)) != DQG_OK ||
+        (st = onnx_input(c, 1, "Scale", true, &scale)) != DQG_OK ||
+        (st = onnx_input(c, 2, "B", false, &bias)) != DQG_OK)
+        return st;
+    if (axis < INT32_MIN || axis > INT32_MAX)
+        axis = INT32_MAX; /* the builder names the range */
+    dqg_tensor_id y = dqg_layer_norm(c->g, onnx_op_name(c, NULL), x, scale, bias, (int)axis, eps);
+    if (y == DQG_NONE)
+        return onnx_builder_failed(c);
+    if ((st = onnx_set_output(c, 0, y)) != DQG_OK)
+        return st;
+    if (!onnx_output_value(c, 1) && !onnx_output_value(c, 2))
+        return DQG_OK;
+    /* The statistics, when a model reads them: Mean = ReduceMean(X) and
+     * InvStdDev = 1 / sqrt(ReduceMean((X - Mean)^2) + epsilon) over the
+     * normalized axes, kept as 1s. */
+    onnx_shape xs = onnx_tensor_shape(c, x);
+    int64_t axes[DQG_MAX_RANK];
+    int n = 0;
+    for (int64_t a = axis < 0 ? axis + xs.rank : axis; a < xs.rank; a++)
+        axes[n++] = a;
+    dqg_tensor_id mean =
+        dqg_reduce(c->g, onnx_op_name(c, "mean"), DQG_REDUCE_MEAN, x, n, axes, true);
+    dqg_tensor_id d = mean == DQG_NONE ? DQG_NONE : dqg_sub(c->g, onnx_op_name(c, "dev"), x, mean);
+    dqg_tensor_id v = d == DQG_NONE ? DQG_NONE : dqg_mul(c->g, onnx_op_name(c, "dev2"), d, d);
+    v = v == DQG_NONE ? DQG_NONE
+                      : dqg_reduce(c->g, onnx_op_name(c, "var"), DQG_REDUCE_MEAN, v, n, axes, true);
+    dqg_tensor_id e = v == DQG_NONE ? DQG_NONE : onnx_add_scalar(c, "epsilon", DQG_F32, eps);
+    v = e == DQG_NONE ? DQG_NONE : dqg_add(c->g, onnx_op_name(c, "var_eps"), v, e);
+    v = v == DQG_NONE ? DQG_NONE : dqg_unary(c->g, onnx_op_name(c, "std"), DQG_UNARY_SQRT, v, 0, 0);
+    v = v == DQG_NONE ? DQG_NONE
+                      : dqg_unary(c->g, onnx_op_name(c, "inv_std"), DQG_UNARY_RECIPROCAL, v, 0, 0);
+    if (v == DQG_NONE)
+        return onnx_builder_failed(c);
+    if ((st = onnx_set_output(c, 1, mean)) != DQG_OK)
+        return st;
+    return onnx_set_output(c, 2, v);
+}
+
+/* ---- Reductions ------------------------------------------------------------ */
+
+static const struct {
+    const char *op_type;
+    dqg_reduce_op op;
+    int axes_input_since; /* the opset from which axes is an input */
+} reductions[] = {
+    {"ReduceSum", DQG_REDUCE_SUM, 13},   {"ReduceMean", DQG_REDUCE_MEAN, 18},
+    {"ReduceMax", DQG_REDUCE_MAX, 18},   {"ReduceMin", DQG_REDUCE_MIN, 18},
+    {"ReduceProd", DQG_REDUCE_PROD, 18}, {"ReduceSumSquare", DQG_REDUCE_SUM, 18},
+};
+
+static int reduction_index(const char *op_type)
+{
+    for (int i = 0; i < (int)(sizeof reductions / sizeof reductions[0]); i++)
+        if (strcmp(op_type, reductions[i].op_type) == 0)
+            return i;
+    return 0;
+}
+
+static dqg_status import_reduce(onnx_import *c)
+{
+    static const char *const known_old[] = {"axes", "keepdims", NULL};
+    static const char *const known[] = {"keepdims", "noop_with_empty_axes", NULL};
+    int r = reduction_index(c->node->op_type);
+    bool input_axes = c->node_opset >= reductions[r].axes_input_since;
+    dqg_status st;
+    if ((st = onnx_check_arity(c, 1, input_axes ? 2 : 1, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, input_axes ? known : known_old)) != DQG_OK)
+        return st;
+    int64_t keepdims, noop = 0;
+    if ((st = onnx_attr_int(c, "keepdims", 1, &keepdims)) != DQG_OK ||
+        (input_axes && (st = onnx_attr_int(c, "noop_with_empty_axes", 0, &noop)) != DQG_OK))
+        return st;
+    int64_t axes[DQG_MAX_RANK];
+    int n = 0;
+    if (input_axes) {
+        const onnx_tensor *t;
+        if ((st = onnx_input_const(c, 1, "axes", false, &t)) != DQG_OK)
+            return st;
+        if (t) {
+            if (t->nelems > DQG_MAX_RANK)
+                return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "input 1 (axes) has %lld values",
+                                      (long long)t->nelems);
+            for (int64_t i = 0; i < t->nelems; i++)
+                axes[n++] = (int64_t)onnx_tensor_get(t, i);
+        }
+    } else {
+        const int64_t *v;
+        size_t nv;
+        if ((st = onnx_attr_ints(c, "axes", &v, &nv, NULL)) != DQG_OK)
+            return st;
+        if (nv > DQG_MAX_RANK)
+            return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "attribute 'axes' has %zu values", nv);
+        for (size_t i = 0; i < nv; i++)
+            axes[n++] = v[i];
+    }
+    if (n == 0 && noop)
+        return onnx_alias_output(c, 0, 0);
+    dqg_tensor_id x;
+    if ((st = onnx_input(c, 0, "data", true, &x)) != DQG_OK ||
+        (st = onnx_require_float(c, 0, x)) != DQG_OK)
+        return st;
+    if (strcmp(c->node->op_type, "ReduceSumSquare") == 0 &&
+        (x = dqg_mul(c->g, onnx_op_name(c, "square"), x, x)) == DQG_NONE)
+        return onnx_builder_failed(c);
+    return output_of(
+        c, dqg_reduce(c->g, onnx_op_name(c, NULL), reductions[r].op, x, n, axes, keepdims != 0));
+}
+
+static unsigned reduce_const_inputs(int64_t opset)
+{
+    (void)opset;
+    return 1u << 1; /* axes, when it is an input */
+}
+
 const onnx_op_entry onnx_more_ops[] = {
     {"", "Sigmoid", import_unary, NULL},
     {"", "Tanh", import_unary, NULL},
@@ -466,5 +603,12 @@ const onnx_op_entry onnx_more_ops[] = {
     {"", "Dropout", import_dropout, NULL},
     {"", "BatchNormalization", import_batchnorm, NULL},
     {"", "LRN", import_lrn, NULL},
+    {"", "LayerNormalization", import_layer_norm, NULL},
+    {"", "ReduceSum", import_reduce, reduce_const_inputs},
+    {"", "ReduceMean", import_reduce, reduce_const_inputs},
+    {"", "ReduceMax", import_reduce, reduce_const_inputs},
+    {"", "ReduceMin", import_reduce, reduce_const_inputs},
+    {"", "ReduceProd", import_reduce, reduce_const_inputs},
+    {"", "ReduceSumSquare", import_reduce, reduce_const_inputs},
 };
 const size_t onnx_n_more_ops = sizeof onnx_more_ops / sizeof onnx_more_ops[0];

@@ -57,6 +57,10 @@ dqg_status dqg_kernel_build(const dqg_kernel_request *req, dqg_kernel **out)
     case DQG_OP_LRN:
         st = dqg_kernel_eltwise_build(req, out);
         break;
+    case DQG_OP_LAYER_NORM:
+    case DQG_OP_REDUCE:
+        st = dqg_kernel_norm_build(req, out);
+        break;
     case DQG_OP_CONCAT:
         st = dqg_kernel_concat_build(req, out);
         break;

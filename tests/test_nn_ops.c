@@ -526,3 +526,137 @@ Test(concat, every_axis_and_type)
             dqg_graph_destroy(g);
         }
 }
+
+/* ---- LayerNorm and the reductions ------------------------------------------ */
+
+Test(layer_norm, rules)
+{
+    dqg_graph *g;
+    int64_t d[] = {2, 3, 4}, d4[] = {4}, d3[] = {3};
+    dqg_graph_create(&g);
+    dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 3, d);
+    dqg_tensor_id s3 = test_const_f32(g, 1, d3, (const float[]){1, 1, 1});
+    cr_assert_eq(dqg_layer_norm(g, "ln", x, s3, DQG_NONE, -1, 1e-5f), DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "LayerNorm 'ln'", "input 1 (scale)",
+                 "[3]", "axis 2", "[4]");
+    dqg_graph_destroy(g);
+
+    dqg_graph_create(&g);
+    x = dqg_input(g, "x", DQG_F32, 3, d);
+    dqg_tensor_id s4 = test_const_f32(g, 1, d4, (const float[]){1, 1, 1, 1});
+    cr_assert_eq(dqg_layer_norm(g, "ln", x, s4, DQG_NONE, 3, 1e-5f), DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "LayerNorm 'ln'", "axis 3");
+    dqg_graph_destroy(g);
+
+    dqg_graph_create(&g);
+    x = dqg_input(g, "x", DQG_F32, 3, d);
+    s4 = test_const_f32(g, 1, d4, (const float[]){1, 1, 1, 1});
+    cr_assert_eq(dqg_layer_norm(g, "ln", x, s4, DQG_NONE, -1, -1.0f), DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "LayerNorm 'ln'", "epsilon");
+    dqg_graph_destroy(g);
+}
+
+/* LayerNorm over the last axis and over the last two, with and without a
+ * bias: oneDNN's mean and variance are float sums of 4 to 60 values, a few
+ * ulps of the normalized value each: 4e-6 |y| + 2e-6. */
+Test(layer_norm, compiled_matches_reference)
+{
+    test_rng = 4242;
+    enum { N = 5 * 3 * 20 };
+    float x[N], ref[N], got[N], sc[60], bi[60];
+    for (int i = 0; i < N; i++)
+        x[i] = uniform(-4, 4) + (i / 60) * 3.0f; /* rows of different means */
+    for (int i = 0; i < 60; i++) {
+        sc[i] = uniform(0.5f, 1.5f);
+        bi[i] = uniform(-1, 1);
+    }
+    for (int axis = 1; axis <= 2; axis++)
+        for (int with_bias = 0; with_bias < 2; with_bias++) {
+            dqg_graph *g;
+            int64_t d[] = {5, 3, 20};
+            dqg_graph_create(&g);
+            dqg_tensor_id in = dqg_input(g, "x", DQG_F32, 3, d);
+            dqg_tensor_id s = test_const_f32(g, 3 - axis, d + axis, sc);
+            dqg_tensor_id b = with_bias ? test_const_f32(g, 3 - axis, d + axis, bi) : DQG_NONE;
+            dqg_output(g, dqg_layer_norm(g, "ln", in, s, b, axis, 1e-5f), "y");
+            finalize_ok(g);
+            cr_assert_eq(run_ref_1(g, in, x, sizeof x, dqg_graph_output_id(g, 0), ref, sizeof ref),
+                         DQG_OK);
+            cr_assert_eq(compile_run(g, x, sizeof x, got, sizeof got), DQG_OK, "%s",
+                         dqg_last_error());
+            double w = worst_ratio(got, ref, N, 4e-6, 2e-6);
+            cr_assert(w <= 1.0, "axis %d bias %d: %.3g times the tolerance", axis, with_bias, w);
+            dqg_graph_destroy(g);
+        }
+}
+
+Test(reduce, rules)
+{
+    dqg_graph *g;
+    int64_t d[] = {2, 3};
+    dqg_graph_create(&g);
+    dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 2, d);
+    cr_assert_eq(dqg_reduce(g, "r", DQG_REDUCE_MEAN, x, 2, (const int64_t[]){1, -1}, true),
+                 DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "ReduceMean 'r'", "axis 1", "twice");
+    dqg_graph_destroy(g);
+
+    dqg_graph_create(&g);
+    x = dqg_input(g, "x", DQG_F32, 2, d);
+    cr_assert_eq(dqg_reduce(g, "r", DQG_REDUCE_SUM, x, 1, (const int64_t[]){2}, true), DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "ReduceSum 'r'", "axis 2", "[-2, 2)");
+    dqg_graph_destroy(g);
+
+    dqg_graph_create(&g);
+    x = dqg_input(g, "x", DQG_S32, 2, d);
+    cr_assert_eq(dqg_reduce(g, "r", DQG_REDUCE_MAX, x, 0, NULL, false), DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "ReduceMax 'r'", "s32");
+    dqg_graph_destroy(g);
+
+    dqg_graph_create(&g);
+    x = dqg_input(g, "x", DQG_F32, 2, d);
+    cr_assert_eq(dqg_reduce(g, "r", (dqg_reduce_op)9, x, 0, NULL, false), DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "Reduce 'r'", "reduction 9");
+    dqg_graph_destroy(g);
+}
+
+/* Every reduction over every subset of the axes of a [3, 4, 5] tensor,
+ * keeping or dropping them: oneDNN sums in float (up to 60 terms of
+ * magnitude <= 2: an error under 60 * 2 * 2^-24 * 60 = 4e-4 at worst,
+ * far less in practice), products of values near 1. */
+Test(reduce, compiled_matches_reference_on_every_axis_set)
+{
+    test_rng = 31337;
+    enum { N = 3 * 4 * 5 };
+    float x[N], ref[N], got[N];
+    for (int i = 0; i < N; i++)
+        x[i] = uniform(-2, 2);
+    for (int op = 0; op < DQG_REDUCE_COUNT; op++) {
+        if (op == DQG_REDUCE_PROD)
+            for (int i = 0; i < N; i++)
+                x[i] = uniform(0.9f, 1.1f);
+        for (int mask = 0; mask < 8; mask++)
+            for (int keep = 0; keep < 2; keep++) {
+                int64_t axes[3];
+                int n = 0;
+                for (int a = 0; a < 3; a++)
+                    if (mask & (1 << a))
+                        axes[n++] = a;
+                dqg_graph *g;
+                int64_t d[] = {3, 4, 5};
+                dqg_graph_create(&g);
+                dqg_tensor_id in = dqg_input(g, "x", DQG_F32, 3, d);
+                dqg_tensor_id y = dqg_reduce(g, "r", (dqg_reduce_op)op, in, n, axes, keep);
+                dqg_output(g, y, "y");
+                finalize_ok(g);
+                int64_t ny = dqg_tensor_element_count(g, y);
+                size_t yb = (size_t)ny * sizeof(float);
+                cr_assert_eq(run_ref_1(g, in, x, sizeof x, y, ref, yb), DQG_OK);
+                cr_assert_eq(compile_run(g, x, sizeof x, got, yb), DQG_OK, "%s", dqg_last_error());
+                double w = worst_ratio(got, ref, ny, 1e-6, 1e-5);
+                cr_assert(w <= 1.0, "op %d mask %d keep %d: %.3g times the tolerance", op, mask,
+                          keep, w);
+                dqg_graph_destroy(g);
+            }
+    }
+}

@@ -224,8 +224,20 @@ def _k_tensors(g, what, v, call):
     return [len(ids), arr]
 
 
+_REDUCE_OPS = ["sum", "mean", "max", "min", "prod"]
+
+
+def _k_reduce(g, what, v, call):
+    if isinstance(v, str) and v.lower() in _REDUCE_OPS:
+        return [_REDUCE_OPS.index(v.lower())]
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return [int(v)]  # the library checks the range
+    raise errors.InvalidArgument("%s: %r is not one of %s" % (what, v, ", ".join(_REDUCE_OPS)))
+
+
 KINDS = {
     "tensor": ([ctypes.c_int32], _k_tensor),
+    "reduce": ([ctypes.c_int], _k_reduce),
     "tensors": ([ctypes.c_int, ctypes.c_void_p], _k_tensors),
     "unary": ([ctypes.c_int], _k_unary),
     "int32": ([ctypes.c_int], _k_int32),
@@ -376,6 +388,12 @@ _BUILDERS = {
                 "Softmax along one axis (log=True: LogSoftmax)."),
     "concat": ("dqg_concat", [Param("inputs", "tensors"), Param("axis", "int32")],
                "Joins tensors of one type and rank along an axis."),
+    "layer_norm": ("dqg_layer_norm", [Param("x", T), Param("scale", T), Param("bias", O, None),
+                                      Param("axis", "int32", -1), Param("epsilon", "float", 1e-5)],
+                   "Layer normalization over the dimensions from axis to the last."),
+    "reduce": ("dqg_reduce", [Param("function", "reduce"), Param("x", T),
+                              Param("axes", "shape", ()), Param("keepdims", "bool", True)],
+               "Reduces x over axes (() for all) with one of: " + ", ".join(_REDUCE_OPS) + "."),
     "lrn": ("dqg_lrn", [Param("x", T), Param("size", "int32"), Param("alpha", "float", 1e-4),
                         Param("beta", "float", 0.75), Param("bias", "float", 1.0)],
             "Local response normalization across channels (ONNX LRN) of an NCX f32 tensor."),

@@ -349,3 +349,21 @@ def test_sub_div_pow_unary_softmax_concat_lrn():
     with pytest.raises(dqgraph.InvalidArgument, match="not one of"):
         g2 = dqgraph.Graph()
         g2.unary("softsign", g2.input("x", "f32", (1,)))
+
+
+def test_layer_norm_and_reduce():
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((2, 3, 8)).astype(np.float32)
+    g = dqgraph.Graph()
+    x = g.input("a", "f32", a.shape)
+    scale = g.constant(np.full(8, 2.0, np.float32))
+    g.output(g.layer_norm(x, scale, None, -1, 1e-5), "ln")
+    g.output(g.reduce("mean", x, (1, 2), keepdims=False), "mean")
+    g.output(g.reduce("max", x), "max")
+    out = run_all(g, {"a": a}, exact=False)
+    a64 = a.astype(np.float64)
+    m = a64.mean(-1, keepdims=True)
+    want = (a64 - m) / np.sqrt(((a64 - m) ** 2).mean(-1, keepdims=True) + 1e-5) * 2.0
+    np.testing.assert_allclose(out["ln"], want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(out["mean"], a64.mean(axis=(1, 2)), rtol=1e-5, atol=1e-6)
+    assert out["max"].shape == (1, 1, 1) and out["max"].item() == a.max()
