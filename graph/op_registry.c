@@ -15,6 +15,7 @@ static const dqg_op_def *const defs[DQG_OP_KIND_COUNT] = {
     [DQG_OP_RESHAPE] = &dqg_op_def_reshape,
     [DQG_OP_TRANSPOSE] = &dqg_op_def_transpose,
     [DQG_OP_TYPECAST] = &dqg_op_def_typecast,
+    [DQG_OP_POOL] = &dqg_op_def_pool,
 };
 
 const dqg_op_def *dqg_op_def_of(dqg_op_kind kind)
@@ -38,6 +39,7 @@ const char *dqg_op_kind_name(dqg_op_kind kind)
         [DQG_OP_RESHAPE] = "Reshape",
         [DQG_OP_TRANSPOSE] = "Transpose",
         [DQG_OP_TYPECAST] = "TypeCast",
+        [DQG_OP_POOL] = "Pool",
     };
     return (kind >= 0 && kind < DQG_OP_KIND_COUNT) ? names[kind] : "Unknown";
 }
