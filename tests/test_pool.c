@@ -2,7 +2,7 @@
  * hand from ONNX's definitions (ceil_mode, count_include_pad both ways,
  * pads, dilations, 1-D to 3-D, global, int8 rounding), the compiled kernels
  * against the reference on random shapes and types (channels-last through
- * a convolution in front). */
+ * a convolution in front), and the int8 path DQ -> pool -> Q. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -578,5 +578,164 @@ Test(pool_differential, layout_pass_keeps_pool_channels_last)
     cr_assert(found);
     dqg_compiled_destroy(c);
     compare_run(g, x, y, false, "conv-pool-conv");
+    dqg_graph_destroy(g);
+}
+
+/* ---- int8: DQ -> pool -> Q -------------------------------------------------- */
+
+static dqg_graph *qdq_pool(dqg_dtype t, float s_in, int zp_in, float s_out, int zp_out,
+                           const dqg_pool_attrs *a, const int64_t *xd, int rank,
+                           dqg_tensor_id *x_out, dqg_tensor_id *y_out)
+{
+    dqg_graph *g = G();
+    int64_t one = 1;
+    uint8_t zi = (uint8_t)zp_in, zo = (uint8_t)zp_out;
+    dqg_dequantize_linear_attrs da = {.opset = 13};
+    dqg_quantize_linear_attrs qa = {.opset = 13};
+    dqg_tensor_id x = dqg_input(g, "x", t, rank, xd);
+    dqg_tensor_id f = dqg_dequantize_linear(g, "x_dq", x, test_const_f32(g, 0, &one, &s_in),
+                                            dqg_constant(g, NULL, t, 0, &one, &zi, 1), &da);
+    dqg_tensor_id p = dqg_pool(g, "pool", f, a);
+    dqg_tensor_id y = dqg_quantize_linear(g, "y_q", p, test_const_f32(g, 0, &one, &s_out),
+                                          dqg_constant(g, NULL, t, 0, &one, &zo, 1), &qa);
+    cr_assert_eq(dqg_output(g, y, "y"), DQG_OK, "%s", dqg_last_error());
+    finalize_ok(g);
+    *x_out = x;
+    *y_out = y;
+    return g;
+}
+
+static bool explained(const dqg_compiled *c, const char *a, const char *b)
+{
+    for (size_t i = 0; i < dqg_compiled_explain_count(c); i++) {
+        const char *line = dqg_compiled_explain(c, i);
+        if (strstr(line, a) && strstr(line, b))
+            return true;
+    }
+    return false;
+}
+
+/* Runs the int8 graph compiled and on the reference; returns the largest
+ * difference in quantized steps. */
+static int run_int8(dqg_graph *g, dqg_tensor_id x, dqg_tensor_id y, const char *explain_a,
+                    const char *explain_b)
+{
+    size_t xn = dqg_tensor_byte_size(g, x), yn = dqg_tensor_byte_size(g, y);
+    uint8_t *xb = malloc(xn), *r = malloc(yn), *o = malloc(yn);
+    for (size_t i = 0; i < xn; i++)
+        xb[i] = (uint8_t)test_rnd();
+    cr_assert_eq(run_ref_1(g, x, xb, xn, y, r, yn), DQG_OK, "%s", dqg_last_error());
+    dqg_compiled *c = NULL;
+    cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+    if (explain_a)
+        cr_assert(explained(c, explain_a, explain_b), "explain lacks \"%s\" ... \"%s\"", explain_a,
+                  explain_b);
+    dqg_buffer bi = {.id = x, .data = xb, .size = xn}, bo = {.id = y, .data = o, .size = yn};
+    cr_assert_eq(dqg_execute(c, &bi, 1, &bo, 1), DQG_OK, "%s", dqg_last_error());
+    bool s8 = dqg_tensor_dtype(g, y) == DQG_S8;
+    int worst = 0;
+    for (size_t i = 0; i < yn; i++) {
+        int a = s8 ? (int)(int8_t)o[i] : (int)o[i], b = s8 ? (int)(int8_t)r[i] : (int)r[i];
+        worst = abs(a - b) > worst ? abs(a - b) : worst;
+    }
+    free(xb);
+    free(r);
+    free(o);
+    dqg_compiled_destroy(c);
+    return worst;
+}
+
+Test(pool_int8, max_pool_between_dq_and_q_is_exact_u8_and_s8)
+{
+    test_rng = 5u;
+    int64_t xd[] = {2, 16, 13, 13};
+    dqg_pool_attrs a = {.algorithm = DQG_POOL_MAX,
+                        .spatial_rank = 2,
+                        .kernel = {3, 3},
+                        .strides = {2, 2},
+                        .pads_begin = {1, 1},
+                        .pads_end = {1, 1},
+                        .ceil_mode = true};
+    for (int k = 0; k < 2; k++) {
+        dqg_dtype t = k ? DQG_S8 : DQG_U8;
+        dqg_tensor_id x, y;
+        dqg_graph *g = qdq_pool(t, 0.0371f, k ? -3 : 131, 0.0371f, k ? -3 : 131, &a, xd, 4, &x, &y);
+        cr_assert_eq(run_int8(g, x, y, "fused: Dequantize 'x_dq' -> MaxPool 'pool'",
+                              k ? "s8 max pooling" : "u8 max pooling"),
+                     0, "max pooling in int8 must be exact");
+        dqg_compiled *c = NULL;
+        cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK);
+        cr_assert_eq(dqg_compiled_partition_count(c), 1);
+        cr_assert(
+            strstr(dqg_compiled_partition_info(c, 0), k ? "onednn:pool:s8" : "onednn:pool:u8"),
+            "%s", dqg_compiled_partition_info(c, 0));
+        dqg_compiled_destroy(c);
+        dqg_graph_destroy(g);
+    }
+}
+
+Test(pool_int8, average_pool_within_one_step)
+{
+    /* The fused average rounds the exact mean once; the float path
+     * dequantizes, averages and quantizes, so where the mean lies within
+     * float rounding of a half the two may differ by one step. */
+    test_rng = 6u;
+    int64_t xd[] = {1, 24, 9, 11};
+    dqg_pool_attrs a = {.algorithm = DQG_POOL_AVG_EXCLUDE_PAD,
+                        .spatial_rank = 2,
+                        .kernel = {3, 2},
+                        .strides = {2, 2},
+                        .pads_begin = {1, 0},
+                        .pads_end = {1, 1},
+                        .ceil_mode = true};
+    dqg_tensor_id x, y;
+    dqg_graph *g = qdq_pool(DQG_U8, 0.02f, 128, 0.02f, 128, &a, xd, 4, &x, &y);
+    cr_assert_leq(run_int8(g, x, y, "AveragePool 'pool'", "u8 average pooling"), 1);
+    dqg_graph_destroy(g);
+    /* Include-padding with zero point 0 fuses too. */
+    a.algorithm = DQG_POOL_AVG_INCLUDE_PAD;
+    g = qdq_pool(DQG_S8, 0.5f, 0, 0.5f, 0, &a, xd, 4, &x, &y);
+    cr_assert_leq(run_int8(g, x, y, "AveragePool 'pool'", "s8 average pooling"), 1);
+    dqg_graph_destroy(g);
+    dqg_pool_attrs ga = {.algorithm = DQG_POOL_AVG_EXCLUDE_PAD, .global = true};
+    g = qdq_pool(DQG_U8, 0.1f, 7, 0.1f, 7, &ga, xd, 4, &x, &y);
+    cr_assert_leq(run_int8(g, x, y, "GlobalAveragePool 'pool'", "u8 average pooling"), 1);
+    dqg_graph_destroy(g);
+}
+
+Test(pool_int8, refusals_are_explained)
+{
+    test_rng = 8u;
+    int64_t xd[] = {1, 4, 6, 6};
+    dqg_pool_attrs mx = {.algorithm = DQG_POOL_MAX, .spatial_rank = 2, .kernel = {2, 2}};
+    dqg_tensor_id x, y;
+    /* Other output parameters: the pooling runs in f32 between them. */
+    dqg_graph *g = qdq_pool(DQG_U8, 0.05f, 128, 0.1f, 128, &mx, xd, 4, &x, &y);
+    cr_assert_leq(run_int8(g, x, y, "not fused: Dequantize 'x_dq' -> MaxPool 'pool'", "differ"), 0);
+    dqg_graph_destroy(g);
+    /* Include-padding average with a non-zero zero point. */
+    dqg_pool_attrs av = {.algorithm = DQG_POOL_AVG_INCLUDE_PAD,
+                         .spatial_rank = 2,
+                         .kernel = {3, 3},
+                         .pads_begin = {1, 1},
+                         .pads_end = {1, 1}};
+    g = qdq_pool(DQG_U8, 0.05f, 128, 0.05f, 128, &av, xd, 4, &x, &y);
+    cr_assert_leq(run_int8(g, x, y, "not fused", "zero point 128"), 0);
+    dqg_graph_destroy(g);
+}
+
+Test(pool_int8, fusion_off_keeps_the_float_path)
+{
+    test_rng = 9u;
+    int64_t xd[] = {1, 4, 6, 6};
+    dqg_pool_attrs mx = {.algorithm = DQG_POOL_MAX, .spatial_rank = 2, .kernel = {2, 2}};
+    dqg_tensor_id x, y;
+    dqg_graph *g = qdq_pool(DQG_U8, 0.05f, 128, 0.05f, 128, &mx, xd, 4, &x, &y);
+    dqg_compile_options o = dqg_compile_options_default();
+    o.disable_fusion = true;
+    dqg_compiled *c = NULL;
+    cr_assert_eq(dqg_compile(g, &o, &c), DQG_OK, "%s", dqg_last_error());
+    cr_assert_eq(dqg_compiled_partition_count(c), 3);
+    dqg_compiled_destroy(c);
     dqg_graph_destroy(g);
 }
