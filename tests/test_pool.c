@@ -739,3 +739,65 @@ Test(pool_int8, fusion_off_keeps_the_float_path)
     dqg_compiled_destroy(c);
     dqg_graph_destroy(g);
 }
+
+/* u8 conv -> Q -> DQ -> MaxPool -> Q -> DQ -> conv: both convolutions run
+ * as int8 primitives, the pooling between them on the u8 tensor they
+ * exchange, channels-last, with no reorder; the result matches the
+ * reference exactly where the reference's float path is exact (max). */
+static dqg_tensor_id qconv(dqg_graph *g, const char *name, dqg_tensor_id x, int64_t cin,
+                           int64_t cout, float s, uint8_t z)
+{
+    int64_t wd[] = {cout, cin, 3, 3}, one = 1;
+    int8_t w[16 * 16 * 9];
+    for (int64_t i = 0; i < cout * cin * 9; i++)
+        w[i] = (int8_t)((int)(test_rnd() % 255) - 127);
+    float ws = 0.002f;
+    dqg_dequantize_linear_attrs da = {.opset = 13};
+    dqg_quantize_linear_attrs qa = {.opset = 13};
+    dqg_tensor_id sc = test_const_f32(g, 0, &one, &s),
+                  zp = dqg_constant(g, NULL, DQG_U8, 0, &one, &z, 1);
+    dqg_tensor_id xf = dqg_dequantize_linear(g, NULL, x, sc, zp, &da);
+    dqg_tensor_id wf = dqg_dequantize_linear(
+        g, NULL, dqg_constant(g, NULL, DQG_S8, 4, wd, w, (size_t)(cout * cin * 9)),
+        test_const_f32(g, 0, &one, &ws), DQG_NONE, &da);
+    dqg_conv_attrs a = {.spatial_rank = 2, .pads_begin = {1, 1}, .pads_end = {1, 1}};
+    dqg_tensor_id y = dqg_convolution(g, name, xf, wf, DQG_NONE, &a);
+    return dqg_quantize_linear(g, NULL, y, sc, zp, &qa);
+}
+
+Test(pool_int8, pooling_between_int8_convolutions_stays_int8_and_channels_last)
+{
+    if (!test_int8_fusion())
+        cr_skip_test("this CPU " TEST_NO_INT8_REASON);
+    test_rng = 11u;
+    dqg_graph *g = G();
+    int64_t xd[] = {1, 16, 14, 14}, one = 1;
+    float s = 0.05f;
+    uint8_t z = 128;
+    dqg_dequantize_linear_attrs da = {.opset = 13};
+    dqg_quantize_linear_attrs qa = {.opset = 13};
+    dqg_tensor_id x = dqg_input(g, "x", DQG_U8, 4, xd);
+    dqg_tensor_id h = qconv(g, "c1", x, 16, 16, s, z);
+    dqg_pool_attrs pa = {.algorithm = DQG_POOL_MAX,
+                         .spatial_rank = 2,
+                         .kernel = {3, 3},
+                         .strides = {2, 2},
+                         .pads_begin = {1, 1},
+                         .pads_end = {1, 1}};
+    dqg_tensor_id sc = test_const_f32(g, 0, &one, &s),
+                  zp = dqg_constant(g, NULL, DQG_U8, 0, &one, &z, 1);
+    h = dqg_pool(g, "pool", dqg_dequantize_linear(g, "pool_dq", h, sc, zp, &da), &pa);
+    h = dqg_quantize_linear(g, "pool_q", h, sc, zp, &qa);
+    dqg_tensor_id y = qconv(g, "c2", h, 16, 8, s, z);
+    cr_assert_eq(dqg_output(g, y, "y"), DQG_OK, "%s", dqg_last_error());
+    finalize_ok(g);
+    dqg_compiled *c = NULL;
+    cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+    cr_assert_eq(dqg_compiled_partition_count(c), 3);
+    const char *info = dqg_compiled_partition_info(c, 1);
+    cr_assert(strstr(info, "onednn:pool:u8") && !strstr(info, "reorder"), "%s", info);
+    cr_assert(explained(c, "fused: Dequantize 'pool_dq' -> MaxPool 'pool'", "u8 max pooling"));
+    dqg_compiled_destroy(c);
+    cr_assert_leq(run_int8(g, x, y, NULL, NULL), 1);
+    dqg_graph_destroy(g);
+}
