@@ -53,6 +53,7 @@ function(dqg_register_onnx_conformance)
       test_logsoftmax_* test_concat_* test_sum_* test_dropout_* test_batchnorm_* test_lrn*
       test_layer_normalization_* test_reduce_sum_* test_reduce_mean_* test_reduce_max_*
       test_reduce_min_* test_reduce_prod_* test_reduce_sum_square_*
+      test_maxpool_* test_averagepool_* test_globalmaxpool* test_globalaveragepool*
       # Cast between the float types dqgraph has (it has no DOUBLE or STRING;
       # FLOAT_to_BFLOAT16's expected data is truncated, dqgraph rounds to
       # nearest even).
@@ -69,8 +70,10 @@ function(dqg_register_onnx_conformance)
   #  test_reduce_sum_default_axes_*, *_empty_axes_input_noop_*,
   #  test_reduce_sum_negative_axes_keepdims_random  axes given at run time
   #                         (an empty graph input): dqgraph reads axes at build time
+  #  test_maxpool_with_argmax_*  MaxPool's Indices output, which dqgraph does not compute
   set(_excluded test_identity_opt test_identity_sequence
-      test_reshape_allowzero_reordered test_batchnorm_epsilon_training_mode
+      test_reshape_allowzero_reordered test_maxpool_with_argmax_2d_precomputed_pads
+      test_maxpool_with_argmax_2d_precomputed_strides test_batchnorm_epsilon_training_mode
       test_batchnorm_example_training_mode test_dropout_default_mask
       test_dropout_default_mask_ratio test_pow_types_float test_pow_types_int
       test_pow_types_int32_float32 test_pow_types_int32_int32 test_pow_types_int64_float32

@@ -76,6 +76,17 @@ typedef struct dqg_quant_attrs {
     bool saturate; /* QUANTIZE to float8 */
 } dqg_quant_attrs;
 
+/* Normalized pooling attributes (no padding bytes: the cache key reads
+ * them): strides and dilations >= 1, and a global pooling's kernel is the
+ * input's spatial extent. */
+typedef struct dqg_pool_params {
+    int32_t algorithm; /* dqg_pool_algorithm */
+    int32_t spatial_rank;
+    int32_t ceil_mode;
+    int32_t global;
+    int64_t kernel[3], strides[3], pads_begin[3], pads_end[3], dilations[3];
+} dqg_pool_params;
+
 typedef struct dqg_op {
     dqg_op_kind kind;
     bool removed; /* dropped by a pass (graph copies only) */
@@ -124,6 +135,7 @@ typedef struct dqg_op {
             uint32_t axes; /* bit i: axis i of x is reduced */
             bool keepdims;
         } reduce;
+        dqg_pool_params pool;
         dqg_quant_attrs quant;
     } attrs;
 } dqg_op;
@@ -258,6 +270,21 @@ extern const dqg_op_def dqg_op_def_concat;
 extern const dqg_op_def dqg_op_def_lrn;
 extern const dqg_op_def dqg_op_def_layer_norm;
 extern const dqg_op_def dqg_op_def_reduce;
+extern const dqg_op_def dqg_op_def_pool;
+
+/* One output element of a pooling op (graph/ops/pooling.c), by ONNX's
+ * rules: element (n, c, o[0..spatial_rank)) over x, whose logical NCX
+ * dimensions are x->dims and whose element strides are xs (row-major or
+ * channels-last), stored at element yi of Y (x's type). The reference runs
+ * it for every element; the oneDNN kernel for the windows oneDNN counts
+ * differently (ceil_mode's extra padding). */
+void dqg_pool_element(const dqg_pool_params *a, const dqg_tensor *x, const void *X,
+                      const int64_t *xs, int64_t n, int64_t c, const int64_t *o, void *Y,
+                      int64_t yi);
+/* Right padding that makes oneDNN's floor((X + pads_begin + pad_r - span) /
+ * stride) + 1 equal the op's output size y_dim at spatial dim i: pads_end, or
+ * more when ceil_mode added a window. */
+int64_t dqg_pool_right_pad(const dqg_pool_params *a, int i, int64_t x_dim, int64_t y_dim);
 
 /* ---- Copies (graph/graph_copy.c) ------------------------------------------ */
 

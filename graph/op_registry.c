@@ -24,6 +24,7 @@ static const dqg_op_def *const defs[DQG_OP_KIND_COUNT] = {
     [DQG_OP_LRN] = &dqg_op_def_lrn,
     [DQG_OP_LAYER_NORM] = &dqg_op_def_layer_norm,
     [DQG_OP_REDUCE] = &dqg_op_def_reduce,
+    [DQG_OP_POOL] = &dqg_op_def_pool,
 };
 
 const dqg_op_def *dqg_op_def_of(dqg_op_kind kind)
@@ -56,6 +57,7 @@ const char *dqg_op_kind_name(dqg_op_kind kind)
         [DQG_OP_LRN] = "LRN",
         [DQG_OP_LAYER_NORM] = "LayerNorm",
         [DQG_OP_REDUCE] = "Reduce",
+        [DQG_OP_POOL] = "Pool",
     };
     return (kind >= 0 && kind < DQG_OP_KIND_COUNT) ? names[kind] : "Unknown";
 }

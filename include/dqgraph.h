@@ -232,6 +232,7 @@ typedef enum dqg_op_kind {
     DQG_OP_LRN,
     DQG_OP_LAYER_NORM,
     DQG_OP_REDUCE,
+    DQG_OP_POOL,
     DQG_OP_KIND_COUNT
 } dqg_op_kind;
 
@@ -454,6 +455,53 @@ DQG_API dqg_tensor_id dqg_transpose(dqg_graph *graph, const char *name, dqg_tens
  */
 DQG_API dqg_tensor_id dqg_typecast(dqg_graph *graph, const char *name, dqg_tensor_id x,
                                    dqg_dtype to);
+
+typedef enum dqg_pool_algorithm {
+    DQG_POOL_MAX = 0,             /**< largest element of the window; padding is ignored */
+    DQG_POOL_AVG_INCLUDE_PAD = 1, /**< mean; padded positions count as zeros */
+    DQG_POOL_AVG_EXCLUDE_PAD = 2, /**< mean over the input elements of the window only */
+} dqg_pool_algorithm;
+
+/** Attributes of dqg_pool. Zero-initialize, then set what the model sets. */
+typedef struct dqg_pool_attrs {
+    dqg_pool_algorithm algorithm;
+    /**
+     * Whole-input pooling (ONNX GlobalAveragePool/GlobalMaxPool): the window is
+     * the input's spatial extent, the output's spatial dimensions are 1, and
+     * every field below must stay 0.
+     */
+    bool global;
+    int spatial_rank;      /**< 1, 2 or 3: x has rank spatial_rank + 2 */
+    int64_t kernel[3];     /**< >= 1 */
+    int64_t strides[3];    /**< >= 1; 0 means 1 */
+    int64_t pads_begin[3]; /**< >= 0 and < kernel */
+    int64_t pads_end[3];   /**< >= 0 and < kernel */
+    int64_t dilations[3];  /**< >= 1; 0 means 1; above 1 only for DQG_POOL_MAX */
+    bool ceil_mode;        /**< round the output size up (ONNX ceil_mode) */
+} dqg_pool_attrs;
+
+/**
+ * ONNX MaxPool, AveragePool, GlobalMaxPool and GlobalAveragePool on x
+ * [N, C, X...] (rank 3 to 5, NCX) of type f32, f16, bf16, u8 or s8; the
+ * output has x's type and is [N, C, Y...] with, per spatial dimension,
+ * span = (kernel - 1) * dilation + 1 and
+ * Y = floor((X + pads_begin + pads_end - span) / stride) + 1, or with
+ * ceil_mode the ceiling, less one when the last window would start past
+ * X + pads_begin (each window starts inside the input or its left padding).
+ * Windows that ceil_mode lets reach past pads_end are cut there: those
+ * positions are never counted, not even by DQG_POOL_AVG_INCLUDE_PAD.
+ *
+ * Arithmetic: float averages are summed in double and rounded once to the
+ * output type; u8/s8 averages are the exact mean rounded to nearest, ties
+ * to even. A maximum is exact; a float NaN in the window gives NaN on the
+ * reference (the compiled kernel follows oneDNN, which may not propagate
+ * it). A window that holds no input element (possible only with
+ * dilations) gives the type's lowest finite value. Errors (sticky): an
+ * attribute outside the ranges above, a rank or type not listed, or an
+ * output dimension below 1, each naming the rule and the spatial dimension.
+ */
+DQG_API dqg_tensor_id dqg_pool(dqg_graph *graph, const char *name, dqg_tensor_id x,
+                               const dqg_pool_attrs *attrs);
 
 /* ---- Dequantize and quantize: one front door per dialect ---------------- */
 

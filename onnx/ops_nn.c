@@ -1,5 +1,6 @@
-/* Importers of the float and layout operators: MatMul, Gemm, Conv, Add,
- * Mul, Relu, Clip, Reshape, Transpose, Identity, Constant, Cast, Flatten,
+/* Importers of the float and layout operators: MatMul, Gemm, Conv,
+ * MaxPool, AveragePool, GlobalMaxPool, GlobalAveragePool, Add, Mul, Relu,
+ * Clip, Reshape, Transpose, Identity, Constant, Cast, Flatten,
  * Squeeze and Unsqueeze. */
 #include <float.h>
 #include <math.h>
@@ -230,6 +231,197 @@ static dqg_status import_conv(onnx_import *c)
         (st = onnx_build_conv(c, x, w, b, &y)) != DQG_OK)
         return st;
     return onnx_set_output(c, 0, y);
+}
+
+/* ---- Pooling ---------------------------------------------------------------- */
+
+/* The attributes of MaxPool / AveragePool at the node's opset (NULL-terminated). */
+static void pool_attr_names(const onnx_import *c, bool max, const char **names)
+{
+    int n = 0;
+    names[n++] = "auto_pad";
+    names[n++] = "kernel_shape";
+    names[n++] = "pads";
+    names[n++] = "strides";
+    if (max && c->node_opset >= 8)
+        names[n++] = "storage_order";
+    if (!max && c->node_opset >= 7)
+        names[n++] = "count_include_pad";
+    if (c->node_opset >= 10)
+        names[n++] = "ceil_mode";
+    if (c->node_opset >= (max ? 10 : 19))
+        names[n++] = "dilations";
+    names[n] = NULL;
+}
+
+static dqg_status pool_flag(onnx_import *c, const char *name, bool *out)
+{
+    int64_t v;
+    dqg_status st = onnx_attr_int(c, name, 0, &v);
+    if (st == DQG_OK && v != 0 && v != 1)
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "attribute '%s' is %lld; it must be 0 or 1",
+                              name, (long long)v);
+    *out = v != 0;
+    return st;
+}
+
+static dqg_status pool_ints(onnx_import *c, const char *name, size_t want, const int64_t **v,
+                            bool *present)
+{
+    size_t n;
+    dqg_status st = onnx_attr_ints(c, name, v, &n, present);
+    if (st == DQG_OK && *present && n != want)
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                              "attribute '%s' has %zu values; kernel_shape has %zu spatial "
+                              "dimensions%s",
+                              name, n, strcmp(name, "pads") == 0 ? want / 2 : want,
+                              strcmp(name, "pads") == 0 ? " (pads holds begins then ends)" : "");
+    return st;
+}
+
+/* The input's type: floats everywhere, u8/s8 for MaxPool from opset 12. */
+static dqg_status pool_input(onnx_import *c, bool max, dqg_tensor_id *x)
+{
+    dqg_status st = onnx_input(c, 0, "X", true, x);
+    if (st != DQG_OK)
+        return st;
+    dqg_dtype t = dqg_tensor_dtype(c->g, *x);
+    if (t == DQG_F32 || t == DQG_F16 || t == DQG_BF16)
+        return DQG_OK;
+    if ((t == DQG_U8 || t == DQG_S8) && max && c->node_opset >= 12)
+        return DQG_OK;
+    return onnx_node_fail(
+        c, DQG_UNSUPPORTED, "input 0 (X) has type %s; dqgraph imports %s for f32, f16 and bf16%s",
+        dqg_dtype_name(t), c->node->op_type,
+        max ? (c->node_opset >= 12 ? ", u8 and s8" : " (u8 and s8 from opset 12)") : "");
+}
+
+static dqg_status import_pool(onnx_import *c)
+{
+    bool max = strcmp(c->node->op_type, "MaxPool") == 0;
+    const char *known[12];
+    pool_attr_names(c, max, known);
+    dqg_status st;
+    if ((st = onnx_check_arity(c, 1, 1, 1, max && c->node_opset >= 8 ? 2 : 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, known)) != DQG_OK)
+        return st;
+    if (onnx_output_value(c, 1))
+        return onnx_node_fail(c, DQG_UNSUPPORTED,
+                              "output 1 (Indices) is not supported; dqgraph computes the pooled "
+                              "values only");
+    int64_t storage_order;
+    if ((st = onnx_attr_int(c, "storage_order", 0, &storage_order)) != DQG_OK)
+        return st;
+    if (storage_order != 0)
+        return onnx_node_fail(c, DQG_UNSUPPORTED,
+                              "storage_order %lld is not supported; only 0 (row-major Indices)",
+                              (long long)storage_order);
+    dqg_tensor_id x;
+    if ((st = pool_input(c, max, &x)) != DQG_OK)
+        return st;
+    onnx_shape xs = onnx_tensor_shape(c, x);
+    const int64_t *ks, *strides, *pads, *dil;
+    size_t nk;
+    bool has_k, has_s, has_p, has_d;
+    if ((st = onnx_attr_ints(c, "kernel_shape", &ks, &nk, &has_k)) != DQG_OK)
+        return st;
+    if (!has_k)
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "attribute 'kernel_shape' is required");
+    if (nk < 1 || nk > 3)
+        return onnx_node_fail(c, DQG_UNSUPPORTED,
+                              "kernel_shape has %zu values: dqgraph has 1-D, 2-D and 3-D pooling",
+                              nk);
+    int sr = (int)nk;
+    if (xs.rank != sr + 2)
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                              "X has rank %d; kernel_shape's %d spatial dimensions need rank %d",
+                              xs.rank, sr, sr + 2);
+    bool ceil_mode = false, include_pad = false;
+    char auto_pad[32];
+    if ((st = pool_ints(c, "strides", (size_t)sr, &strides, &has_s)) != DQG_OK ||
+        (st = pool_ints(c, "pads", 2 * (size_t)sr, &pads, &has_p)) != DQG_OK ||
+        (st = pool_ints(c, "dilations", (size_t)sr, &dil, &has_d)) != DQG_OK ||
+        (st = pool_flag(c, "ceil_mode", &ceil_mode)) != DQG_OK ||
+        (st = pool_flag(c, "count_include_pad", &include_pad)) != DQG_OK ||
+        (st = onnx_attr_string(c, "auto_pad", "NOTSET", auto_pad, sizeof auto_pad)) != DQG_OK)
+        return st;
+    dqg_pool_attrs a = {
+        .algorithm = max ? DQG_POOL_MAX
+                         : (include_pad ? DQG_POOL_AVG_INCLUDE_PAD : DQG_POOL_AVG_EXCLUDE_PAD),
+        .spatial_rank = sr,
+        .ceil_mode = ceil_mode,
+    };
+    for (int i = 0; i < sr; i++) {
+        a.kernel[i] = ks[i];
+        a.strides[i] = has_s ? strides[i] : 1;
+        a.dilations[i] = has_d ? dil[i] : 1;
+        if (a.kernel[i] < 1 || a.strides[i] < 1 || a.dilations[i] < 1)
+            return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                                  "kernel_shape, strides and dilations must be >= 1 (dimension "
+                                  "%d: %lld, %lld, %lld)",
+                                  i, (long long)a.kernel[i], (long long)a.strides[i],
+                                  (long long)a.dilations[i]);
+        /* dqg_pool's limit, checked before the auto_pad arithmetic. */
+        if (a.kernel[i] > INT32_MAX || a.strides[i] > INT32_MAX || a.dilations[i] > INT32_MAX)
+            return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                                  "kernel_shape, strides and dilations must be <= %d (dimension "
+                                  "%d)",
+                                  INT32_MAX, i);
+        if (!max && a.dilations[i] != 1)
+            return onnx_node_fail(c, DQG_UNSUPPORTED,
+                                  "dilation %lld at dimension %d: dqgraph averages undilated "
+                                  "windows only",
+                                  (long long)a.dilations[i], i);
+    }
+    bool same_upper = strcmp(auto_pad, "SAME_UPPER") == 0,
+         same_lower = strcmp(auto_pad, "SAME_LOWER") == 0;
+    if (same_upper || same_lower) {
+        if (has_p)
+            return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "pads cannot be given with auto_pad %s",
+                                  auto_pad);
+        /* ONNX: output ceil(X / stride), padding split evenly, the odd
+         * one at the end (SAME_UPPER) or the beginning (SAME_LOWER). */
+        for (int i = 0; i < sr; i++) {
+            int64_t in = xs.dims[2 + i], s = a.strides[i];
+            int64_t span = (a.kernel[i] - 1) * a.dilations[i] + 1;
+            int64_t o = (in + s - 1) / s;
+            int64_t total = (o - 1) * s + span - in;
+            if (total < 0)
+                total = 0;
+            a.pads_begin[i] = same_upper ? total / 2 : total - total / 2;
+            a.pads_end[i] = total - a.pads_begin[i];
+        }
+    } else if (strcmp(auto_pad, "VALID") == 0 || strcmp(auto_pad, "NOTSET") == 0) {
+        if (strcmp(auto_pad, "VALID") == 0 && has_p)
+            return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                                  "pads cannot be given with auto_pad VALID");
+        for (int i = 0; i < sr && has_p; i++) {
+            a.pads_begin[i] = pads[i];
+            a.pads_end[i] = pads[sr + i];
+        }
+    } else {
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                              "auto_pad '%s' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID",
+                              auto_pad);
+    }
+    return unary_output(c, dqg_pool(c->g, onnx_op_name(c, NULL), x, &a));
+}
+
+static dqg_status import_global_pool(onnx_import *c)
+{
+    bool max = strcmp(c->node->op_type, "GlobalMaxPool") == 0;
+    dqg_status st;
+    dqg_tensor_id x;
+    if ((st = onnx_check_arity(c, 1, 1, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, no_attrs)) != DQG_OK ||
+        (st = onnx_input(c, 0, "X", true, &x)) != DQG_OK || (st = onnx_require_float(c, 0, x)))
+        return st;
+    int r = dqg_tensor_rank(c->g, x);
+    if (r < 3 || r > 5)
+        return onnx_node_fail(c, DQG_UNSUPPORTED,
+                              "X has rank %d: dqgraph pools inputs of rank 3 to 5 (1-D to 3-D)", r);
+    dqg_pool_attrs a = {.algorithm = max ? DQG_POOL_MAX : DQG_POOL_AVG_EXCLUDE_PAD, .global = true};
+    return unary_output(c, dqg_pool(c->g, onnx_op_name(c, NULL), x, &a));
 }
 
 /* ---- Element-wise ------------------------------------------------------------- */
@@ -622,6 +814,10 @@ const onnx_op_entry onnx_nn_ops[] = {
     {"", "MatMul", import_matmul, NULL},
     {"", "Gemm", import_gemm, NULL},
     {"", "Conv", import_conv, NULL},
+    {"", "MaxPool", import_pool, NULL},
+    {"", "AveragePool", import_pool, NULL},
+    {"", "GlobalMaxPool", import_global_pool, NULL},
+    {"", "GlobalAveragePool", import_global_pool, NULL},
     {"", "Add", import_binary, NULL},
     {"", "Mul", import_binary, NULL},
     {"", "Relu", import_relu, NULL},

@@ -9,7 +9,8 @@
  * per-tensor quantize or dequantize) are one class. A class goes
  * channels-last when a convolution reads or writes it and no member is
  * read or written by a partition that needs row-major data (anything that
- * indexes the layout: reshapes, matmuls, per-axis quantization...). Kernels
+ * indexes the layout: reshapes, matmuls, per-axis quantization...). A
+ * pooling takes either layout on each side and constrains neither. Kernels
  * read each tensor's layout from its flag; a kernel that cannot (the
  * reference fallback) converts at its boundary, so a choice is never wrong,
  * only slower. */
@@ -161,6 +162,15 @@ static void visit_partition(const dqg_pass_state *s, layout_state *L, int p)
         for (int o = 0; o < part->n_outputs; o++)
             if (part->outputs[o] != result)
                 touch(g, L, part->outputs[o], true, false);
+        return;
+    }
+    if (main->kind == DQG_OP_POOL && part->n_ops == 1) {
+        /* The pooling kernel reads and writes either layout; it follows
+         * its neighbours (int8 pooling stays int8, in their layout). */
+        for (int i = 0; i < n_in; i++)
+            touch(g, L, ins[i], false, false);
+        for (int o = 0; o < part->n_outputs; o++)
+            touch(g, L, part->outputs[o], false, false);
         return;
     }
     /* Element-wise partitions (a single element-wise op, or a quantized

@@ -73,7 +73,8 @@ typedef struct dqg_pass_state {
 } dqg_pass_state;
 
 /* Runs canonicalize -> fold constants -> fuse DQ into MatMul -> fuse DQ into
- * Convolution -> fuse quantized element-wise chains -> lower leftovers ->
+ * Convolution -> fuse quantized pooling -> fuse quantized element-wise
+ * chains -> lower leftovers ->
  * choose layouts after
  * partition on a copy of `g`. */
 dqg_status dqg_run_passes(const dqg_graph *g, const dqg_compile_options *options,
@@ -112,6 +113,7 @@ dqg_status dqg_pass_canonicalize(dqg_pass_state *s);
 dqg_status dqg_pass_fold_constants(dqg_pass_state *s);
 dqg_status dqg_pass_fuse_dq_matmul(dqg_pass_state *s);
 dqg_status dqg_pass_fuse_dq_conv(dqg_pass_state *s);
+dqg_status dqg_pass_fuse_qdq_pool(dqg_pass_state *s);
 dqg_status dqg_pass_fuse_qdq_eltwise(dqg_pass_state *s);
 dqg_status dqg_pass_lower(dqg_pass_state *s);
 dqg_status dqg_pass_partition(dqg_pass_state *s);

@@ -71,6 +71,7 @@ dqg_status dqg_kernel_reference_build(const dqg_kernel_request *req, dqg_kernel 
 dqg_status dqg_kernel_dequantize_build(const dqg_kernel_request *req, dqg_kernel **out);
 dqg_status dqg_kernel_matmul_build(const dqg_kernel_request *req, dqg_kernel **out);
 dqg_status dqg_kernel_conv_build(const dqg_kernel_request *req, dqg_kernel **out);
+dqg_status dqg_kernel_pool_build(const dqg_kernel_request *req, dqg_kernel **out);
 dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **out);
 dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **out);
 dqg_status dqg_kernel_eltwise_build(const dqg_kernel_request *req, dqg_kernel **out);

@@ -42,6 +42,9 @@ dqg_status dqg_kernel_build(const dqg_kernel_request *req, dqg_kernel **out)
     case DQG_OP_CONVOLUTION:
         st = dqg_kernel_conv_build(req, out);
         break;
+    case DQG_OP_POOL:
+        st = dqg_kernel_pool_build(req, out);
+        break;
     case DQG_OP_RELU:
     case DQG_OP_CLIP:
     case DQG_OP_ADD:

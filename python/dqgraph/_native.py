@@ -93,6 +93,20 @@ class ConvAttrs(ctypes.Structure):
     ]
 
 
+class PoolAttrs(ctypes.Structure):
+    _fields_ = [
+        ("algorithm", c_int),
+        ("global_", ctypes.c_bool),
+        ("spatial_rank", c_int),
+        ("kernel", c_int64 * 3),
+        ("strides", c_int64 * 3),
+        ("pads_begin", c_int64 * 3),
+        ("pads_end", c_int64 * 3),
+        ("dilations", c_int64 * 3),
+        ("ceil_mode", ctypes.c_bool),
+    ]
+
+
 class DequantizeLinearAttrs(ctypes.Structure):
     _fields_ = [
         ("opset", c_int),

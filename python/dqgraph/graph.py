@@ -294,6 +294,38 @@ def _fill_conv(s, kw, call):
     s.data_format = _data_format("Convolution", kw["data_format"])
 
 
+_POOL_ALGORITHMS = {"max": 0, "avg_include_pad": 1, "avg_exclude_pad": 2}
+
+
+def _fill_pool(s, kw, call):
+    alg = kw["algorithm"]
+    if alg not in _POOL_ALGORITHMS:
+        raise errors.InvalidArgument(
+            "Pool: algorithm %r is not one of %s" % (alg, ", ".join(_POOL_ALGORITHMS)))
+    s.algorithm = _POOL_ALGORITHMS[alg]
+    if kw["global_pool"]:
+        s.global_ = True
+        return
+    x = call.values[0]
+    kernel = kw["kernel"]
+    if kernel is None:
+        raise errors.InvalidArgument("Pool: kernel is required unless global_pool")
+    if isinstance(kernel, (int, np.integer)):
+        rank = x.rank - 2 if isinstance(x, Tensor) and x.rank >= 3 else 2
+    else:
+        rank = len(kernel)
+    if not 1 <= rank <= 3:
+        raise errors.InvalidArgument("Pool: spatial rank %d is not 1, 2 or 3" % rank)
+    s.spatial_rank = rank
+    for field, default in (("kernel", 1), ("strides", 1), ("pads_begin", 0), ("pads_end", 0),
+                           ("dilations", 1)):
+        values = _spatial("Pool: " + field, kw[field], rank, default)
+        arr = getattr(s, field)
+        for i, v in enumerate(values):
+            arr[i] = v
+    s.ceil_mode = bool(kw["ceil_mode"])
+
+
 def _fill_dequantize_linear(s, kw, call):
     s.opset = int(kw["opset"])
     if kw["axis"] is not None:
@@ -323,6 +355,20 @@ _CONV = Attrs(
         Param("data_format", "kw", "ncx"),
     ],
     _fill_conv,
+)
+_POOL = Attrs(
+    _native.PoolAttrs,
+    [
+        Param("algorithm", "kw", "max"),
+        Param("kernel", "kw", None),
+        Param("strides", "kw", None),
+        Param("pads_begin", "kw", None),
+        Param("pads_end", "kw", None),
+        Param("dilations", "kw", None),
+        Param("ceil_mode", "kw", False),
+        Param("global_pool", "kw", False),
+    ],
+    _fill_pool,
 )
 _DQL = Attrs(
     _native.DequantizeLinearAttrs,
@@ -367,6 +413,11 @@ _BUILDERS = {
                                         Param("bias", O, None), _CONV],
                     "Convolution (cross-correlation); weights OIX; strides, pads and dilations "
                     "per spatial dimension (an int applies to all); data_format 'ncx' or 'nxc'."),
+    "pool": ("dqg_pool", [Param("x", T), _POOL],
+             "ONNX MaxPool / AveragePool / GlobalMaxPool / GlobalAveragePool over NCX x: "
+             "algorithm 'max', 'avg_include_pad' or 'avg_exclude_pad'; kernel, strides, pads "
+             "and dilations per spatial dimension (an int applies to all); ceil_mode; "
+             "global_pool pools the whole spatial extent."),
     "bias_add": ("dqg_bias_add", [Param("x", T), Param("bias", T),
                                   Param("data_format", "format", "ncx")],
                  "x + bias along the channel axis (1 for 'ncx', the last for 'nxc')."),

@@ -119,6 +119,26 @@ def test_convolution(fmt):
     np.testing.assert_allclose(out, want, rtol=0, atol=1e-5 * np.abs(want).max())
 
 
+def test_pool():
+    x = np.arange(1, 17, dtype=np.float32).reshape(1, 1, 4, 4)
+    g = dqgraph.Graph()
+    t = g.input("x", "f32", x.shape)
+    g.output(g.pool(t, kernel=2, strides=2), "max")
+    g.output(g.pool(t, algorithm="avg_exclude_pad", kernel=(3, 3), strides=2, pads_begin=1,
+                    pads_end=1, ceil_mode=True), "avg")
+    g.output(g.pool(t, algorithm="avg_exclude_pad", global_pool=True), "gap")
+    out = run_all(g, {"x": x})
+    np.testing.assert_array_equal(out["max"].ravel(), f32(6, 8, 14, 16))
+    # ceil_mode: windows over rows/columns {0, 1}, {1, 2, 3} and {3} (the last
+    # one starts inside the input); x = 4 r + c + 1, so each mean is
+    # 4 mean(rows) + mean(columns) + 1.
+    want = [4 * r + c + 1 for r in (0.5, 2, 3) for c in (0.5, 2, 3)]
+    np.testing.assert_allclose(out["avg"].ravel(), np.array(want, np.float32), rtol=1e-6)
+    np.testing.assert_array_equal(out["gap"].ravel(), f32(8.5))
+    with pytest.raises(dqgraph.errors.InvalidArgument, match="algorithm 'min'"):
+        g.pool(t, algorithm="min", kernel=2)
+
+
 def test_bias_add_add_mul_relu_clip():
     x = f32(-3, -1, 0, 2, 5, 7).reshape(1, 2, 3)
     g = dqgraph.Graph()

@@ -1,0 +1,144 @@
+/* fuse quantized pooling: DequantizeLinear (u8/s8, one constant scale and
+ * zero point) -> MaxPool or AveragePool -> QuantizeLinear back to the same
+ * type with the same scale and zero point becomes one pooling op on the
+ * quantized tensor, so int8 stays int8 across the pooling.
+ *
+ * Max: a dequantize of positive scale is monotone, so the max of the
+ * dequantized window is the dequantize of the max, and quantizing it back
+ * with the same parameters gives that element again: exact.
+ * Average: the mean of (x - zp) * scale quantized back is the mean of x
+ * rounded to nearest (ties to even), rounded once instead of three times
+ * (dequantize, average, quantize), so it can differ from the float path by
+ * one unit where the mean lies within float rounding of a half. Padding
+ * counted by an include-padding average is a dequantized 0, which is the
+ * zero point on the quantized side: that case is fused only when the zero
+ * point is 0. The rewrite happens on the compile-time copy of the graph:
+ * the pooling op reads the dequantize's input and writes the quantize's
+ * output, and both are removed. */
+#include <math.h>
+#include <string.h>
+
+#include "graph/dtype.h"
+#include "passes/fuse_common.h"
+
+/* One constant f32 scale and a constant (or absent) zero point. */
+static bool const_params(const dqg_graph *g, const dqg_op *op)
+{
+    return op->attrs.quant.granularity == DQG_PER_TENSOR &&
+           g->tensors[op->inputs[1]].kind == DQG_TENSOR_CONSTANT &&
+           g->tensors[op->inputs[1]].dtype == DQG_F32 &&
+           (op->inputs[2] == DQG_NONE || g->tensors[op->inputs[2]].kind == DQG_TENSOR_CONSTANT);
+}
+
+static float scale_of(const dqg_graph *g, const dqg_op *op)
+{
+    return dqg_load_float(DQG_F32, g->tensors[op->inputs[1]].data, 0);
+}
+
+static int64_t zp_of(const dqg_graph *g, const dqg_op *op)
+{
+    dqg_tensor_id z = op->inputs[2];
+    return z == DQG_NONE ? 0 : dqg_load_int(g->tensors[z].dtype, g->tensors[z].data, 0);
+}
+
+static bool pads_anything(const dqg_pool_params *a)
+{
+    for (int i = 0; i < a->spatial_rank; i++)
+        if (a->pads_begin[i] || a->pads_end[i])
+            return true;
+    return false;
+}
+
+/* Why DQ -> pool -> Q cannot run on the quantized tensor, or NULL. */
+static const char *refusal(const dqg_graph *g, const dqg_op *dq, const dqg_op *pool,
+                           const dqg_op *q, char *why, size_t n)
+{
+    dqg_dtype xt = g->tensors[dq->inputs[0]].dtype, yt = g->tensors[q->outputs[0]].dtype;
+    if (xt != DQG_U8 && xt != DQG_S8) {
+        snprintf(why, n, "the dequantized tensor is %s, not u8 or s8", dqg_dtype_name(xt));
+        return why;
+    }
+    if (!const_params(g, dq) || !const_params(g, q)) {
+        snprintf(why, n, "the scales and zero points are not one constant each");
+        return why;
+    }
+    if (yt != xt) {
+        snprintf(why, n, "the quantize writes %s, the dequantize reads %s", dqg_dtype_name(yt),
+                 dqg_dtype_name(xt));
+        return why;
+    }
+    float s = scale_of(g, dq), sq = scale_of(g, q);
+    int64_t z = zp_of(g, dq), zq = zp_of(g, q);
+    if (memcmp(&s, &sq, sizeof s) != 0 || z != zq) {
+        snprintf(why, n,
+                 "the quantize's scale and zero point (%g, %lld) differ from the dequantize's "
+                 "(%g, %lld)",
+                 (double)sq, (long long)zq, (double)s, (long long)z);
+        return why;
+    }
+    /* Positive and normal, and (x - zp) * s stays finite: then
+     * rne((x - zp) * s / s) is x - zp exactly. */
+    if (!(s > 0.0f) || !isnormal(s) || s > 1e30f) {
+        snprintf(why, n, "scale %g is not a positive normal number", (double)s);
+        return why;
+    }
+    const dqg_pool_params *a = &pool->attrs.pool;
+    if (a->algorithm == DQG_POOL_AVG_INCLUDE_PAD && z != 0 && pads_anything(a)) {
+        snprintf(why, n,
+                 "the average counts padding, a dequantized 0 that is the zero point %lld on the "
+                 "quantized side",
+                 (long long)z);
+        return why;
+    }
+    return NULL;
+}
+
+dqg_status dqg_pass_fuse_qdq_pool(dqg_pass_state *s)
+{
+    dqg_graph *g = s->graph;
+    if (s->options->disable_fusion)
+        return DQG_OK;
+    for (int32_t i = 0; i < g->n_ops; i++) {
+        dqg_op *pool = &g->ops[i];
+        if (pool->removed || pool->kind != DQG_OP_POOL || s->group[i] >= 0)
+            continue;
+        dqg_tensor_id x = pool->inputs[0], y = pool->outputs[0];
+        int32_t d = g->tensors[x].producer, k = dqg_pass_single_consumer(s, y);
+        if (d < 0 || k < 0 || g->ops[d].removed || g->ops[k].removed || s->group[d] >= 0 ||
+            s->group[k] >= 0 || g->ops[d].kind != DQG_OP_DEQUANTIZE ||
+            g->ops[k].kind != DQG_OP_QUANTIZE || g->tensors[y].dtype != DQG_F32 ||
+            dqg_pass_single_consumer(s, x) != i)
+            continue;
+        dqg_op *dq = &g->ops[d], *q = &g->ops[k];
+        bool max = pool->attrs.pool.algorithm == DQG_POOL_MAX;
+        const char *kind = pool->attrs.pool.global ? (max ? "GlobalMaxPool" : "GlobalAveragePool")
+                                                   : (max ? "MaxPool" : "AveragePool");
+        char why[200];
+        dqg_status st;
+        if (refusal(g, dq, pool, q, why, sizeof why)) {
+            st = dqg_explain(s, "not fused: Dequantize '%s' -> %s '%s' -> Quantize '%s': %s",
+                             dq->name, kind, pool->name, q->name, why);
+            if (st != DQG_OK)
+                return st;
+            continue;
+        }
+        dqg_tensor_id qx = dq->inputs[0], qy = q->outputs[0];
+        dqg_dtype t = g->tensors[qx].dtype;
+        pool->inputs[0] = qx;
+        pool->outputs[0] = qy;
+        g->tensors[qy].producer = i;
+        g->tensors[y].producer = k; /* now an orphan, as the removed ops' results */
+        dq->removed = q->removed = true;
+        st = dqg_explain(s,
+                         "fused: Dequantize '%s' -> %s '%s' -> Quantize '%s' -> %s %s pooling on "
+                         "the quantized tensor (%s)",
+                         dq->name, kind, pool->name, q->name, dqg_dtype_name(t),
+                         max ? "max" : "average",
+                         max ? "exact: the max commutes with the dequantize"
+                             : "the mean rounded once, to nearest even: within one unit of the "
+                               "float path");
+        if (st != DQG_OK)
+            return st;
+    }
+    return DQG_OK;
+}
