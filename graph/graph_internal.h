@@ -131,6 +131,10 @@ typedef struct dqg_op {
             float epsilon;
         } layer_norm;
         struct {
+            int64_t start[DQG_MAX_RANK]; /* per axis of x, after clamping */
+            int64_t step[DQG_MAX_RANK];  /* 1 on axes not sliced */
+        } slice;
+        struct {
             dqg_reduce_op op;
             uint32_t axes; /* bit i: axis i of x is reduced */
             bool keepdims;
@@ -271,6 +275,7 @@ extern const dqg_op_def dqg_op_def_lrn;
 extern const dqg_op_def dqg_op_def_layer_norm;
 extern const dqg_op_def dqg_op_def_reduce;
 extern const dqg_op_def dqg_op_def_pool;
+extern const dqg_op_def dqg_op_def_slice;
 
 /* One output element of a pooling op (graph/ops/pooling.c), by ONNX's
  * rules: element (n, c, o[0..spatial_rank)) over x, whose logical NCX

@@ -25,6 +25,7 @@ static const dqg_op_def *const defs[DQG_OP_KIND_COUNT] = {
     [DQG_OP_LAYER_NORM] = &dqg_op_def_layer_norm,
     [DQG_OP_REDUCE] = &dqg_op_def_reduce,
     [DQG_OP_POOL] = &dqg_op_def_pool,
+    [DQG_OP_SLICE] = &dqg_op_def_slice,
 };
 
 const dqg_op_def *dqg_op_def_of(dqg_op_kind kind)
@@ -58,6 +59,7 @@ const char *dqg_op_kind_name(dqg_op_kind kind)
         [DQG_OP_LAYER_NORM] = "LayerNorm",
         [DQG_OP_REDUCE] = "Reduce",
         [DQG_OP_POOL] = "Pool",
+        [DQG_OP_SLICE] = "Slice",
     };
     return (kind >= 0 && kind < DQG_OP_KIND_COUNT) ? names[kind] : "Unknown";
 }

@@ -233,6 +233,7 @@ typedef enum dqg_op_kind {
     DQG_OP_LAYER_NORM,
     DQG_OP_REDUCE,
     DQG_OP_POOL,
+    DQG_OP_SLICE,
     DQG_OP_KIND_COUNT
 } dqg_op_kind;
 
@@ -438,6 +439,18 @@ typedef enum dqg_reduce_op {
  */
 DQG_API dqg_tensor_id dqg_reduce(dqg_graph *graph, const char *name, dqg_reduce_op op,
                                  dqg_tensor_id x, int n_axes, const int64_t *axes, bool keepdims);
+
+/**
+ * ONNX Slice: along each of the n axes (NULL: 0 to n-1; negative count
+ * from the end; distinct), elements start, start + step, ... before end
+ * (steps NULL: all 1; a step is never 0, negative walks backwards). Starts
+ * and ends are clamped to the dimension as ONNX does (INT64_MAX means "to
+ * the end"); a slice that selects nothing is an error, as dqgraph has no
+ * empty tensors. Any data type.
+ */
+DQG_API dqg_tensor_id dqg_slice(dqg_graph *graph, const char *name, dqg_tensor_id x, int n,
+                                const int64_t *axes, const int64_t *starts, const int64_t *ends,
+                                const int64_t *steps);
 
 /**
  * ONNX Reshape (allowzero = 0): a 0 copies the input's dimension, one -1 is

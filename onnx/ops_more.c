@@ -2,8 +2,9 @@
  * joins that whole networks need: Sigmoid, Tanh, Erf, Gelu, Neg, Abs, Sqrt,
  * Reciprocal, Exp, Log, HardSigmoid, HardSwish, LeakyRelu, Elu, Sub, Div,
  * Pow, Softmax, LogSoftmax, Concat, Sum, Dropout, BatchNormalization, LRN,
- * LayerNormalization and the reductions (ReduceSum, ReduceMean, ReduceMax,
- * ReduceMin, ReduceProd). */
+ * LayerNormalization, the reductions (ReduceSum, ReduceMean, ReduceMax,
+ * ReduceMin, ReduceProd, ReduceSumSquare), Slice and Split, and the shape
+ * computations Shape, ConstantOfShape and Range (constants at import). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -578,6 +579,357 @@ static unsigned reduce_const_inputs(int64_t opset)
     return 1u << 1; /* axes, when it is an input */
 }
 
+/* ---- Slice and Split -------------------------------------------------------- */
+
+/* Values of constant input i (1-D, at most DQG_MAX_RANK) into v; *n = -1
+ * when the optional input is absent. */
+static dqg_status const_ints(onnx_import *c, int i, const char *what, bool required, int64_t *v,
+                             int *n)
+{
+    const onnx_tensor *t;
+    dqg_status st = onnx_input_const(c, i, what, required, &t);
+    *n = -1;
+    if (st != DQG_OK || !t)
+        return st;
+    if (t->nelems > DQG_MAX_RANK || t->rank > 1)
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                              "input %d (%s) has %lld values in rank %d; it must be 1-D of at most "
+                              "%d",
+                              i, what, (long long)t->nelems, t->rank, DQG_MAX_RANK);
+    for (int64_t k = 0; k < t->nelems; k++)
+        v[k] = (int64_t)onnx_tensor_get(t, k);
+    *n = (int)t->nelems;
+    return DQG_OK;
+}
+
+static dqg_status import_slice(onnx_import *c)
+{
+    static const char *const known_old[] = {"axes", "ends", "starts", NULL};
+    bool old = c->node_opset < 10;
+    dqg_status st;
+    if ((st = onnx_check_arity(c, old ? 1 : 3, old ? 1 : 5, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, old ? known_old : no_attrs)) != DQG_OK)
+        return st;
+    int64_t starts[DQG_MAX_RANK], ends[DQG_MAX_RANK], axes[DQG_MAX_RANK], steps[DQG_MAX_RANK];
+    int ns, ne, na = -1, nst = -1;
+    if (old) {
+        const int64_t *v[3];
+        size_t n[3];
+        bool has_axes;
+        if ((st = onnx_attr_ints(c, "starts", &v[0], &n[0], NULL)) != DQG_OK ||
+            (st = onnx_attr_ints(c, "ends", &v[1], &n[1], NULL)) != DQG_OK ||
+            (st = onnx_attr_ints(c, "axes", &v[2], &n[2], &has_axes)) != DQG_OK)
+            return st;
+        for (int k = 0; k < 3; k++)
+            if (n[k] > DQG_MAX_RANK)
+                return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "an attribute has %zu values", n[k]);
+        memcpy(starts, v[0], n[0] * sizeof *starts);
+        memcpy(ends, v[1], n[1] * sizeof *ends);
+        if (has_axes)
+            memcpy(axes, v[2], n[2] * sizeof *axes);
+        ns = (int)n[0];
+        ne = (int)n[1];
+        na = has_axes ? (int)n[2] : -1;
+    } else if ((st = const_ints(c, 1, "starts", true, starts, &ns)) != DQG_OK ||
+               (st = const_ints(c, 2, "ends", true, ends, &ne)) != DQG_OK ||
+               (st = const_ints(c, 3, "axes", false, axes, &na)) != DQG_OK ||
+               (st = const_ints(c, 4, "steps", false, steps, &nst)) != DQG_OK) {
+        return st;
+    }
+    if (ns != ne || (na >= 0 && na != ns) || (nst >= 0 && nst != ns))
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                              "starts, ends, axes and steps have %d, %d, %d and %d values; they "
+                              "must have as many",
+                              ns, ne, na, nst);
+    dqg_tensor_id x;
+    if ((st = onnx_input(c, 0, "data", true, &x)) != DQG_OK)
+        return st;
+    return output_of(c, dqg_slice(c->g, onnx_op_name(c, NULL), x, ns, na >= 0 ? axes : NULL, starts,
+                                  ends, nst >= 0 ? steps : NULL));
+}
+
+static unsigned slice_const_inputs(int64_t opset)
+{
+    return opset >= 10 ? 0x1Eu : 0; /* starts, ends, axes, steps */
+}
+
+/* Split into consecutive slices along an axis: sizes from the `split`
+ * attribute (opset < 13) or input, or num_outputs (opset 18) / the output
+ * count, equal parts with a smaller last one. */
+static dqg_status import_split(onnx_import *c)
+{
+    static const char *const known_old[] = {"axis", "split", NULL};
+    static const char *const known13[] = {"axis", NULL};
+    static const char *const known18[] = {"axis", "num_outputs", NULL};
+    int64_t opset = c->node_opset;
+    dqg_status st;
+    if ((st = onnx_check_arity(c, 1, opset < 13 ? 1 : 2, 1, DQG_ONNX_MAX_VARIADIC)) != DQG_OK ||
+        (st = onnx_check_attrs(c, opset < 13   ? known_old
+                                  : opset < 18 ? known13
+                                               : known18)) != DQG_OK)
+        return st;
+    int n = (int)c->node->n_output;
+    int64_t axis;
+    dqg_tensor_id x;
+    if ((st = onnx_attr_int(c, "axis", 0, &axis)) != DQG_OK ||
+        (st = onnx_input(c, 0, "input", true, &x)) != DQG_OK)
+        return st;
+    onnx_shape xs = onnx_tensor_shape(c, x);
+    if (axis < -xs.rank || axis >= xs.rank)
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "axis %lld is outside [-%d, %d)",
+                              (long long)axis, xs.rank, xs.rank);
+    if (axis < 0)
+        axis += xs.rank;
+    int64_t dim = xs.dims[axis];
+    int64_t *sizes = malloc((size_t)n * sizeof *sizes);
+    if (!sizes)
+        return onnx_node_fail(c, DQG_OUT_OF_MEMORY, "out of memory for %d outputs", n);
+    int64_t given = -1;
+    if (opset < 13) {
+        const int64_t *v;
+        size_t nv;
+        if ((st = onnx_attr_ints(c, "split", &v, &nv, NULL)) != DQG_OK)
+            goto done;
+        if (nv) {
+            given = (int64_t)nv;
+            for (int i = 0; i < n && i < (int)nv; i++)
+                sizes[i] = v[i];
+        }
+    } else if (onnx_input_name(c, 1)) {
+        const onnx_tensor *t;
+        if ((st = onnx_input_const(c, 1, "split", true, &t)) != DQG_OK)
+            goto done;
+        given = t->nelems;
+        for (int i = 0; i < n && i < t->nelems; i++)
+            sizes[i] = (int64_t)onnx_tensor_get(t, i);
+    }
+    if (given >= 0 && given != n) {
+        st = onnx_node_fail(c, DQG_INVALID_ARGUMENT, "split has %lld sizes for %d outputs",
+                            (long long)given, n);
+        goto done;
+    }
+    if (given < 0) {
+        int64_t parts = n;
+        if (opset >= 18) {
+            if ((st = onnx_attr_int(c, "num_outputs", n, &parts)) != DQG_OK)
+                goto done;
+            if (parts != n) {
+                st = onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                                    "num_outputs is %lld but the node has %d outputs",
+                                    (long long)parts, n);
+                goto done;
+            }
+        }
+        int64_t each = (dim + parts - 1) / parts;
+        for (int i = 0; i < n; i++)
+            sizes[i] = i < n - 1 ? each : dim - each * (n - 1);
+    }
+    int64_t at = 0;
+    for (int i = 0; i < n; i++) {
+        if (sizes[i] < 1 || at + sizes[i] > dim) {
+            st = onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                                "output %d would have %lld elements along axis %lld (of %lld); "
+                                "every part needs at least one and they must add up",
+                                i, (long long)sizes[i], (long long)axis, (long long)dim);
+            goto done;
+        }
+        at += sizes[i];
+    }
+    if (at != dim) {
+        st = onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                            "the split sizes add up to %lld; axis %lld has %lld", (long long)at,
+                            (long long)axis, (long long)dim);
+        goto done;
+    }
+    at = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t start = at, end = at + sizes[i];
+        at = end;
+        if (!onnx_output_value(c, i))
+            continue;
+        char suffix[24];
+        snprintf(suffix, sizeof suffix, "%d", i);
+        dqg_tensor_id y = dqg_slice(c->g, onnx_op_name(c, suffix), x, 1, &axis, &start, &end, NULL);
+        if (y == DQG_NONE) {
+            st = onnx_builder_failed(c);
+            goto done;
+        }
+        if ((st = onnx_set_output(c, i, y)) != DQG_OK)
+            goto done;
+    }
+    st = DQG_OK;
+done:
+    free(sizes);
+    return st;
+}
+
+static unsigned split_const_inputs(int64_t opset)
+{
+    return opset >= 13 ? 1u << 1 : 0;
+}
+
+/* ---- Shape computations, done at import ----------------------------------- */
+
+static dqg_status int64_const(onnx_import *c, int i, int rank, const int64_t *dims,
+                              const int64_t *v, int64_t n)
+{
+    onnx_tensor t = {.dtype = DQG_S64, .rank = rank, .nelems = n, .nbytes = (size_t)n * 8};
+    memcpy(t.dims, dims, (size_t)rank * sizeof *dims);
+    if (!(t.data = malloc(t.nbytes ? t.nbytes : 1)))
+        return onnx_node_fail(c, DQG_OUT_OF_MEMORY, "out of memory");
+    memcpy(t.data, v, t.nbytes);
+    return onnx_const_output(c, i, &t);
+}
+
+/* Shape: every graph tensor's shape is known when the model is imported. */
+static dqg_status import_shape(onnx_import *c)
+{
+    static const char *const known[] = {"start", "end", NULL};
+    dqg_status st;
+    dqg_tensor_id x;
+    int64_t start, end;
+    if ((st = onnx_check_arity(c, 1, 1, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, known)) != DQG_OK ||
+        (st = onnx_attr_int(c, "start", 0, &start)) != DQG_OK ||
+        (st = onnx_input(c, 0, "data", true, &x)) != DQG_OK)
+        return st;
+    onnx_shape xs = onnx_tensor_shape(c, x);
+    if ((st = onnx_attr_int(c, "end", xs.rank, &end)) != DQG_OK)
+        return st;
+    if (start < 0)
+        start += xs.rank;
+    if (end < 0)
+        end += xs.rank;
+    start = start < 0 ? 0 : start > xs.rank ? xs.rank : start;
+    end = end < 0 ? 0 : end > xs.rank ? xs.rank : end;
+    if (end <= start)
+        return onnx_node_fail(c, DQG_UNSUPPORTED,
+                              "start and end select no dimension; dqgraph has no empty tensors");
+    int64_t n = end - start;
+    return int64_const(c, 0, 1, &n, xs.dims + start, n);
+}
+
+/* ConstantOfShape with a constant shape: a constant filled with `value`. */
+static dqg_status import_constant_of_shape(onnx_import *c)
+{
+    static const char *const known[] = {"value", NULL};
+    dqg_status st;
+    if ((st = onnx_check_arity(c, 1, 1, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, known)) != DQG_OK)
+        return st;
+    int64_t dims[DQG_MAX_RANK];
+    int rank;
+    if ((st = const_ints(c, 0, "input", true, dims, &rank)) != DQG_OK)
+        return st;
+    onnx_tensor fill = {0};
+    const Onnx__AttributeProto *a = onnx_attr(c, "value");
+    if (a && a->t) {
+        if ((st = onnx_tensor_decode(a->t, "ConstantOfShape value", false, &c->ext, &fill)) !=
+            DQG_OK) {
+            char msg[1500];
+            snprintf(msg, sizeof msg, "%s", dqg_last_error());
+            return onnx_node_fail(c, st, "%s", msg);
+        }
+        if (fill.nelems != 1) {
+            onnx_tensor_release(&fill);
+            return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                                  "attribute 'value' has %lld elements; it must have one",
+                                  (long long)fill.nelems);
+        }
+    }
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) {
+        if (dims[i] < 1 || dims[i] > ((int64_t)1 << 40) / n) {
+            onnx_tensor_release(&fill);
+            return onnx_node_fail(c, DQG_UNSUPPORTED,
+                                  "dimension %d is %lld; dqgraph tensors have dimensions >= 1 "
+                                  "and at most 2^40 elements",
+                                  i, (long long)dims[i]);
+        }
+        n *= dims[i];
+    }
+    dqg_dtype dt = fill.data ? fill.dtype : DQG_F32;
+    size_t es = fill.data ? fill.nbytes : 4;
+    onnx_tensor t = {.dtype = dt, .rank = rank, .nelems = n};
+    memcpy(t.dims, dims, (size_t)rank * sizeof *dims);
+    t.nbytes = dqg_dtype_storage_size(dt, n);
+    t.data = calloc(1, t.nbytes ? t.nbytes : 1);
+    if (!t.data) {
+        onnx_tensor_release(&fill);
+        return onnx_node_fail(c, DQG_OUT_OF_MEMORY, "out of memory for %lld elements",
+                              (long long)n);
+    }
+    if (fill.data) {
+        if (dqg_dtype_bits(dt) < 8) {
+            float f;
+            dqg_dtype_decode(dt, fill.data, 0, 1, &f);
+            for (int64_t i = 0; i < n; i++)
+                dqg_dtype_encode(dt, &f, 1, t.data, i, true);
+        } else {
+            for (int64_t i = 0; i < n; i++)
+                memcpy((char *)t.data + (size_t)i * es, fill.data, es);
+        }
+    }
+    onnx_tensor_release(&fill);
+    return onnx_const_output(c, 0, &t);
+}
+
+/* Range with constant scalar start, limit and delta. */
+static dqg_status import_range(onnx_import *c)
+{
+    dqg_status st;
+    const onnx_tensor *v[3];
+    static const char *const what[] = {"start", "limit", "delta"};
+    if ((st = onnx_check_arity(c, 3, 3, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, no_attrs)) != DQG_OK)
+        return st;
+    for (int i = 0; i < 3; i++) {
+        if ((st = onnx_input_const(c, i, what[i], true, &v[i])) != DQG_OK)
+            return st;
+        if (v[i]->nelems != 1)
+            return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "input %d (%s) must be a scalar", i,
+                                  what[i]);
+    }
+    double start = onnx_tensor_get(v[0], 0), limit = onnx_tensor_get(v[1], 0),
+           delta = onnx_tensor_get(v[2], 0);
+    if (delta == 0 || !isfinite(start) || !isfinite(limit) || !isfinite(delta))
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "start %g, limit %g, delta %g", start, limit,
+                              delta);
+    double count = ceil((limit - start) / delta);
+    if (!(count >= 1) || count > (double)((int64_t)1 << 40))
+        return onnx_node_fail(c, DQG_UNSUPPORTED,
+                              "the range has %g elements; dqgraph tensors have 1 to 2^40", count);
+    int64_t n = (int64_t)count;
+    dqg_dtype dt = v[0]->dtype;
+    if (dt != DQG_F32 && dt != DQG_S32 && dt != DQG_S64 && dt != DQG_S16)
+        return onnx_node_fail(c, DQG_UNSUPPORTED, "Range of %s", dqg_dtype_name(dt));
+    onnx_tensor t = {.dtype = dt, .rank = 1, .dims = {n}, .nelems = n};
+    t.nbytes = dqg_dtype_storage_size(dt, n);
+    if (!(t.data = malloc(t.nbytes)))
+        return onnx_node_fail(c, DQG_OUT_OF_MEMORY, "out of memory");
+    for (int64_t i = 0; i < n; i++) {
+        if (dt == DQG_F32) {
+            /* As ONNX defines it: start + i * delta, in the type. */
+            ((float *)t.data)[i] = (float)start + (float)i * (float)delta;
+        } else {
+            int64_t r = (int64_t)start + i * (int64_t)delta;
+            if (dt == DQG_S64)
+                ((int64_t *)t.data)[i] = r;
+            else if (dt == DQG_S32)
+                ((int32_t *)t.data)[i] = (int32_t)r;
+            else
+                ((int16_t *)t.data)[i] = (int16_t)r;
+        }
+    }
+    return onnx_const_output(c, 0, &t);
+}
+
+static unsigned all_const_inputs(int64_t opset)
+{
+    (void)opset;
+    return 0x7u;
+}
+
 const onnx_op_entry onnx_more_ops[] = {
     {"", "Sigmoid", import_unary, NULL},
     {"", "Tanh", import_unary, NULL},
@@ -610,5 +962,10 @@ const onnx_op_entry onnx_more_ops[] = {
     {"", "ReduceMin", import_reduce, reduce_const_inputs},
     {"", "ReduceProd", import_reduce, reduce_const_inputs},
     {"", "ReduceSumSquare", import_reduce, reduce_const_inputs},
+    {"", "Slice", import_slice, slice_const_inputs},
+    {"", "Split", import_split, split_const_inputs},
+    {"", "Shape", import_shape, NULL},
+    {"", "ConstantOfShape", import_constant_of_shape, all_const_inputs},
+    {"", "Range", import_range, all_const_inputs},
 };
 const size_t onnx_n_more_ops = sizeof onnx_more_ops / sizeof onnx_more_ops[0];

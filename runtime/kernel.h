@@ -76,6 +76,7 @@ dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **
 dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **out);
 dqg_status dqg_kernel_eltwise_build(const dqg_kernel_request *req, dqg_kernel **out);
 dqg_status dqg_kernel_concat_build(const dqg_kernel_request *req, dqg_kernel **out);
+dqg_status dqg_kernel_slice_build(const dqg_kernel_request *req, dqg_kernel **out);
 dqg_status dqg_kernel_norm_build(const dqg_kernel_request *req, dqg_kernel **out);
 dqg_status dqg_kernel_quantize_build(const dqg_kernel_request *req, dqg_kernel **out);
 /* The same kernel for one QUANTIZE op of a larger partition, and a run of

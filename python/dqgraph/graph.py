@@ -235,8 +235,19 @@ def _k_reduce(g, what, v, call):
     raise errors.InvalidArgument("%s: %r is not one of %s" % (what, v, ", ".join(_REDUCE_OPS)))
 
 
+def _k_slices(g, what, v, call):
+    rows = [tuple(int(e) for e in r) for r in v]
+    if any(len(r) not in (3, 4) for r in rows):
+        raise errors.InvalidArgument("%s: each slice is (axis, start, end[, step])" % what)
+    cols = [_int64_array([r[k] if k < len(r) else 1 for r in rows]) for k in range(4)]
+    call.keep.extend(cols)
+    return [len(rows)] + cols
+
+
 KINDS = {
     "tensor": ([ctypes.c_int32], _k_tensor),
+    "slices": ([ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p],
+               _k_slices),
     "reduce": ([ctypes.c_int], _k_reduce),
     "tensors": ([ctypes.c_int, ctypes.c_void_p], _k_tensors),
     "unary": ([ctypes.c_int], _k_unary),
@@ -445,6 +456,9 @@ _BUILDERS = {
     "reduce": ("dqg_reduce", [Param("function", "reduce"), Param("x", T),
                               Param("axes", "shape", ()), Param("keepdims", "bool", True)],
                "Reduces x over axes (() for all) with one of: " + ", ".join(_REDUCE_OPS) + "."),
+    "slice": ("dqg_slice", [Param("x", T), Param("slices", "slices")],
+              "ONNX Slice: slices is a list of (axis, start, end[, step]); ends clamp as in "
+              "ONNX (use sys.maxsize for 'to the end')."),
     "lrn": ("dqg_lrn", [Param("x", T), Param("size", "int32"), Param("alpha", "float", 1e-4),
                         Param("beta", "float", 0.75), Param("bias", "float", 1.0)],
             "Local response normalization across channels (ONNX LRN) of an NCX f32 tensor."),

@@ -387,3 +387,12 @@ def test_layer_norm_and_reduce():
     np.testing.assert_allclose(out["ln"], want, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(out["mean"], a64.mean(axis=(1, 2)), rtol=1e-5, atol=1e-6)
     assert out["max"].shape == (1, 1, 1) and out["max"].item() == a.max()
+
+
+def test_slice():
+    a = np.arange(4 * 6, dtype=np.float32).reshape(4, 6)
+    g = dqgraph.Graph()
+    x = g.input("a", "f32", a.shape)
+    g.output(g.slice(x, [(1, -1, 0, -2), (0, 1, 2**62)]), "y")
+    out = run_all(g, {"a": a})
+    np.testing.assert_array_equal(out["y"], a[1:, -1:0:-2])
