@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "support/model_zoo.h"
+#include "support/transformer_zoo.h"
 
 static int write(tm_model *m, const char *dir, const char *name)
 {
@@ -47,6 +48,24 @@ int main(int argc, char **argv)
         if (!f || fprintf(f, "%.6g\n", bound) < 0 || fclose(f) != 0)
             rc |= 1;
     }
+    /* Whole transformer layers: BERT-base's encoder layer in ONNX
+     * Runtime's dynamic-quantization form (sequence 128), and a Llama-style
+     * decoder layer (hidden 2048, MLP 5632, 16 heads) with int4 weights at
+     * sequence 1 and 32. The BERT layer's cross-check tolerance: a one-step
+     * change of a quantized activation moves a projection output by at most
+     * step * bound, and after LayerNorm (outputs ~1) the layer agrees to
+     * 5e-2. */
+    {
+        double bound;
+        rc |= write(zoo_bert_layer(128, 768, 12, 3072, 8, &bound), d, "bert_layer_128x768");
+        char path[4096];
+        snprintf(path, sizeof path, "%s/bert_layer_128x768.atol", d);
+        FILE *f = fopen(path, "w");
+        if (!f || fprintf(f, "0.05\n") < 0 || fclose(f) != 0)
+            rc |= 1;
+    }
+    rc |= write(zoo_llama_layer(1, 2048, 16, 5632, 9), d, "wo_llama_layer_s1_2048x5632");
+    rc |= write(zoo_llama_layer(32, 2048, 16, 5632, 9), d, "wo_llama_layer_s32_2048x5632");
     /* Static int8 at small M. */
     static const int64_t small_m[] = {1, 4, 16};
     for (int i = 0; i < 3; i++) {

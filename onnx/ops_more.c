@@ -14,6 +14,12 @@
 
 static const char *const no_attrs[] = {NULL};
 
+/* An integer read through a double, saturated to int64 (NaN gives 0). */
+static int64_t to_i64(double f)
+{
+    return f >= 9.2e18 ? INT64_MAX : f <= -9.2e18 ? INT64_MIN : f == f ? (int64_t)f : 0;
+}
+
 static dqg_status output_of(onnx_import *c, dqg_tensor_id y)
 {
     return y == DQG_NONE ? onnx_builder_failed(c) : onnx_set_output(c, 0, y);
@@ -548,7 +554,7 @@ static dqg_status import_reduce(onnx_import *c)
                 return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "input 1 (axes) has %lld values",
                                       (long long)t->nelems);
             for (int64_t i = 0; i < t->nelems; i++)
-                axes[n++] = (int64_t)onnx_tensor_get(t, i);
+                axes[n++] = to_i64(onnx_tensor_get(t, i));
         }
     } else {
         const int64_t *v;
@@ -596,8 +602,14 @@ static dqg_status const_ints(onnx_import *c, int i, const char *what, bool requi
                               "input %d (%s) has %lld values in rank %d; it must be 1-D of at most "
                               "%d",
                               i, what, (long long)t->nelems, t->rank, DQG_MAX_RANK);
-    for (int64_t k = 0; k < t->nelems; k++)
-        v[k] = (int64_t)onnx_tensor_get(t, k);
+    for (int64_t k = 0; k < t->nelems; k++) {
+        if (t->dtype == DQG_S64) {
+            /* Exactly: INT64_MAX ("to the end") does not survive a double. */
+            memcpy(&v[k], (const char *)t->data + k * 8, 8);
+        } else {
+            v[k] = to_i64(onnx_tensor_get(t, k));
+        }
+    }
     *n = (int)t->nelems;
     return DQG_OK;
 }
@@ -701,7 +713,7 @@ static dqg_status import_split(onnx_import *c)
             goto done;
         given = t->nelems;
         for (int i = 0; i < n && i < t->nelems; i++)
-            sizes[i] = (int64_t)onnx_tensor_get(t, i);
+            sizes[i] = to_i64(onnx_tensor_get(t, i));
     }
     if (given >= 0 && given != n) {
         st = onnx_node_fail(c, DQG_INVALID_ARGUMENT, "split has %lld sizes for %d outputs",

@@ -1,0 +1,130 @@
+/* Whole transformer layers imported from ONNX (tests/support/
+ * transformer_zoo.c) at reduced size: a BERT encoder layer in ONNX
+ * Runtime's dynamic-quantization form and a Llama-style decoder layer with
+ * int4 blocked weights. Each compiles with every projection fused and
+ * matches the reference interpreter within the bound stated per test. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dqgraph.h"
+#include "dqgraph_onnx.h"
+#include "support/transformer_zoo.h"
+#include "test_common.h"
+
+static dqg_graph *load(tm_model *m)
+{
+    size_t n;
+    uint8_t *bytes = tm_pack(m, &n);
+    tm_free(m);
+    dqg_graph *g = NULL;
+    dqg_status st = dqg_onnx_load_memory(bytes, n, NULL, NULL, &g);
+    free(bytes);
+    cr_assert_eq(st, DQG_OK, "import: %s: %s", dqg_status_name(st), dqg_last_error());
+    return g;
+}
+
+/* Runs g's reference and compiled forms on x; returns the compiled
+ * partitions' count of `prefix` partitions in *n_prefix and asserts that
+ * no partition is a lone `banned` op (a partition of one op lists no
+ * " + "). */
+static void run_both(dqg_graph *g, const float *x, size_t xn, float *ref, float *got, size_t yn,
+                     const char *prefix, size_t *n_prefix, const char *const *banned)
+{
+    dqg_buffer in = {.name = "x", .data = (void *)x, .size = xn * sizeof *x};
+    dqg_buffer o = {.name = "y", .data = ref, .size = yn * sizeof *ref};
+    cr_assert_eq(dqg_reference_run(g, &in, 1, &o, 1), DQG_OK, "%s", dqg_last_error());
+    dqg_compile_options opt = dqg_compile_options_default();
+    dqg_compiled *c;
+    cr_assert_eq(dqg_compile(g, &opt, &c), DQG_OK, "%s", dqg_last_error());
+    o.data = got;
+    cr_assert_eq(dqg_execute(c, &in, 1, &o, 1), DQG_OK, "%s", dqg_last_error());
+    *n_prefix = 0;
+    for (size_t i = 0; i < dqg_compiled_partition_count(c); i++) {
+        const char *info = dqg_compiled_partition_info(c, i);
+        *n_prefix += strncmp(info, prefix, strlen(prefix)) == 0;
+        for (int b = 0; banned[b]; b++)
+            cr_assert(strstr(info, banned[b]) == NULL || strstr(info, " + "), "partition %zu: %s",
+                      i, info);
+    }
+    dqg_compiled_destroy(c);
+}
+
+/* BERT, S = 32, H = 64, 4 heads, FFN 128. The compiled layer quantizes
+ * each projection's input with the same DynamicQuantizeLinear arithmetic
+ * as the reference, and the int8 products are exact; what differs is the
+ * order of float roundings (scales, softmax, LayerNorm), which can move a
+ * value across a rounding boundary of the next quantization: one step of
+ * one activation, whose effect on a projection output is at most
+ * step * step_bound. After the final LayerNorm (outputs ~1) the tolerance
+ * is 2e-2 absolute for any element and 1e-3 for the mean error. */
+Test(transformers, bert_layer_fuses_every_projection)
+{
+    const int64_t S = 32, H = 64, heads = 4, F = 128;
+    double bound;
+    dqg_graph *g = load(zoo_bert_layer(S, H, heads, F, 11, &bound));
+    size_t n = (size_t)(S * H);
+    float *x = malloc(n * sizeof *x), *ref = malloc(n * sizeof *ref),
+          *got = malloc(n * sizeof *got);
+    for (size_t i = 0; i < n; i++)
+        x[i] = (float)((i * 7919) % 4001) / 1000.0f - 2.0f;
+    size_t matmuls;
+    /* No Cast or scale Mul left as a partition of its own. */
+    static const char *const banned[] = {
+        "[TypeCast",      "'q_Mul'",    "'q_Add'",    "'k_Mul'",
+        "'k_Add'",        "'v_Mul'",    "'v_Add'",    "'attn_out_Mul'",
+        "'attn_out_Add'", "'ffn1_Mul'", "'ffn1_Add'", "'ffn2_Mul'",
+        "'ffn2_Add'",     NULL};
+    run_both(g, x, n, ref, got, n, "int8 matmul", &matmuls,
+             test_int8_fusion() ? banned : (const char *const[]){NULL});
+    if (test_int8_fusion())
+        cr_assert_eq(matmuls, 6, "6 projections, %zu int8 matmul partitions", matmuls);
+    double worst = 0, sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        cr_assert(isfinite(got[i]), "y[%zu] = %g", i, got[i]);
+        double e = fabs((double)got[i] - ref[i]);
+        worst = fmax(worst, e);
+        sum += e;
+    }
+    cr_assert(worst <= 2e-2 && sum / (double)n <= 1e-3,
+              "worst %.3g, mean %.3g (one step moves a projection by <= %.3g / 255 per unit "
+              "range)",
+              worst, sum / (double)n, bound);
+    free(x);
+    free(ref);
+    free(got);
+    dqg_graph_destroy(g);
+}
+
+/* Llama, S = 1 and 8, H = 128, 4 heads, MLP 256, int4 weights in blocks
+ * of 32. Everything is float: the weight-only kernels decode the same
+ * int4 values and scales exactly and accumulate in f32 in another order,
+ * so the layer agrees with the reference to float rounding, 1e-4 relative
+ * to the output's largest magnitude. */
+Test(transformers, llama_layer_keeps_int4_weights_packed)
+{
+    for (int64_t S = 1; S <= 8; S += 7) {
+        const int64_t H = 128, heads = 4, F = 256;
+        dqg_graph *g = load(zoo_llama_layer(S, H, heads, F, 21));
+        size_t n = (size_t)(S * H);
+        float *x = malloc(n * sizeof *x), *ref = malloc(n * sizeof *ref),
+              *got = malloc(n * sizeof *got);
+        for (size_t i = 0; i < n; i++)
+            x[i] = (float)((i * 104729) % 2001) / 1000.0f - 1.0f;
+        size_t wo;
+        static const char *const banned[] = {"[Dequantize", NULL};
+        run_both(g, x, n, ref, got, n, "weight-only", &wo, banned);
+        cr_assert_eq(wo, 7, "S %lld: 7 projections, %zu weight-only partitions", (long long)S, wo);
+        double mx = 0;
+        for (size_t i = 0; i < n; i++)
+            mx = fmax(mx, fabs(ref[i]));
+        for (size_t i = 0; i < n; i++)
+            cr_assert(fabs((double)got[i] - ref[i]) <= 1e-4 * mx, "S %lld y[%zu]: %.9g, ref %.9g",
+                      (long long)S, i, got[i], ref[i]);
+        free(x);
+        free(ref);
+        free(got);
+        dqg_graph_destroy(g);
+    }
+}
