@@ -255,9 +255,27 @@ static bool scale_source(const dqg_pass_state *s, dqg_tensor_id f, int32_t reade
            operand_shape(g, f, out, caxis) == shape;
 }
 
-static bool is_eltwise_post(dqg_op_kind k)
+/* ReLU and Clip, which commute with a positive output scale (so a Q after
+ * them still folds), and the unary functions oneDNN has as eltwise
+ * post-ops, which do not (*nonlinear: no Q may follow them). */
+static bool is_eltwise_post(const dqg_op *op, bool *nonlinear)
 {
-    return k == DQG_OP_RELU || k == DQG_OP_CLIP;
+    *nonlinear = false;
+    if (op->kind == DQG_OP_RELU || op->kind == DQG_OP_CLIP)
+        return true;
+    if (op->kind != DQG_OP_UNARY)
+        return false;
+    switch (op->attrs.unary.op) {
+    case DQG_UNARY_GELU_ERF:
+    case DQG_UNARY_GELU_TANH:
+    case DQG_UNARY_SIGMOID:
+    case DQG_UNARY_SWISH:
+    case DQG_UNARY_TANH:
+        *nonlinear = true;
+        return true;
+    default:
+        return false;
+    }
 }
 
 void dqg_fuse_match_epilogue(const dqg_pass_state *s, dqg_fusion_match *m,
@@ -266,11 +284,13 @@ void dqg_fuse_match_epilogue(const dqg_pass_state *s, dqg_fusion_match *m,
     const dqg_graph *g = s->graph;
     int32_t main = dqg_match_op(m, DQG_ROLE_MAIN);
     dqg_tensor_id cur = g->ops[main].outputs[0];
-    bool have_bias = false, in_s32 = false, front = true;
+    bool have_bias = false, in_s32 = false, front = true, nonlinear = false, nonlinear_op;
     int n_post = 0;
     for (;;) {
         int32_t c = dqg_pass_single_consumer(s, cur);
-        if (c < 0)
+        /* An op another partition already took (a Mul of two matmuls'
+         * results, claimed by the first) ends the chain. */
+        if (c < 0 || (s->group && s->group[c] >= 0))
             return;
         const dqg_op *op = &g->ops[c];
         const dqg_tensor *out = &g->tensors[cur];
@@ -310,8 +330,10 @@ void dqg_fuse_match_epilogue(const dqg_pass_state *s, dqg_fusion_match *m,
             if (ca != r->channel_axis || !dqg_match_add(m, c, DQG_ROLE_BIAS))
                 return;
             have_bias = true;
-        } else if ((op->kind == DQG_OP_ADD || op->kind == DQG_OP_MUL) &&
+        } else if ((op->kind == DQG_OP_ADD || op->kind == DQG_OP_MUL ||
+                    (op->kind == DQG_OP_DIV && op->inputs[0] == cur)) &&
                    g->tensors[op->outputs[0]].dtype == DQG_F32 && n_post < DQG_MAX_POST_OPS) {
+            /* Div only with the chain as the dividend. */
             dqg_tensor_id b = other_operand(op, cur);
             int shape = b == DQG_NONE ? 0 : operand_shape(g, b, out, r->channel_axis);
             if (shape == 0)
@@ -323,11 +345,13 @@ void dqg_fuse_match_epilogue(const dqg_pass_state *s, dqg_fusion_match *m,
                 return;
             have_bias |= bias;
             n_post += !bias;
-        } else if (is_eltwise_post(op->kind) && n_post < DQG_MAX_POST_OPS) {
+        } else if (is_eltwise_post(op, &nonlinear_op) && n_post < DQG_MAX_POST_OPS &&
+                   g->tensors[op->outputs[0]].dtype == DQG_F32) {
             if (!dqg_match_add(m, c, DQG_ROLE_POST))
                 return;
             n_post++;
-        } else if (op->kind == DQG_OP_QUANTIZE && r->allow_q) {
+            nonlinear |= nonlinear_op;
+        } else if (op->kind == DQG_OP_QUANTIZE && r->allow_q && !nonlinear) {
             const dqg_quant_attrs *q = &op->attrs.quant;
             dqg_dtype yt = g->tensors[op->outputs[0]].dtype;
             if (q->granularity == DQG_PER_TENSOR && (yt == DQG_U8 || yt == DQG_S8) &&

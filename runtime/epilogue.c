@@ -74,6 +74,12 @@ void dqg_epilogue_apply(const dqg_epilogue *e, float *y, int64_t m, int64_t n0, 
                 y[i] = y[i] * v[i * s];
             break;
         }
+        case DQG_EPI_DIV: {
+            const float *v = operand(op, m, n0, N, rt, &s);
+            for (int64_t i = 0; i < n; i++)
+                y[i] = y[i] / v[i * s];
+            break;
+        }
         case DQG_EPI_RELU:
             for (int64_t i = 0; i < n; i++)
                 y[i] = y[i] > 0.0f ? y[i] : 0.0f;

@@ -23,9 +23,10 @@ typedef enum dqg_epi_kind {
     DQG_EPI_SIGMOID, /* y = 1 / (1 + exp(-y)) */
     DQG_EPI_SWISH,   /* y = y * sigmoid(alpha * y) */
     DQG_EPI_TANH,
+    DQG_EPI_DIV, /* y = y / b */
 } dqg_epi_kind;
 
-/* Shape of the operand b of ADD and MUL, relative to the [M, N] output. */
+/* Shape of the operand b of ADD, MUL and DIV, relative to the [M, N] output. */
 typedef enum dqg_epi_shape {
     DQG_EPI_SCALAR = 0, /* one value */
     DQG_EPI_PER_N,      /* one value per output column (channel) */

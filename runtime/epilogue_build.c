@@ -56,10 +56,14 @@ dqg_status dqg_epilogue_from_partition(const dqg_kernel_request *req, int64_t N,
         switch (op->kind) {
         case DQG_OP_BIAS_ADD:
         case DQG_OP_ADD:
-        case DQG_OP_MUL: {
+        case DQG_OP_MUL:
+        case DQG_OP_DIV: {
             dqg_tensor_id b = dqg_req_operand(req, op);
-            st = add_operand(req, e, op->kind == DQG_OP_MUL ? DQG_EPI_MUL : DQG_EPI_ADD, b, N,
-                             rt_args, n_rt, what);
+            st = add_operand(req, e,
+                             op->kind == DQG_OP_MUL   ? DQG_EPI_MUL
+                             : op->kind == DQG_OP_DIV ? DQG_EPI_DIV
+                                                      : DQG_EPI_ADD,
+                             b, N, rt_args, n_rt, what);
             break;
         }
         case DQG_OP_RELU:
@@ -69,6 +73,22 @@ dqg_status dqg_epilogue_from_partition(const dqg_kernel_request *req, int64_t N,
             e->ops[e->n++] = (dqg_epi_op){
                 .kind = DQG_EPI_CLIP, .alpha = op->attrs.clip.lo, .beta = op->attrs.clip.hi};
             break;
+        case DQG_OP_UNARY: {
+            dqg_unary_op f = op->attrs.unary.op;
+            dqg_epi_kind ek = f == DQG_UNARY_GELU_ERF    ? DQG_EPI_GELU_ERF
+                              : f == DQG_UNARY_GELU_TANH ? DQG_EPI_GELU_TANH
+                              : f == DQG_UNARY_SIGMOID   ? DQG_EPI_SIGMOID
+                              : f == DQG_UNARY_SWISH     ? DQG_EPI_SWISH
+                                                         : DQG_EPI_TANH;
+            if (f != DQG_UNARY_GELU_ERF && f != DQG_UNARY_GELU_TANH && f != DQG_UNARY_SIGMOID &&
+                f != DQG_UNARY_SWISH && f != DQG_UNARY_TANH) {
+                st = dqg_set_error(DQG_UNSUPPORTED, "%s: %s has no own-kernel epilogue", what,
+                                   dqg_unary_op_name(f));
+                break;
+            }
+            e->ops[e->n++] = (dqg_epi_op){.kind = ek, .alpha = op->attrs.unary.alpha};
+            break;
+        }
         default:
             st = dqg_set_error(DQG_UNSUPPORTED, "%s: %s '%s' has no own-kernel epilogue", what,
                                dqg_op_kind_name(op->kind), op->name);

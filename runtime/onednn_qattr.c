@@ -180,6 +180,39 @@ static dqg_status add_clip(dqg_qattr *q, dnnl_post_ops_t po, float lo, float hi,
     dqg_status st = add_binary_scalar(q, po, dnnl_binary_max, lo, dst_rank, what);
     return st == DQG_OK ? add_binary_scalar(q, po, dnnl_binary_min, hi, dst_rank, what) : st;
 }
+/* A unary function as an eltwise post-op. The matcher puts none before a
+ * Q, so the value is the real result (inv is 1). */
+static dqg_status add_unary(dnnl_post_ops_t po, const dqg_op *op, float inv, const char *what)
+{
+    dnnl_alg_kind_t alg;
+    float alpha = 0.0f;
+    switch (op->attrs.unary.op) {
+    case DQG_UNARY_GELU_ERF:
+        alg = dnnl_eltwise_gelu_erf;
+        break;
+    case DQG_UNARY_GELU_TANH:
+        alg = dnnl_eltwise_gelu_tanh;
+        break;
+    case DQG_UNARY_SIGMOID:
+        alg = dnnl_eltwise_logistic;
+        break;
+    case DQG_UNARY_SWISH:
+        alg = dnnl_eltwise_swish;
+        alpha = op->attrs.unary.alpha;
+        break;
+    case DQG_UNARY_TANH:
+        alg = dnnl_eltwise_tanh;
+        break;
+    default:
+        return dqg_set_error(DQG_UNSUPPORTED, "%s: %s is not a post-op", what,
+                             dqg_unary_op_name(op->attrs.unary.op));
+    }
+    if (inv != 1.0f)
+        return dqg_set_error(DQG_UNSUPPORTED, "%s: %s before a requantization", what,
+                             dqg_unary_op_name(op->attrs.unary.op));
+    dnnl_status_t s = dnnl_post_ops_append_eltwise(po, 1.0f, alg, alpha, 0.0f);
+    return s == dnnl_success ? DQG_OK : dqg_dnnl_error(s, what, "eltwise post-op");
+}
 
 dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int channel_axis,
                            int64_t channels, const dnnl_memory_desc_t *dst_md, dqg_qattr *q,
@@ -325,11 +358,16 @@ dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int chan
         else if (op->kind == DQG_OP_CLIP)
             status = add_clip(q, po, op->attrs.clip.lo * inv, op->attrs.clip.hi * inv, dst_rank,
                               &have_clip, &clip_lo, &clip_hi, what);
+        else if (op->kind == DQG_OP_UNARY)
+            status = add_unary(po, op, inv, what);
         else if (op->kind == DQG_OP_ADD)
             status = add_binary(req, q, po, dnnl_binary_add, dqg_req_operand(req, op), inv,
                                 dst_rank, channel_axis, dst_md, what);
         else if (op->kind == DQG_OP_MUL)
             status = add_binary(req, q, po, dnnl_binary_mul, dqg_req_operand(req, op), 1.0f,
+                                dst_rank, channel_axis, dst_md, what);
+        else if (op->kind == DQG_OP_DIV) /* (x inv) / b = (x / b) inv */
+            status = add_binary(req, q, po, dnnl_binary_div, dqg_req_operand(req, op), 1.0f,
                                 dst_rank, channel_axis, dst_md, what);
         else
             status = dqg_set_error(DQG_UNSUPPORTED, "%s: %s is not a post-op", what,

@@ -773,3 +773,112 @@ Test(slice, random_windows_match_the_definition)
         dqg_graph_destroy(g);
     }
 }
+
+/* ---- Recognized functions and their post-ops -------------------------------- */
+
+static bool explained(const dqg_compiled *c, const char *what)
+{
+    for (size_t i = 0; i < dqg_compiled_explain_count(c); i++)
+        if (strstr(dqg_compiled_explain(c, i), what))
+            return true;
+    return false;
+}
+
+/* y = x W (f32 weights [K, N], constant) followed by `tail`. */
+static dqg_tensor_id f32_matmul(dqg_graph *g, dqg_tensor_id x, int64_t K, int64_t N, float seed)
+{
+    float *w = malloc((size_t)(K * N) * sizeof *w);
+    for (int64_t i = 0; i < K * N; i++)
+        w[i] = sinf((float)i * 0.37f + seed) * 0.2f;
+    int64_t wd[] = {K, N};
+    dqg_tensor_id wt = test_const_f32(g, 2, wd, w);
+    free(w);
+    dqg_matmul_attrs a = {0};
+    return dqg_matmul(g, NULL, x, wt, &a);
+}
+
+static dqg_tensor_id scalar_c(dqg_graph *g, float v)
+{
+    return dqg_constant(g, NULL, DQG_F32, 0, NULL, &v, sizeof v);
+}
+
+/* The Erf form of GELU in its two usual orders, and SiLU, after an f32
+ * MatMul: each becomes one op, fused as the matmul's post-op, and the
+ * result agrees with the reference (oneDNN's gelu_erf: 5e-7 absolute, as
+ * above, on values up to ~3). */
+Test(recognize, gelu_and_silu_become_one_post_op)
+{
+    const int64_t M = 6, K = 16, N = 24;
+    for (int form = 0; form < 3; form++) {
+        dqg_graph *g;
+        int64_t xd[] = {M, K};
+        dqg_graph_create(&g);
+        dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 2, xd);
+        dqg_tensor_id h = f32_matmul(g, x, K, N, 0.5f), y;
+        if (form < 2) {
+            dqg_tensor_id d = dqg_div(g, "d", h, scalar_c(g, sqrtf(2.0f)));
+            dqg_tensor_id e = dqg_unary(g, "erf", DQG_UNARY_ERF, d, 0, 0);
+            dqg_tensor_id a = dqg_add(g, "a", scalar_c(g, 1.0f), e);
+            if (form == 0) /* (h * A) * 0.5 */
+                y = dqg_mul(g, "half", dqg_mul(g, "m", h, a), scalar_c(g, 0.5f));
+            else /* (h * 0.5) * A */
+                y = dqg_mul(g, "fin", dqg_mul(g, "h", scalar_c(g, 0.5f), h), a);
+        } else {
+            y = dqg_mul(g, "silu", dqg_unary(g, "sig", DQG_UNARY_SIGMOID, h, 0, 0), h);
+        }
+        dqg_output(g, y, "y");
+        finalize_ok(g);
+        float xv[M * K], ref[M * N], got[M * N];
+        for (int i = 0; i < M * K; i++)
+            xv[i] = cosf((float)i) * 2.0f;
+        cr_assert_eq(run_ref_1(g, x, xv, sizeof xv, dqg_graph_output_id(g, 0), ref, sizeof ref),
+                     DQG_OK);
+        dqg_compile_options o = dqg_compile_options_default();
+        dqg_compiled *c;
+        cr_assert_eq(dqg_compile(g, &o, &c), DQG_OK, "%s", dqg_last_error());
+        cr_assert(explained(c, form < 2 ? "compute Gelu" : "compute Swish"), "form %d", form);
+        cr_assert_eq(dqg_compiled_partition_count(c), 1, "form %d: %s", form,
+                     dqg_compiled_partition_info(c, 1));
+        dqg_buffer in = {.name = "x", .data = xv, .size = sizeof xv};
+        dqg_buffer out = {.name = "y", .data = got, .size = sizeof got};
+        cr_assert_eq(dqg_execute(c, &in, 1, &out, 1), DQG_OK, "%s", dqg_last_error());
+        double w = worst_ratio(got, ref, M * N, 2e-6, 5e-7);
+        cr_assert(w <= 1.0, "form %d: %.3g times the tolerance", form, w);
+        dqg_compiled_destroy(c);
+        /* Unfused: nothing recognized, the same values within the same
+         * bound (the Erf chain runs op by op). */
+        o.disable_fusion = true;
+        cr_assert_eq(dqg_compile(g, &o, &c), DQG_OK, "%s", dqg_last_error());
+        cr_assert(!explained(c, "recognized"));
+        cr_assert_eq(dqg_execute(c, &in, 1, &out, 1), DQG_OK, "%s", dqg_last_error());
+        w = worst_ratio(got, ref, M * N, 2e-6, 5e-7);
+        cr_assert(w <= 1.0, "form %d unfused: %.3g times the tolerance", form, w);
+        dqg_compiled_destroy(c);
+        dqg_graph_destroy(g);
+    }
+}
+
+/* Mul(gate, up) of two matmuls' results: one partition takes it (both
+ * used to, and the second ran it again on the first's output). */
+Test(recognize, a_product_of_two_matmuls_is_taken_once)
+{
+    const int64_t M = 2, K = 16, N = 8;
+    dqg_graph *g;
+    int64_t xd[] = {M, K};
+    dqg_graph_create(&g);
+    dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 2, xd);
+    dqg_tensor_id gate = f32_matmul(g, x, K, N, 0.1f), up = f32_matmul(g, x, K, N, 0.9f);
+    dqg_tensor_id act =
+        dqg_mul(g, "silu", gate, dqg_unary(g, "sig", DQG_UNARY_SIGMOID, gate, 0, 0));
+    dqg_output(g, dqg_mul(g, "mlp", act, up), "y");
+    finalize_ok(g);
+    float xv[M * K], ref[M * N], got[M * N];
+    for (int i = 0; i < M * K; i++)
+        xv[i] = sinf((float)i);
+    cr_assert_eq(run_ref_1(g, x, xv, sizeof xv, dqg_graph_output_id(g, 0), ref, sizeof ref),
+                 DQG_OK);
+    cr_assert_eq(compile_run(g, xv, sizeof xv, got, sizeof got), DQG_OK, "%s", dqg_last_error());
+    double w = worst_ratio(got, ref, M * N, 2e-6, 5e-7);
+    cr_assert(w <= 1.0, "%.3g times the tolerance", w);
+    dqg_graph_destroy(g);
+}
