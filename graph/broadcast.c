@@ -3,9 +3,10 @@
 #include "graph/dtype.h"
 #include "graph/graph_internal.h"
 
-/* Floats, and the 8/16/32-bit integers (which wrap around, as in ONNX). */
-static const dqg_dtype binary_types[] = {DQG_F32, DQG_F16, DQG_BF16, DQG_U8, DQG_S8,
-                                         DQG_U16, DQG_S16, DQG_U32,  DQG_S32};
+/* Floats, and the 8/16/32/64-bit integers (which wrap around, as in
+ * ONNX; s64 is the type of shape computations). */
+static const dqg_dtype binary_types[] = {DQG_F32, DQG_F16, DQG_BF16, DQG_U8,  DQG_S8,
+                                         DQG_U16, DQG_S16, DQG_U32,  DQG_S32, DQG_S64};
 #define N_BINARY_TYPES ((int)(sizeof binary_types / sizeof binary_types[0]))
 
 dqg_tensor_id dqg_binary_build(dqg_graph *g, dqg_op_kind kind, const char *name, dqg_tensor_id a,

@@ -135,6 +135,9 @@ typedef struct dqg_op {
             int64_t step[DQG_MAX_RANK];  /* 1 on axes not sliced */
         } slice;
         struct {
+            int axis; /* normalized to [0, rank of data) */
+        } gather;
+        struct {
             dqg_reduce_op op;
             uint32_t axes; /* bit i: axis i of x is reduced */
             bool keepdims;
@@ -276,6 +279,13 @@ extern const dqg_op_def dqg_op_def_layer_norm;
 extern const dqg_op_def dqg_op_def_reduce;
 extern const dqg_op_def dqg_op_def_pool;
 extern const dqg_op_def dqg_op_def_slice;
+extern const dqg_op_def dqg_op_def_gather;
+
+/* Gather's index checks, shared by the reference and the kernel: every
+ * index within [-dim, dim). DQG_INVALID_ARGUMENT naming the op and the
+ * element otherwise. */
+dqg_status dqg_gather_check_indices(const dqg_op *op, const dqg_tensor *idx, const void *data,
+                                    int64_t dim);
 
 /* One output element of a pooling op (graph/ops/pooling.c), by ONNX's
  * rules: element (n, c, o[0..spatial_rank)) over x, whose logical NCX

@@ -26,6 +26,7 @@ static const dqg_op_def *const defs[DQG_OP_KIND_COUNT] = {
     [DQG_OP_REDUCE] = &dqg_op_def_reduce,
     [DQG_OP_POOL] = &dqg_op_def_pool,
     [DQG_OP_SLICE] = &dqg_op_def_slice,
+    [DQG_OP_GATHER] = &dqg_op_def_gather,
 };
 
 const dqg_op_def *dqg_op_def_of(dqg_op_kind kind)
@@ -60,6 +61,7 @@ const char *dqg_op_kind_name(dqg_op_kind kind)
         [DQG_OP_REDUCE] = "Reduce",
         [DQG_OP_POOL] = "Pool",
         [DQG_OP_SLICE] = "Slice",
+        [DQG_OP_GATHER] = "Gather",
     };
     return (kind >= 0 && kind < DQG_OP_KIND_COUNT) ? names[kind] : "Unknown";
 }

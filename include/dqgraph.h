@@ -234,6 +234,7 @@ typedef enum dqg_op_kind {
     DQG_OP_REDUCE,
     DQG_OP_POOL,
     DQG_OP_SLICE,
+    DQG_OP_GATHER,
     DQG_OP_KIND_COUNT
 } dqg_op_kind;
 
@@ -451,6 +452,16 @@ DQG_API dqg_tensor_id dqg_reduce(dqg_graph *graph, const char *name, dqg_reduce_
 DQG_API dqg_tensor_id dqg_slice(dqg_graph *graph, const char *name, dqg_tensor_id x, int n,
                                 const int64_t *axes, const int64_t *starts, const int64_t *ends,
                                 const int64_t *steps);
+
+/**
+ * ONNX Gather: y = data indexed along `axis` (negative counts from the
+ * end) by every element of `indices` (s32 or s64, any shape; negative
+ * values count from the end), so y's shape is data's with that axis
+ * replaced by indices' shape. An index outside the axis is an error when
+ * the graph runs. Any data type.
+ */
+DQG_API dqg_tensor_id dqg_gather(dqg_graph *graph, const char *name, dqg_tensor_id data,
+                                 dqg_tensor_id indices, int axis);
 
 /**
  * ONNX Reshape (allowzero = 0): a 0 copies the input's dimension, one -1 is

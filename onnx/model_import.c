@@ -1026,6 +1026,139 @@ static dqg_status check_operators(onnx_import *c, const bool *live)
     return dqg_set_error(DQG_UNSUPPORTED, "%s", msg);
 }
 
+/* ---- Folding shape computations at import ---------------------------------- */
+
+/* Exported models compute shapes with small operators on constants
+ * (Shape -> Gather -> Unsqueeze -> Concat -> Reshape); operators that need
+ * such a value while the graph is built (Reshape's shape, Slice's bounds)
+ * need it as a constant. A node of these kinds whose every input is a
+ * constant of at most FOLD_MAX_ELEMENTS elements is therefore imported
+ * into a scratch graph, run there on the reference interpreter, and its
+ * outputs become constants. Dequantize and the compute operators are never
+ * folded here (the compile-time passes and cache handle constant weights). */
+#define FOLD_MAX_ELEMENTS 4096
+
+static bool foldable(onnx_import *c)
+{
+    static const char *const kinds[] = {
+        "Gather",     "Unsqueeze", "Squeeze",   "Concat",    "Cast",      "Add", "Sub", "Mul",
+        "Div",        "Slice",     "Reshape",   "Flatten",   "Transpose", "Neg", "Abs", "Sqrt",
+        "ReduceProd", "ReduceSum", "ReduceMax", "ReduceMin", "Pow",       NULL};
+    const Onnx__NodeProto *n = c->node;
+    if (!is_default_domain(n->domain) || n->n_input == 0)
+        return false;
+    bool known = false;
+    for (int k = 0; kinds[k] && !known; k++)
+        known = strcmp(n->op_type, kinds[k]) == 0;
+    if (!known)
+        return false;
+    for (size_t i = 0; i < n->n_input; i++) {
+        if (!onnx_input_name(c, (int)i))
+            continue;
+        onnx_value *v = onnx_input_value(c, (int)i);
+        if (!v || (v->kind != ONNX_VALUE_INITIALIZER && v->kind != ONNX_VALUE_CONSTANT))
+            return false;
+        int64_t elems = 1;
+        if (v->kind == ONNX_VALUE_CONSTANT || v->decoded) {
+            elems = v->value.nelems;
+        } else if (v->proto) {
+            for (size_t d = 0; d < v->proto->n_dims && elems <= FOLD_MAX_ELEMENTS; d++)
+                elems = v->proto->dims[d] < 0 ? FOLD_MAX_ELEMENTS + 1 : elems * v->proto->dims[d];
+        }
+        if (elems > FOLD_MAX_ELEMENTS)
+            return false;
+    }
+    return true;
+}
+
+static dqg_status fold_node(onnx_import *c, const onnx_op_entry *e)
+{
+    const Onnx__NodeProto *n = c->node;
+    dqg_graph *main_graph = c->g, *sg = NULL;
+    if (dqg_graph_create(&sg) != DQG_OK)
+        return onnx_node_fail(c, DQG_OUT_OF_MEMORY, "out of memory");
+    size_t ni = n->n_input, no = n->n_output;
+    dqg_tensor_id *saved = malloc((ni + 1) * sizeof *saved);
+    void **bufs = calloc(no + 1, sizeof *bufs);
+    if (!saved || !bufs) {
+        free(saved);
+        free(bufs);
+        dqg_graph_destroy(sg);
+        return onnx_node_fail(c, DQG_OUT_OF_MEMORY, "out of memory");
+    }
+    /* The inputs' graph ids belong to the real graph: the scratch graph
+     * gets its own constants, and the ids come back afterwards. */
+    for (size_t i = 0; i < ni; i++) {
+        onnx_value *v = onnx_input_name(c, (int)i) ? onnx_input_value(c, (int)i) : NULL;
+        saved[i] = v ? v->id : DQG_NONE;
+        if (v)
+            v->id = DQG_NONE;
+    }
+    c->g = sg;
+    dqg_status st = e->import(c);
+    c->g = main_graph;
+    for (size_t i = 0; i < ni; i++) {
+        onnx_value *v = onnx_input_name(c, (int)i) ? onnx_input_value(c, (int)i) : NULL;
+        if (v)
+            v->id = saved[i];
+    }
+    /* Outputs the importer built ops for run on the reference. */
+    dqg_buffer *ob = calloc(no + 1, sizeof *ob);
+    size_t nb = 0;
+    if (st == DQG_OK && !ob)
+        st = onnx_node_fail(c, DQG_OUT_OF_MEMORY, "out of memory");
+    for (size_t o = 0; o < no && st == DQG_OK; o++) {
+        onnx_value *v = onnx_output_value(c, (int)o);
+        if (!v || v->kind != ONNX_VALUE_NODE || v->alias >= 0 || v->id == DQG_NONE)
+            continue;
+        if (dqg_output(sg, v->id, NULL) != DQG_OK) {
+            st = onnx_builder_failed(c);
+            break;
+        }
+        size_t bytes = dqg_tensor_byte_size(sg, v->id);
+        if (!(bufs[o] = malloc(bytes ? bytes : 1))) {
+            st = onnx_node_fail(c, DQG_OUT_OF_MEMORY, "out of memory");
+            break;
+        }
+        ob[nb++] = (dqg_buffer){.id = v->id, .data = bufs[o], .size = bytes};
+    }
+    if (st == DQG_OK && nb > 0) {
+        if ((st = dqg_graph_finalize(sg)) == DQG_OK)
+            st = dqg_reference_run(sg, NULL, 0, ob, nb);
+        if (st != DQG_OK) {
+            char msg[1200];
+            snprintf(msg, sizeof msg, "%s", dqg_last_error());
+            st =
+                onnx_node_fail(c, st, "computing it at import (its inputs are constants): %s", msg);
+        }
+    }
+    for (size_t o = 0; o < no && st == DQG_OK; o++) {
+        onnx_value *v = onnx_output_value(c, (int)o);
+        if (!bufs[o] || !v)
+            continue;
+        onnx_tensor t = {.dtype = dqg_tensor_dtype(sg, v->id)};
+        t.rank = dqg_tensor_dims(sg, v->id, t.dims);
+        t.nelems = dqg_tensor_element_count(sg, v->id);
+        t.nbytes = dqg_tensor_byte_size(sg, v->id);
+        t.data = bufs[o];
+        bufs[o] = NULL;
+        v->id = DQG_NONE;
+        st = onnx_const_output(c, (int)o, &t);
+    }
+    /* On failure the outputs must not point into the scratch graph. */
+    for (size_t o = 0; o < no; o++) {
+        onnx_value *v = onnx_output_value(c, (int)o);
+        if (v && v->kind == ONNX_VALUE_NODE && st != DQG_OK)
+            v->id = DQG_NONE;
+        free(bufs[o]);
+    }
+    free(ob);
+    free(bufs);
+    free(saved);
+    dqg_graph_destroy(sg);
+    return st;
+}
+
 static dqg_status import_node(onnx_import *c, int32_t index)
 {
     const Onnx__NodeProto *n = c->model->graph->node[index];
@@ -1046,7 +1179,7 @@ static dqg_status import_node(onnx_import *c, int32_t index)
         return onnx_node_fail(c, DQG_UNSUPPORTED,
                               "operator %s (domain '%s', opset %lld) is not supported by dqgraph",
                               n->op_type, domain_shown(n->domain), (long long)c->node_opset);
-    dqg_status st = e->import(c);
+    dqg_status st = foldable(c) ? fold_node(c, e) : e->import(c);
     if (st != DQG_OK)
         return st;
     for (size_t o = 0; o < n->n_output; o++) {

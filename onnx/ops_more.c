@@ -3,7 +3,7 @@
  * Reciprocal, Exp, Log, HardSigmoid, HardSwish, LeakyRelu, Elu, Sub, Div,
  * Pow, Softmax, LogSoftmax, Concat, Sum, Dropout, BatchNormalization, LRN,
  * LayerNormalization, the reductions (ReduceSum, ReduceMean, ReduceMax,
- * ReduceMin, ReduceProd, ReduceSumSquare), Slice and Split, and the shape
+ * ReduceMin, ReduceProd, ReduceSumSquare), Slice, Split and Gather, and the shape
  * computations Shape, ConstantOfShape and Range (constants at import). */
 #include <math.h>
 #include <stdlib.h>
@@ -936,6 +936,25 @@ static dqg_status import_range(onnx_import *c)
     return onnx_const_output(c, 0, &t);
 }
 
+/* ---- Gather ----------------------------------------------------------------- */
+
+static dqg_status import_gather(onnx_import *c)
+{
+    static const char *const known[] = {"axis", NULL};
+    dqg_status st;
+    int64_t axis;
+    dqg_tensor_id d, ix;
+    if ((st = onnx_check_arity(c, 2, 2, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, known)) != DQG_OK ||
+        (st = onnx_attr_int(c, "axis", 0, &axis)) != DQG_OK ||
+        (st = onnx_input(c, 0, "data", true, &d)) != DQG_OK ||
+        (st = onnx_input(c, 1, "indices", true, &ix)) != DQG_OK)
+        return st;
+    if (axis < INT32_MIN || axis > INT32_MAX)
+        axis = INT32_MAX; /* the builder names the range */
+    return output_of(c, dqg_gather(c->g, onnx_op_name(c, NULL), d, ix, (int)axis));
+}
+
 static unsigned all_const_inputs(int64_t opset)
 {
     (void)opset;
@@ -979,5 +998,6 @@ const onnx_op_entry onnx_more_ops[] = {
     {"", "Shape", import_shape, NULL},
     {"", "ConstantOfShape", import_constant_of_shape, all_const_inputs},
     {"", "Range", import_range, all_const_inputs},
+    {"", "Gather", import_gather, NULL},
 };
 const size_t onnx_n_more_ops = sizeof onnx_more_ops / sizeof onnx_more_ops[0];

@@ -77,6 +77,7 @@ dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **ou
 dqg_status dqg_kernel_eltwise_build(const dqg_kernel_request *req, dqg_kernel **out);
 dqg_status dqg_kernel_concat_build(const dqg_kernel_request *req, dqg_kernel **out);
 dqg_status dqg_kernel_slice_build(const dqg_kernel_request *req, dqg_kernel **out);
+dqg_status dqg_kernel_gather_build(const dqg_kernel_request *req, dqg_kernel **out);
 dqg_status dqg_kernel_norm_build(const dqg_kernel_request *req, dqg_kernel **out);
 dqg_status dqg_kernel_quantize_build(const dqg_kernel_request *req, dqg_kernel **out);
 /* The same kernel for one QUANTIZE op of a larger partition, and a run of

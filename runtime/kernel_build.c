@@ -67,6 +67,9 @@ dqg_status dqg_kernel_build(const dqg_kernel_request *req, dqg_kernel **out)
     case DQG_OP_SLICE:
         st = dqg_kernel_slice_build(req, out);
         break;
+    case DQG_OP_GATHER:
+        st = dqg_kernel_gather_build(req, out);
+        break;
     case DQG_OP_CONCAT:
         st = dqg_kernel_concat_build(req, out);
         break;

@@ -882,3 +882,32 @@ Test(recognize, a_product_of_two_matmuls_is_taken_once)
     cr_assert(w <= 1.0, "%.3g times the tolerance", w);
     dqg_graph_destroy(g);
 }
+
+Test(gather, rules)
+{
+    dqg_graph *g;
+    int64_t d[] = {4, 3}, di[] = {2};
+    const int32_t bad[] = {1, 4};
+    dqg_graph_create(&g);
+    dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 2, d);
+    dqg_tensor_id f = dqg_input(g, "f", DQG_F32, 1, di);
+    cr_assert_eq(dqg_gather(g, "gt", x, f, 0), DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "Gather 'gt'", "input 1 (indices)",
+                 "f32");
+    dqg_graph_destroy(g);
+
+    dqg_graph_create(&g);
+    x = dqg_input(g, "x", DQG_F32, 2, d);
+    dqg_tensor_id c = dqg_constant(g, "c", DQG_S32, 1, di, bad, sizeof bad);
+    cr_assert_eq(dqg_gather(g, "gt", x, c, 0), DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "Gather 'gt'", "element 1 is 4",
+                 "[-4, 4)");
+    dqg_graph_destroy(g);
+
+    dqg_graph_create(&g);
+    x = dqg_input(g, "x", DQG_F32, 2, d);
+    c = dqg_constant(g, "c", DQG_S32, 1, di, bad, sizeof bad);
+    cr_assert_eq(dqg_gather(g, "gt", x, c, 2), DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "Gather 'gt'", "axis 2");
+    dqg_graph_destroy(g);
+}

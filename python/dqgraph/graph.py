@@ -459,6 +459,8 @@ _BUILDERS = {
     "slice": ("dqg_slice", [Param("x", T), Param("slices", "slices")],
               "ONNX Slice: slices is a list of (axis, start, end[, step]); ends clamp as in "
               "ONNX (use sys.maxsize for 'to the end')."),
+    "gather": ("dqg_gather", [Param("data", T), Param("indices", T), Param("axis", "int32", 0)],
+               "ONNX Gather: slices of data along axis chosen by s32/s64 indices."),
     "lrn": ("dqg_lrn", [Param("x", T), Param("size", "int32"), Param("alpha", "float", 1e-4),
                         Param("beta", "float", 0.75), Param("bias", "float", 1.0)],
             "Local response normalization across channels (ONNX LRN) of an NCX f32 tensor."),

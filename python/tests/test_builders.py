@@ -396,3 +396,12 @@ def test_slice():
     g.output(g.slice(x, [(1, -1, 0, -2), (0, 1, 2**62)]), "y")
     out = run_all(g, {"a": a})
     np.testing.assert_array_equal(out["y"], a[1:, -1:0:-2])
+
+
+def test_gather():
+    table = np.arange(20, dtype=np.float32).reshape(5, 4)
+    g = dqgraph.Graph()
+    ids = g.input("ids", "s32", (3,))
+    g.output(g.gather(g.constant(table), ids, 0), "y")
+    out = run_all(g, {"ids": np.array([4, 0, -1], np.int32)})
+    np.testing.assert_array_equal(out["y"], table[[4, 0, -1]])

@@ -1,0 +1,101 @@
+/* Gather as copies: for each slice before the axis and each index, one
+ * contiguous run of the dimensions after it. Whole-byte types in row-major
+ * layout; indices checked on every execution (they may arrive at run
+ * time), with the reference's message. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/dtype.h"
+#include "runtime/kernel.h"
+
+typedef struct gather_kernel {
+    dqg_kernel base;
+    dqg_op op; /* name and attributes, for messages */
+    dqg_tensor idx;
+    int64_t outer, dim, inner;
+    size_t es;
+    int arg[2], out_arg;
+    void *cdata[2]; /* constant data or indices */
+} gather_kernel;
+
+static dqg_status gather_execute(dqg_kernel *k, void *const *args, void *scratch)
+{
+    (void)scratch;
+    gather_kernel *g = (gather_kernel *)k;
+    const char *d = g->arg[0] >= 0 ? args[g->arg[0]] : g->cdata[0];
+    const void *ix = g->arg[1] >= 0 ? args[g->arg[1]] : g->cdata[1];
+    char *y = args[g->out_arg];
+    dqg_status st = dqg_gather_check_indices(&g->op, &g->idx, ix, g->dim);
+    if (st != DQG_OK)
+        return st;
+    size_t run = (size_t)g->inner * g->es;
+    for (int64_t o = 0; o < g->outer; o++)
+        for (int64_t i = 0; i < g->idx.nelems; i++) {
+            int64_t j = dqg_load_int(g->idx.dtype, ix, i);
+            if (j < 0)
+                j += g->dim;
+            memcpy(y, d + (size_t)(o * g->dim + j) * run, run);
+            y += run;
+        }
+    return DQG_OK;
+}
+
+static void gather_destroy(dqg_kernel *k)
+{
+    gather_kernel *g = (gather_kernel *)k;
+    free(g->cdata[0]);
+    free(g->cdata[1]);
+    free(g->op.name);
+    free(g);
+}
+
+dqg_status dqg_kernel_gather_build(const dqg_kernel_request *req, dqg_kernel **out)
+{
+    const dqg_graph *mg = req->mini;
+    const dqg_op *op = dqg_req_op(req, DQG_ROLE_MAIN);
+    const dqg_tensor *d = &mg->tensors[op->inputs[0]], *ix = &mg->tensors[op->inputs[1]];
+    const dqg_tensor *y = &mg->tensors[op->outputs[0]];
+    if (dqg_dtype_bits(d->dtype) % 8 != 0 || d->channels_last || y->channels_last)
+        return dqg_set_error(DQG_UNSUPPORTED, "Gather of %s%s", dqg_dtype_name(d->dtype),
+                             d->channels_last || y->channels_last ? " channels-last" : "");
+    gather_kernel *g = calloc(1, sizeof *g);
+    if (!g)
+        return dqg_set_error(DQG_OUT_OF_MEMORY, "Gather kernel: out of memory");
+    g->base.execute = gather_execute;
+    g->base.destroy = gather_destroy;
+    snprintf(g->base.impl, sizeof g->base.impl, "dqgraph:gather");
+    g->op.kind = op->kind;
+    g->op.attrs = op->attrs;
+    g->op.name = op->name ? strdup(op->name) : NULL;
+    g->idx = *ix;
+    g->idx.name = NULL;
+    g->idx.data = NULL;
+    int ax = op->attrs.gather.axis;
+    g->dim = d->dims[ax];
+    g->outer = g->inner = 1;
+    for (int i = 0; i < ax; i++)
+        g->outer *= d->dims[i];
+    for (int i = ax + 1; i < d->rank; i++)
+        g->inner *= d->dims[i];
+    g->es = (size_t)dqg_dtype_bits(d->dtype) / 8;
+    g->out_arg = dqg_kernel_arg_index(mg, op->outputs[0]);
+    bool oom = op->name && !g->op.name;
+    for (int i = 0; i < 2 && !oom; i++) {
+        const dqg_tensor *t = &mg->tensors[op->inputs[i]];
+        g->arg[i] = dqg_kernel_arg_index(mg, op->inputs[i]);
+        if (g->arg[i] >= 0)
+            continue;
+        if (!(g->cdata[i] = malloc(t->nbytes ? t->nbytes : 1))) {
+            oom = true;
+            break;
+        }
+        memcpy(g->cdata[i], t->data, t->nbytes);
+        g->base.bytes += t->nbytes;
+    }
+    if (oom) {
+        gather_destroy(&g->base);
+        return dqg_set_error(DQG_OUT_OF_MEMORY, "Gather kernel: out of memory");
+    }
+    *out = &g->base;
+    return DQG_OK;
+}

@@ -1,0 +1,136 @@
+/* ONNX shape computations as exporters write them, folded at import, and
+ * Gather as embeddings use it. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dqgraph.h"
+#include "dqgraph_onnx.h"
+#include "support/onnx_model.h"
+#include "test_common.h"
+
+enum { T_FLOAT = 1, T_INT32 = 6, T_INT64 = 7 };
+
+static dqg_status load(tm_model *m, dqg_graph **g)
+{
+    size_t n;
+    uint8_t *bytes = tm_pack(m, &n);
+    tm_free(m);
+    *g = NULL;
+    dqg_status st = dqg_onnx_load_memory(bytes, n, NULL, NULL, g);
+    free(bytes);
+    return st;
+}
+
+/* x [2, 3, 4] reshaped to [Shape(x)[0], -1] through Shape -> Gather ->
+ * Unsqueeze -> Concat, and to [Shape(x)[0] * Shape(x)[1], Shape(x)[2]]
+ * through a Mul of two gathered dimensions. */
+Test(onnx_shapes, shape_chains_fold_into_reshape_targets)
+{
+    tm_model *m = tm_new(13);
+    int64_t xd[] = {2, 3, 4}, one = 1, y1d[] = {2, 12}, y2d[] = {6, 4};
+    const int64_t zero = 0, i1 = 1, i2 = 2, minus1 = -1;
+    tm_input(m, "x", T_FLOAT, 3, xd, NULL);
+    tm_init(m, "i0", T_INT64, 0, NULL, &zero, 8);
+    tm_init(m, "i1", T_INT64, 0, NULL, &i1, 8);
+    tm_init(m, "i2", T_INT64, 0, NULL, &i2, 8);
+    tm_init(m, "axes0", T_INT64, 1, &one, &zero, 8);
+    tm_init(m, "minus1", T_INT64, 1, &one, &minus1, 8);
+    tm_node(m, "Shape", NULL, "shape", "x", "s");
+    tm_node(m, "Gather", NULL, "g0", "s,i0", "d0");
+    tm_node(m, "Gather", NULL, "g1", "s,i1", "d1");
+    tm_node(m, "Gather", NULL, "g2", "s,i2", "d2");
+    tm_node(m, "Unsqueeze", NULL, "u0", "d0,axes0", "d0v");
+    tm_attr_int(m, tm_node(m, "Concat", NULL, "cat", "d0v,minus1", "shape1"), "axis", 0);
+    tm_node(m, "Reshape", NULL, "r1", "x,shape1", "y1");
+    tm_node(m, "Mul", NULL, "mul", "d0,d1", "rows");
+    tm_node(m, "Unsqueeze", NULL, "u1", "rows,axes0", "rowsv");
+    tm_node(m, "Unsqueeze", NULL, "u2", "d2,axes0", "d2v");
+    tm_attr_int(m, tm_node(m, "Concat", NULL, "cat2", "rowsv,d2v", "shape2"), "axis", 0);
+    tm_node(m, "Reshape", NULL, "r2", "x,shape2", "y2");
+    tm_output(m, "y1", T_FLOAT, 2, y1d);
+    tm_output(m, "y2", T_FLOAT, 2, y2d);
+    dqg_graph *g;
+    cr_assert_eq(load(m, &g), DQG_OK, "%s", dqg_last_error());
+    int64_t d[8];
+    cr_assert_eq(dqg_tensor_dims(g, dqg_graph_output_id(g, 0), d), 2);
+    cr_assert(d[0] == 2 && d[1] == 12, "y1 [%lld, %lld]", (long long)d[0], (long long)d[1]);
+    cr_assert_eq(dqg_tensor_dims(g, dqg_graph_output_id(g, 1), d), 2);
+    cr_assert(d[0] == 6 && d[1] == 4, "y2 [%lld, %lld]", (long long)d[0], (long long)d[1]);
+    /* Only the two Reshapes are left in the graph. */
+    cr_assert_eq(dqg_graph_op_count(g), 2);
+    dqg_graph_destroy(g);
+}
+
+/* An embedding lookup: Gather of a constant table by run-time s64 ids,
+ * compiled and on the reference; an id outside the table is an error on
+ * both, naming the element. */
+Test(onnx_shapes, gather_embedding_with_run_time_ids)
+{
+    tm_model *m = tm_new(13);
+    int64_t td[] = {10, 4}, id[] = {2, 3}, yd[] = {2, 3, 4};
+    float table[40];
+    for (int i = 0; i < 40; i++)
+        table[i] = (float)i * 0.5f;
+    tm_input(m, "ids", T_INT64, 2, id, NULL);
+    tm_init(m, "table", T_FLOAT, 2, td, table, sizeof table);
+    tm_node(m, "Gather", NULL, "embed", "table,ids", "y");
+    tm_output(m, "y", T_FLOAT, 3, yd);
+    dqg_graph *g;
+    cr_assert_eq(load(m, &g), DQG_OK, "%s", dqg_last_error());
+    int64_t ids[6] = {0, 9, -1, 3, 3, 5};
+    float ref[24], got[24];
+    dqg_buffer in = {.name = "ids", .data = ids, .size = sizeof ids};
+    dqg_buffer out = {.name = "y", .data = ref, .size = sizeof ref};
+    cr_assert_eq(dqg_reference_run(g, &in, 1, &out, 1), DQG_OK, "%s", dqg_last_error());
+    dqg_compile_options o = dqg_compile_options_default();
+    dqg_compiled *c;
+    cr_assert_eq(dqg_compile(g, &o, &c), DQG_OK, "%s", dqg_last_error());
+    cr_assert(strstr(dqg_compiled_partition_info(c, 0), "dqgraph:gather"), "%s",
+              dqg_compiled_partition_info(c, 0));
+    out.data = got;
+    cr_assert_eq(dqg_execute(c, &in, 1, &out, 1), DQG_OK, "%s", dqg_last_error());
+    for (int k = 0; k < 6; k++)
+        for (int j = 0; j < 4; j++) {
+            int64_t row = ids[k] < 0 ? ids[k] + 10 : ids[k];
+            cr_assert_eq(got[k * 4 + j], table[row * 4 + j], "[%d][%d]", k, j);
+            cr_assert_eq(ref[k * 4 + j], table[row * 4 + j], "[%d][%d]", k, j);
+        }
+    ids[4] = 10;
+    expect_error(dqg_execute(c, &in, 1, &out, 1), DQG_INVALID_ARGUMENT, "Gather 'embed'",
+                 "element 4 is 10", "[-10, 10)");
+    out.data = ref;
+    expect_error(dqg_reference_run(g, &in, 1, &out, 1), DQG_INVALID_ARGUMENT, "element 4 is 10");
+    dqg_compiled_destroy(c);
+    dqg_graph_destroy(g);
+}
+
+/* Rules: constant indices are checked when the graph is built; a folded
+ * node whose computation fails names the node. */
+Test(onnx_shapes, errors_name_the_node)
+{
+    tm_model *m = tm_new(13);
+    int64_t td[] = {10, 4}, one = 1;
+    const int64_t bad = 12;
+    float table[40] = {0};
+    int64_t xd[] = {1, 4};
+    tm_input(m, "x", T_FLOAT, 2, xd, NULL);
+    tm_init(m, "table", T_FLOAT, 2, td, table, sizeof table);
+    tm_init(m, "ix", T_INT64, 1, &one, &bad, 8);
+    tm_node(m, "Gather", NULL, "g", "table,ix", "row");
+    tm_node(m, "Add", NULL, "add", "x,row", "y");
+    tm_output(m, "y", T_FLOAT, 2, xd);
+    dqg_graph *g;
+    expect_error(load(m, &g), DQG_INVALID_ARGUMENT, "Gather", "'g'", "element 0 is 12");
+
+    m = tm_new(13);
+    int64_t sd[] = {2};
+    const int64_t shp[] = {3, 5};
+    tm_input(m, "x", T_FLOAT, 2, xd, NULL);
+    tm_init(m, "s", T_INT64, 1, sd, shp, sizeof shp);
+    tm_init(m, "ix", T_INT64, 1, &one, &bad, 8);
+    tm_node(m, "Gather", NULL, "gs", "s,ix", "dim");
+    tm_node(m, "Reshape", NULL, "r", "x,dim", "y");
+    tm_output(m, "y", T_FLOAT, 2, xd);
+    expect_error(load(m, &g), DQG_INVALID_ARGUMENT, "'gs'", "element 0 is 12");
+}
