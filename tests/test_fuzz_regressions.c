@@ -262,3 +262,35 @@ Test(fuzz_regressions, tensor_file_external_data_refused_before_allocation)
     cr_assert_null(data);
     cr_assert_null(name);
 }
+
+/* DynamicQuantizeLinear of a constant that is not folded (fusion off) ran
+ * its kernel on args[-1]; the kernel now keeps the constant. */
+Test(fuzz_regressions, dynamic_quantize_linear_of_a_constant)
+{
+    dqg_graph *g = G();
+    int64_t d[] = {4};
+    const float v[] = {-1.0f, 0.0f, 0.5f, 2.0f};
+    dqg_tensor_id x = dqg_constant(g, "c", DQG_F32, 1, d, v, sizeof v), s, z;
+    dqg_tensor_id y = dqg_dynamic_quantize_linear(g, "dql", x, &s, &z);
+    cr_assert_eq(dqg_output(g, y, "y"), DQG_OK);
+    cr_assert_eq(dqg_output(g, s, "s"), DQG_OK);
+    finalize_ok(g);
+    for (int fuse = 0; fuse < 2; fuse++) {
+        dqg_compile_options o = dqg_compile_options_default();
+        o.disable_fusion = !fuse;
+        dqg_compiled *c;
+        cr_assert_eq(dqg_compile(g, &o, &c), DQG_OK, "%s", dqg_last_error());
+        uint8_t yq[4];
+        float sc;
+        dqg_buffer out[2] = {{.name = "y", .data = yq, .size = sizeof yq},
+                             {.name = "s", .data = &sc, .size = sizeof sc}};
+        cr_assert_eq(dqg_execute(c, NULL, 0, out, 2), DQG_OK, "%s", dqg_last_error());
+        /* Range [-1, 2]: scale 3/255, zero point round(255 / 3) = 85; 0.5 / scale
+         * = 42.5 rounds half to even to 42. */
+        cr_assert_float_eq(sc, 3.0f / 255.0f, 1e-9);
+        const uint8_t want[] = {0, 85, 127, 255};
+        cr_assert_arr_eq(yq, want, 4, "fuse %d: %u %u %u %u", fuse, yq[0], yq[1], yq[2], yq[3]);
+        dqg_compiled_destroy(c);
+    }
+    dqg_graph_destroy(g);
+}
