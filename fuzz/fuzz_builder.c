@@ -370,6 +370,104 @@ static void op_dynamic_quantize_linear(state *s, const char *name)
     remember(s, yz);
 }
 
+/* The operators of whole networks: unary functions, Sub/Div/Pow, Softmax,
+ * Concat, LRN, LayerNorm, reductions, Slice, Gather and pooling. */
+static void op_network(state *s, const char *name, uint8_t which)
+{
+    dqg_graph *g = s->g;
+    switch (which % 12) {
+    case 0: {
+        dqg_tensor_id x = pick(s);
+        dqg_unary_op f = (dqg_unary_op)(fz_u8(&s->r) % (DQG_UNARY_COUNT + 2));
+        float a = pick_float(s), b = pick_float(s);
+        remember(s, dqg_unary(g, name, f, x, a, b));
+        break;
+    }
+    case 1: {
+        dqg_tensor_id a = pick(s), b = pick(s);
+        uint8_t k = fz_u8(&s->r) % 3;
+        remember(s, k == 0   ? dqg_sub(g, name, a, b)
+                    : k == 1 ? dqg_div(g, name, a, b)
+                             : dqg_pow(g, name, a, b));
+        break;
+    }
+    case 2: {
+        dqg_tensor_id x = pick(s);
+        remember(s, dqg_softmax(g, name, x, small_signed(s, 9), fz_bool(&s->r)));
+        break;
+    }
+    case 3: {
+        dqg_tensor_id xs[5];
+        int n = fz_u8(&s->r) % 6;
+        for (int i = 0; i < n; i++)
+            xs[i] = pick(s);
+        remember(s, dqg_concat(g, name, n, n ? xs : NULL, small_signed(s, 9)));
+        break;
+    }
+    case 4: {
+        dqg_tensor_id x = pick(s);
+        int size = small_signed(s, 8);
+        float a = pick_float(s), b = pick_float(s), k = pick_float(s);
+        remember(s, dqg_lrn(g, name, x, size, a, b, k));
+        break;
+    }
+    case 5: {
+        dqg_tensor_id x = pick(s), sc = pick(s), b = fz_bool(&s->r) ? pick(s) : DQG_NONE;
+        remember(s, dqg_layer_norm(g, name, x, sc, b, small_signed(s, 9), pick_float(s)));
+        break;
+    }
+    case 6: {
+        dqg_tensor_id x = pick(s);
+        int64_t axes[DQG_MAX_RANK + 1];
+        int n = fz_u8(&s->r) % (DQG_MAX_RANK + 2);
+        for (int i = 0; i < n && i <= DQG_MAX_RANK; i++)
+            axes[i] = small_signed(s, 9);
+        remember(s, dqg_reduce(g, name, (dqg_reduce_op)(fz_u8(&s->r) % (DQG_REDUCE_COUNT + 1)), x,
+                               n, axes, fz_bool(&s->r)));
+        break;
+    }
+    case 7:
+    case 8: {
+        dqg_tensor_id x = pick(s);
+        int64_t axes[DQG_MAX_RANK + 1], st[DQG_MAX_RANK + 1], en[DQG_MAX_RANK + 1],
+            sp[DQG_MAX_RANK + 1];
+        int n = fz_u8(&s->r) % (DQG_MAX_RANK + 2);
+        for (int i = 0; i < n && i <= DQG_MAX_RANK; i++) {
+            axes[i] = small_signed(s, 9);
+            uint8_t f = fz_u8(&s->r);
+            st[i] = f & 1 ? INT64_MIN : small_signed(s, 20);
+            en[i] = f & 2 ? INT64_MAX : small_signed(s, 20);
+            sp[i] = f & 4 ? INT64_MIN + 1 : small_signed(s, 4);
+        }
+        uint8_t f = fz_u8(&s->r);
+        remember(s, dqg_slice(g, name, x, n, f & 1 ? NULL : axes, st, en, f & 2 ? NULL : sp));
+        break;
+    }
+    case 9: {
+        dqg_tensor_id d = pick(s), ix = pick(s);
+        remember(s, dqg_gather(g, name, d, ix, small_signed(s, 9)));
+        break;
+    }
+    case 10:
+    case 11: {
+        dqg_tensor_id x = pick(s);
+        dqg_pool_attrs a = {.algorithm = (dqg_pool_algorithm)(fz_u8(&s->r) % 4),
+                            .global = fz_u8(&s->r) % 4 == 0,
+                            .spatial_rank = fz_u8(&s->r) % 5,
+                            .ceil_mode = fz_bool(&s->r)};
+        for (int i = 0; i < 3; i++) {
+            a.kernel[i] = small_signed(s, 4);
+            a.strides[i] = small_signed(s, 3);
+            a.pads_begin[i] = small_signed(s, 2);
+            a.pads_end[i] = small_signed(s, 2);
+            a.dilations[i] = small_signed(s, 3);
+        }
+        remember(s, dqg_pool(g, name, x, fz_u8(&s->r) == 0xFF ? NULL : &a));
+        break;
+    }
+    }
+}
+
 /* One builder call chosen by the next byte. */
 static void one_call(state *s)
 {
@@ -377,7 +475,7 @@ static void one_call(state *s)
     const char *name = pick_name(s);
     int rank;
     int64_t dims[DQG_MAX_RANK];
-    switch (op % 24) {
+    switch (op % 30) {
     case 0:
     case 1: {
         dqg_dtype dt = pick_dtype(s);
@@ -474,6 +572,9 @@ static void one_call(state *s)
         fz_require_message("dqg_output", st);
         break;
     }
+    default:
+        op_network(s, name, fz_u8(&s->r));
+        break;
     }
 }
 

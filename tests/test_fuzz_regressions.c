@@ -294,3 +294,27 @@ Test(fuzz_regressions, dynamic_quantize_linear_of_a_constant)
     }
     dqg_graph_destroy(g);
 }
+
+/* DynamicQuantizeLinear of values whose range is a few subnormals: the
+ * scale (width / 255) underflowed to 0 and the zero point became 0 / 0,
+ * cast to u8. It is an error naming the range, on both paths. */
+Test(fuzz_regressions, dynamic_quantize_linear_of_a_subnormal_range)
+{
+    dqg_graph *g = G();
+    int64_t d[] = {2};
+    dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 1, d);
+    cr_assert_eq(dqg_output(g, dqg_dynamic_quantize_linear(g, "dql", x, NULL, NULL), "y"), DQG_OK);
+    finalize_ok(g);
+    const float v[] = {0.0f, 1e-44f};
+    uint8_t y[2];
+    dqg_buffer in = {.name = "x", .data = (void *)v, .size = sizeof v};
+    dqg_buffer out = {.name = "y", .data = y, .size = sizeof y};
+    expect_error(dqg_reference_run(g, &in, 1, &out, 1), DQG_INVALID_ARGUMENT, "'dql'",
+                 "too narrow");
+    dqg_compile_options o = dqg_compile_options_default();
+    dqg_compiled *c;
+    cr_assert_eq(dqg_compile(g, &o, &c), DQG_OK, "%s", dqg_last_error());
+    expect_error(dqg_execute(c, &in, 1, &out, 1), DQG_INVALID_ARGUMENT, "'dql'", "too narrow");
+    dqg_compiled_destroy(c);
+    dqg_graph_destroy(g);
+}

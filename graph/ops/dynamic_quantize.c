@@ -58,6 +58,11 @@ dqg_status dqg_dynamic_quantize_range(const char *op_name, const float *x, int64
         return dqg_set_error(DQG_INVALID_ARGUMENT,
                              L " '%s': input 0 (x): the range [%g, %g] is not finite", op_name,
                              (double)lo, (double)hi);
+    if (s == 0.0f)
+        return dqg_set_error(DQG_INVALID_ARGUMENT,
+                             L " '%s': input 0 (x): the range [%g, %g] is too narrow: its width / "
+                               "255 underflows to a zero scale",
+                             op_name, (double)lo, (double)hi);
     float z = dqg_rne_f((0.0f - lo) / s);
     *scale = s;
     *zero_point = z <= 0.0f ? 0 : z >= 255.0f ? 255 : (uint8_t)z;
