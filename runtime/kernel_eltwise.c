@@ -294,6 +294,8 @@ dqg_status dqg_kernel_eltwise_build(const dqg_kernel_request *req, dqg_kernel **
     case DQG_OP_RESHAPE:
         e->is_copy = true;
         e->nbytes = y->nbytes;
+        /* The same bytes: given its input's buffer, the copy is skipped. */
+        e->base.in_place_ok = e->in_arg[0] == 0 && x->channels_last == y->channels_last;
         snprintf(e->base.impl, sizeof e->base.impl, "copy:Reshape");
         *out = &e->base;
         return DQG_OK;
