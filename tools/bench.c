@@ -23,7 +23,7 @@
 /* ------------------------------------------------------------------------ */
 
 const char USAGE_BENCH[] =
-    "usage: dqgraph bench MODEL [--iters N] [--warmup N] [--no-fuse] [-i FILE.pb]...\n"
+    "usage: dqgraph bench MODEL [--iters N] [--warmup N] [--no-fuse] [-i FILE.pb|DIR]...\n"
     "                     [--shape NAME=D0,D1,...]... [--dim SYMBOL=N]...\n"
     "                     [--backend reference|onednn] [--threads N]\n"
     "\n"
@@ -39,7 +39,8 @@ const char USAGE_BENCH[] =
     "  --iters N               timed executions (default 50)\n"
     "  --warmup N              untimed executions first (default 5)\n"
     "  --no-fuse               keep every dequantize as its own partition\n"
-    "  -i, --input FILE.pb     a graph input's value, as for 'dqgraph run'\n"
+    "  -i, --input FILE.pb|DIR a graph input's value, or a folder of input_<n>.pb files,\n"
+    "                          as for 'dqgraph run'\n"
     "  --shape NAME=D0,D1,...  the shape of graph input NAME\n"
     "  --dim SYMBOL=N          the value of a symbolic dimension\n"
     "  --backend B             reference or onednn (default: onednn)\n"

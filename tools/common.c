@@ -198,6 +198,10 @@ static const option_def OPTION_DEFS[] = {
     {"--after-passes", NULL, OPT_AFTER, false}, {"--iters", NULL, OPT_ITERS, true},
     {"--warmup", NULL, OPT_WARMUP, true},       {"--rtol", NULL, OPT_RTOL, true},
     {"--atol", NULL, OPT_ATOL, true},           {"--threads", NULL, OPT_THREADS, true},
+    {"--random", NULL, OPT_RANDOM, false},      {"--seed", NULL, OPT_SEED, true},
+    {"--strict", NULL, OPT_STRICT, false},      {"--all", NULL, OPT_ALL, false},
+    {"--time", NULL, OPT_TIME, true},           {"--json", NULL, OPT_JSON, false},
+    {"--compare", NULL, OPT_COMPARE, true},
 };
 
 void opts_free(tool_opts *o)
@@ -366,6 +370,35 @@ static int apply_option(tool_opts *o, const option_def *d, const char *value)
                                value, MAX_THREADS);
         o->threads = (int)v;
         return 0;
+    case OPT_RANDOM:
+        o->random = true;
+        return 0;
+    case OPT_SEED:
+        if (!parse_integer(value, 0, INT64_MAX, &v))
+            return usage_error(o->command,
+                               "bad number '%s' for --seed (expected an integer from 0 to %lld)",
+                               value, (long long)INT64_MAX);
+        o->seed = (uint64_t)v;
+        return 0;
+    case OPT_STRICT:
+        o->strict = true;
+        return 0;
+    case OPT_ALL:
+        o->all = true;
+        return 0;
+    case OPT_JSON:
+        o->json = true;
+        return 0;
+    case OPT_TIME:
+        if (!parse_real(value, &o->time_s) || o->time_s <= 0 || o->time_s > MAX_TIME_S)
+            return usage_error(o->command,
+                               "bad number '%s' for --time (expected seconds, more than 0 and at "
+                               "most %g)",
+                               value, MAX_TIME_S);
+        return 0;
+    case OPT_COMPARE:
+        o->compare[0] = value; /* the second configuration: see parse_options */
+        return 0;
     case OPT_RTOL:
     case OPT_ATOL:
         if (!parse_real(value, d->id == OPT_RTOL ? &o->rtol : &o->atol))
@@ -420,6 +453,11 @@ int parse_options(tool_opts *o, int argc, char **argv, int first, unsigned allow
             value = argv[++i];
         } else if (!d->has_arg && value) {
             return usage_error(o->command, "option '%s' takes no argument", d->long_name);
+        }
+        if (d->id == OPT_COMPARE) { /* --compare "OPTS A" "OPTS B": two arguments */
+            if (i + 1 >= argc)
+                return usage_error(o->command, "option '%s' needs two arguments", d->long_name);
+            o->compare[1] = argv[++i];
         }
         int rc = apply_option(o, d, value);
         if (rc)

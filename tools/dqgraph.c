@@ -3,7 +3,7 @@
  * ONNX models with dqgraph. Uses the public API only (dqgraph.h and
  * dqgraph_onnx.h).
  *
- *   dqgraph run MODEL [-i FILE.pb]... [-o DIR] ...
+ *   dqgraph run MODEL [-i FILE.pb|DIR]... [-o DIR] ...
  *   dqgraph test CASE_DIR...
  *   dqgraph explain MODEL ...
  *   dqgraph dot MODEL [--after-passes] ...
@@ -41,7 +41,7 @@
 /* ------------------------------------------------------------------------ */
 
 static const char USAGE_EXPLAIN[] =
-    "usage: dqgraph explain MODEL [-i FILE.pb]... [--shape NAME=D0,D1,...]...\n"
+    "usage: dqgraph explain MODEL [-i FILE.pb|DIR]... [--shape NAME=D0,D1,...]...\n"
     "                       [--dim SYMBOL=N]... [--no-fuse] [--backend reference|onednn]\n"
     "\n"
     "Compiles MODEL and prints its partitions (ops, kernel, data types), how many\n"
@@ -49,8 +49,9 @@ static const char USAGE_EXPLAIN[] =
     "fusion made or refused, with the reason.\n"
     "\n"
     "Options:\n"
-    "  -i, --input FILE.pb     a graph input's value, as for 'dqgraph run' (needed\n"
-    "                          when an operator reads it while building)\n"
+    "  -i, --input FILE.pb|DIR a graph input's value, or a folder of input_<n>.pb files,\n"
+    "                          as for 'dqgraph run' (needed when an operator reads\n"
+    "                          it while building)\n"
     "  --shape NAME=D0,D1,...  the shape of graph input NAME\n"
     "  --dim SYMBOL=N          the value of a symbolic dimension\n"
     "  --no-fuse               keep every dequantize as its own partition\n"
@@ -83,8 +84,9 @@ static int cmd_explain(const tool_opts *o)
 }
 
 static const char USAGE_DOT[] =
-    "usage: dqgraph dot MODEL [--after-passes] [-i FILE.pb]... [--shape NAME=D0,D1,...]...\n"
-    "                   [--dim SYMBOL=N]... [--no-fuse] [--backend reference|onednn]\n"
+    "usage: dqgraph dot MODEL [--after-passes] [-i FILE.pb|DIR]...\n"
+    "                   [--shape NAME=D0,D1,...]... [--dim SYMBOL=N]... [--no-fuse]\n"
+    "                   [--backend reference|onednn]\n"
     "\n"
     "Writes the graph in Graphviz format to standard output: as imported, or with\n"
     "--after-passes as compiled, each partition drawn as a cluster labelled with\n"
@@ -92,7 +94,8 @@ static const char USAGE_DOT[] =
     "\n"
     "Options:\n"
     "  --after-passes          draw the compiled graph instead of the imported one\n"
-    "  -i, --input FILE.pb     a graph input's value, as for 'dqgraph run'\n"
+    "  -i, --input FILE.pb|DIR a graph input's value, or a folder of input_<n>.pb files,\n"
+    "                          as for 'dqgraph run'\n"
     "  --shape NAME=D0,D1,...  the shape of graph input NAME\n"
     "  --dim SYMBOL=N          the value of a symbolic dimension\n"
     "  --no-fuse               with --after-passes: compile without fusion\n"
@@ -132,7 +135,8 @@ static const char USAGE_MAIN[] =
     "quantized inference on oneDNN.\n"
     "\n"
     "Commands:\n"
-    "  run MODEL [-i FILE.pb]... [-o DIR]   run a model, write its outputs as .pb files\n"
+    "  run MODEL [-i FILE.pb|DIR]... [-o DIR] [--random]\n"
+    "                                       run a model, write its outputs as .pb files\n"
     "  test CASE_DIR...                     run ONNX backend-test cases, compare outputs\n"
     "  explain MODEL                        show partitions and fusion decisions\n"
     "  dot MODEL [--after-passes]           write the graph in Graphviz format\n"
@@ -163,7 +167,8 @@ typedef struct command_def {
 #define MODEL_OPTS (OPT_INPUT | OPT_SHAPE | OPT_DIM | OPT_NOFUSE | OPT_BACKEND)
 
 static const command_def COMMANDS[] = {
-    {"run", cmd_run, MODEL_OPTS | OPT_OUTDIR | OPT_THREADS, 1, 1, USAGE_RUN, "MODEL"},
+    {"run", cmd_run, MODEL_OPTS | OPT_OUTDIR | OPT_THREADS | OPT_RANDOM | OPT_SEED, 1, 1, USAGE_RUN,
+     "MODEL"},
     {"test", cmd_test, OPT_NOFUSE | OPT_BACKEND | OPT_RTOL | OPT_ATOL | OPT_THREADS, 1, 0,
      USAGE_TEST, "CASE_DIR"},
     {"explain", cmd_explain, MODEL_OPTS, 1, 1, USAGE_EXPLAIN, "MODEL"},

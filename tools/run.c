@@ -23,19 +23,27 @@
 /* ------------------------------------------------------------------------ */
 
 const char USAGE_RUN[] =
-    "usage: dqgraph run MODEL [-i FILE.pb]... [-o DIR] [--shape NAME=D0,D1,...]...\n"
-    "                   [--dim SYMBOL=N]... [--no-fuse] [--backend reference|onednn]\n"
-    "                   [--threads N]\n"
+    "usage: dqgraph run MODEL [-i FILE.pb|DIR]... [--random [--seed S]] [-o DIR]\n"
+    "                   [--shape NAME=D0,D1,...]... [--dim SYMBOL=N]... [--no-fuse]\n"
+    "                   [--backend reference|onednn] [--threads N]\n"
     "\n"
     "Compiles the ONNX model MODEL, runs it once and writes every output to\n"
     "DIR/output_<i>.pb (a TensorProto), printing one line per output:\n"
-    "name, data type, shape and file.\n"
+    "name, data type, shape and file. Every graph input needs data: from -i,\n"
+    "or made up with --random (otherwise the exit status is 2, a usage error).\n"
     "\n"
     "Options:\n"
     "  -i, --input FILE.pb     a TensorProto giving a graph input: the input its name\n"
     "                          names, else the input at its position among the -i files;\n"
     "                          also lets the import use its value where an operator\n"
     "                          needs it while building (e.g. Reshape's shape)\n"
+    "  -i, --input DIR         a folder (an ONNX test_data_set_<n>): its input_<n>.pb\n"
+    "                          files in the order of n, as if each were given with -i\n"
+    "  --random                make up the data of every graph input no file gives:\n"
+    "                          floats uniform in [-1, 1], integers uniform over their\n"
+    "                          type's range\n"
+    "  --seed S                the seed of --random's data (default 0): the same seed\n"
+    "                          gives the same data\n"
     "  -o, --output-dir DIR    where to write output_<i>.pb (default: .)\n"
     "  --shape NAME=D0,D1,...  the shape of graph input NAME (NAME= for a scalar)\n"
     "  --dim SYMBOL=N          the value of a symbolic dimension\n"
@@ -44,7 +52,10 @@ const char USAGE_RUN[] =
     "  --threads N             threads (default 0: all cores)\n"
     "  -h, --help              show this help\n"
     "\n"
-    "Example: dqgraph run model.onnx -i input_0.pb -o out\n";
+    "Examples:\n"
+    "  dqgraph run model.onnx -i input_0.pb -o out\n"
+    "  dqgraph run test_qlinearmatmul_2D/model.onnx -i test_qlinearmatmul_2D/test_data_set_0\n"
+    "  dqgraph run model.onnx --random --seed 7 -o out\n";
 
 static dqg_status ensure_dir(const char *dir)
 {
@@ -64,7 +75,12 @@ int cmd_run(const tool_opts *o)
     session s;
     dqg_compiled *c = NULL;
     const char *dir = o->out_dir ? o->out_dir : ".";
-    dqg_status st = session_open(&s, o->pos[0], o, o->inputs, o->n_inputs, MISSING_ERROR);
+    dqg_status st = session_open(&s, o->pos[0], o, o->inputs, o->n_inputs,
+                                 o->random ? MISSING_GENERATE : MISSING_ERROR);
+    if (s.missing_input) {
+        session_free(&s);
+        return usage_error(o->command, "%s", g_msg);
+    }
     if (st == DQG_OK) {
         print_warnings(s.graph);
         st = compile_graph(s.graph, o, &c);

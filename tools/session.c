@@ -277,6 +277,9 @@ void session_free(session *s)
             free(s->outputs[i].data);
     free(s->outputs);
     tensor_files_free(s->files, s->n_files);
+    for (size_t i = 0; i < s->n_paths; i++)
+        free(s->paths[i]);
+    free(s->paths);
     dqg_graph_destroy(s->graph);
     memset(s, 0, sizeof *s);
 }
@@ -369,7 +372,20 @@ static uint64_t rng_next(uint64_t *state)
     return *state = x;
 }
 
-/* Deterministic data: floats uniform in [-1, 1], integers random bytes. */
+/* A well-mixed, non-zero xorshift state from any seed (splitmix64). */
+static uint64_t rng_seed(uint64_t seed)
+{
+    uint64_t z = seed + 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return z ? z : 0x9E3779B97F4A7C15ull;
+}
+
+/*
+ * Deterministic data: floats uniform in [-1, 1], integers random bytes (so
+ * uniform over their type's whole range, 4-bit types included).
+ */
 static dqg_status generate_data(dqg_dtype dt, int64_t nelems, size_t size, uint64_t *rng,
                                 void **out)
 {
@@ -397,18 +413,57 @@ static dqg_status generate_data(dqg_dtype dt, int64_t nelems, size_t size, uint6
  * Reads the input files, imports the model with them (and --shape/--dim) as
  * hints, binds each file to its graph input and allocates the outputs.
  */
+/* Appends `path`, or the input_<n>.pb files of the folder `path`, to s->paths. */
+static dqg_status add_input_path(session *s, size_t *cap, const char *path)
+{
+    struct stat sb;
+    numbered_entry *files = NULL;
+    size_t n = 0;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        dqg_status st = list_numbered(path, "input_", ".pb", false, &files, &n);
+        if (st != DQG_OK)
+            return st;
+        if (n == 0)
+            return fail(DQG_IO_ERROR, "folder '%s' holds no input_<n>.pb file", path);
+    }
+    char **q = grow(s->paths, cap, s->n_paths + (n ? n : 1), sizeof *q);
+    if (!q) {
+        numbered_free(files, n);
+        return oom();
+    }
+    s->paths = q;
+    if (n == 0) {
+        if (!(q[s->n_paths] = dup_string(path)))
+            return oom();
+        s->n_paths++;
+        return DQG_OK;
+    }
+    for (size_t i = 0; i < n; i++) {
+        q[s->n_paths++] = files[i].name; /* taken over */
+        files[i].name = NULL;
+    }
+    numbered_free(files, n);
+    return DQG_OK;
+}
+
 dqg_status session_open(session *s, const char *model, const tool_opts *o, const char *const *paths,
                         size_t n_paths, missing_policy missing)
 {
     memset(s, 0, sizeof *s);
     dqg_status st = DQG_OK;
-    if (n_paths) {
-        s->files = calloc(n_paths, sizeof *s->files);
+    size_t cap_paths = 0;
+    for (size_t i = 0; i < n_paths; i++) {
+        st = add_input_path(s, &cap_paths, paths[i]);
+        if (st != DQG_OK)
+            return st;
+    }
+    if (s->n_paths) {
+        s->files = calloc(s->n_paths, sizeof *s->files);
         if (!s->files)
             return oom();
     }
-    for (size_t i = 0; i < n_paths; i++) {
-        st = tensor_file_load(&s->files[i], paths[i]);
+    for (size_t i = 0; i < s->n_paths; i++) {
+        st = tensor_file_load(&s->files[i], s->paths[i]);
         s->n_files = i + 1;
         if (st != DQG_OK)
             return st;
@@ -511,7 +566,7 @@ dqg_status session_open(session *s, const char *model, const tool_opts *o, const
         s->inputs[idx].data = f->data;
         s->inputs[idx].size = f->size;
     }
-    uint64_t rng = 0x9E3779B97F4A7C15ull;
+    uint64_t rng = rng_seed(o->seed);
     for (size_t i = 0; i < s->n_inputs; i++) {
         if (s->inputs[i].id != DQG_NONE)
             continue;
@@ -520,11 +575,13 @@ dqg_status session_open(session *s, const char *model, const tool_opts *o, const
             return fail(DQG_INVALID_ARGUMENT,
                         "graph input '%s' has no data: the data set has no input_%zu.pb for it",
                         dqg_tensor_name(g, id), i);
-        if (missing == MISSING_ERROR)
+        if (missing == MISSING_ERROR) {
+            s->missing_input = true;
             return fail(DQG_INVALID_ARGUMENT,
                         "graph input '%s' (input %zu of the model, counting from 0) has no data; "
-                        "give it with -i FILE.pb",
+                        "give it with -i FILE.pb or -i DIR, or make it up with --random",
                         dqg_tensor_name(g, id), i);
+        }
         s->inputs[i].id = id;
         s->inputs[i].size = dqg_tensor_byte_size(g, id);
         if (missing == MISSING_GENERATE) {

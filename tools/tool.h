@@ -35,10 +35,18 @@ enum {
     OPT_RTOL = 1u << 9,
     OPT_ATOL = 1u << 10,
     OPT_THREADS = 1u << 11,
+    OPT_RANDOM = 1u << 12,
+    OPT_SEED = 1u << 13,
+    OPT_STRICT = 1u << 14,
+    OPT_ALL = 1u << 15,
+    OPT_TIME = 1u << 16,
+    OPT_JSON = 1u << 17,
+    OPT_COMPARE = 1u << 18,
 };
 
 #define MAX_ITERS   10000000LL
 #define MAX_THREADS ((long long)DQG_MAX_THREADS)
+#define MAX_TIME_S  86400.0
 
 typedef struct shape_opt {
     char *name;
@@ -50,7 +58,7 @@ typedef struct tool_opts {
     const char *command;
     const char **pos; /* positional arguments (pointers into argv) */
     size_t n_pos, cap_pos;
-    const char **inputs; /* -i files (pointers into argv) */
+    const char **inputs; /* -i files and folders (pointers into argv) */
     size_t n_inputs, cap_inputs;
     const char *out_dir;
     shape_opt *shapes;
@@ -63,6 +71,13 @@ typedef struct tool_opts {
     long long iters, warmup;
     double rtol, atol;
     int threads;
+    bool random;            /* --random: make up the inputs no file gives */
+    uint64_t seed;          /* --seed: of the made-up inputs */
+    bool strict;            /* test --strict: a skipped case fails */
+    bool all;               /* tensor --all: every value */
+    double time_s;          /* bench --time: seconds of timed runs (0: --iters) */
+    bool json;              /* bench --json */
+    const char *compare[2]; /* bench --compare "OPTS A" "OPTS B" (NULL: not given) */
 } tool_opts;
 
 typedef struct tensor_file {
@@ -80,12 +95,14 @@ typedef struct tensor_file {
 /* What to do with a graph input that no file gives. */
 typedef enum missing_policy {
     MISSING_ERROR,    /* run, test: an error naming the input */
-    MISSING_GENERATE, /* bench: deterministic made-up data */
+    MISSING_GENERATE, /* bench, run --random: deterministic made-up data */
     MISSING_IGNORE,   /* explain, dot: nothing is executed */
 } missing_policy;
 
 typedef struct session {
     dqg_graph *graph;
+    char **paths; /* the input files, -i folders expanded (owned) */
+    size_t n_paths;
     tensor_file *files;
     size_t n_files;
     dqg_buffer *inputs; /* one per graph input */
@@ -93,6 +110,7 @@ typedef struct session {
     void **generated; /* per graph input: made-up data (bench), or NULL */
     dqg_buffer *outputs;
     size_t n_outputs;
+    bool missing_input; /* failed because a graph input has no data (g_msg names it) */
 } session;
 
 typedef struct numbered_entry {
@@ -151,7 +169,8 @@ dqg_status tensor_file_load(tensor_file *t, const char *path);
  */
 bool bf16_as_u16(dqg_dtype tensor, dqg_dtype file);
 /*
- * Reads the input files, imports the model with them (and --shape/--dim) as
+ * Reads the input files (a folder stands for its input_<n>.pb files, in the
+ * order of n), imports the model with them (and --shape/--dim) as
  * hints, binds each file to its graph input and allocates the outputs.
  */
 dqg_status session_open(session *s, const char *model, const tool_opts *o, const char *const *paths,
