@@ -138,6 +138,9 @@ static const char USAGE_MAIN[] =
     "  run MODEL [-i FILE.pb|DIR]... [-o DIR] [--random]\n"
     "                                       run a model, write its outputs as .pb files\n"
     "  test CASE_DIR...                     run ONNX backend-test cases, compare outputs\n"
+    "  tensor FILE.pb [--all]               print a tensor: type, shape, statistics, values\n"
+    "  compare A.pb B.pb [--rtol X] [--atol X]\n"
+    "                                       compare two tensors: errors, cosine, mismatches\n"
     "  explain MODEL                        show partitions and fusion decisions\n"
     "  dot MODEL [--after-passes]           write the graph in Graphviz format\n"
     "  bench MODEL [--iters N] [--warmup N] time compilation and execution\n"
@@ -169,8 +172,11 @@ typedef struct command_def {
 static const command_def COMMANDS[] = {
     {"run", cmd_run, MODEL_OPTS | OPT_OUTDIR | OPT_THREADS | OPT_RANDOM | OPT_SEED, 1, 1, USAGE_RUN,
      "MODEL"},
-    {"test", cmd_test, OPT_NOFUSE | OPT_BACKEND | OPT_RTOL | OPT_ATOL | OPT_THREADS, 1, 0,
-     USAGE_TEST, "CASE_DIR"},
+    {"test", cmd_test, OPT_NOFUSE | OPT_BACKEND | OPT_RTOL | OPT_ATOL | OPT_THREADS | OPT_STRICT, 1,
+     0, USAGE_TEST, "CASE_DIR"},
+    {"tensor", cmd_tensor, OPT_ALL, 1, 1, USAGE_TENSOR, "FILE.pb"},
+    {"compare", cmd_compare, OPT_RTOL | OPT_ATOL, 2, 2, USAGE_COMPARE,
+     "A.pb or B.pb (compare takes two files)"},
     {"explain", cmd_explain, MODEL_OPTS, 1, 1, USAGE_EXPLAIN, "MODEL"},
     {"dot", cmd_dot, MODEL_OPTS | OPT_AFTER, 1, 1, USAGE_DOT, "MODEL"},
     {"bench", cmd_bench, MODEL_OPTS | OPT_ITERS | OPT_WARMUP | OPT_THREADS, 1, 1, USAGE_BENCH,

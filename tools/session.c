@@ -587,6 +587,9 @@ dqg_status session_open(session *s, const char *model, const tool_opts *o, const
         if (missing == MISSING_GENERATE) {
             st = generate_data(dqg_tensor_dtype(g, id), dqg_tensor_element_count(g, id),
                                s->inputs[i].size, &rng, &s->generated[i]);
+            if (st == DQG_OUT_OF_MEMORY)
+                return fail(st, "cannot allocate %zu bytes of made-up data for graph input '%s'",
+                            s->inputs[i].size, dqg_tensor_name(g, id));
             if (st != DQG_OK)
                 return st;
             s->inputs[i].data = s->generated[i];

@@ -180,11 +180,38 @@ void print_warnings(const dqg_graph *g);
 dqg_status compile_graph(const dqg_graph *g, const tool_opts *o, dqg_compiled **out);
 dqg_status execute(dqg_compiled *c, session *s);
 
+/* ---- tensor.c ----------------------------------------------------------- */
+
+/* How a tensor `got` differs from `expected` (the reference), element-wise. */
+typedef struct tensor_diff {
+    int64_t n;
+    double max_abs;        /* max |got - expected| (infinity for a NaN or infinity mismatch) */
+    double max_rel;        /* max |got - expected| / |expected|, where expected != 0 */
+    double cosine;         /* over the elements finite in both; 1 when both are all zeros */
+    int64_t outside;       /* elements outside the tolerance */
+    int64_t first_outside; /* -1: none */
+    double first_got, first_expected;
+} tensor_diff;
+
+/*
+ * Compares n elements of type dt. Within the tolerance: |got - expected| <=
+ * atol + rtol * |expected|, or for integer types with int_slack_one a
+ * difference of at most 1; NaN matches NaN, an infinity the same infinity.
+ */
+void diff_tensors(dqg_dtype dt, const void *got, const void *expected, int64_t n, double rtol,
+                  double atol, bool int_slack_one, tensor_diff *d);
+/* A value of type dt: integers without a fraction, floats with 9 digits. */
+void format_value(char *buf, size_t size, dqg_dtype dt, double v);
+
 /* ---- the commands -------------------------------------------------------- */
 
 extern const char USAGE_RUN[];
 extern const char USAGE_TEST[];
 extern const char USAGE_BENCH[];
+extern const char USAGE_TENSOR[];
+extern const char USAGE_COMPARE[];
+int cmd_tensor(const tool_opts *o);
+int cmd_compare(const tool_opts *o);
 int cmd_run(const tool_opts *o);
 int cmd_test(const tool_opts *o);
 int cmd_bench(const tool_opts *o);
