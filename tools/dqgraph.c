@@ -143,7 +143,8 @@ static const char USAGE_MAIN[] =
     "                                       compare two tensors: errors, cosine, mismatches\n"
     "  explain MODEL                        show partitions and fusion decisions\n"
     "  dot MODEL [--after-passes]           write the graph in Graphviz format\n"
-    "  bench MODEL [--iters N] [--warmup N] time compilation and execution\n"
+    "  bench MODEL [--iters N | --time S] [--json] [--compare \"OPTS A\" \"OPTS B\"]\n"
+    "                                       time compilation and execution\n"
     "  selftest [--seconds N] [--seed S]    check fused kernels against the reference\n"
     "                                       at every instruction-set level of this CPU\n"
     "\n"
@@ -179,8 +180,10 @@ static const command_def COMMANDS[] = {
      "A.pb or B.pb (compare takes two files)"},
     {"explain", cmd_explain, MODEL_OPTS, 1, 1, USAGE_EXPLAIN, "MODEL"},
     {"dot", cmd_dot, MODEL_OPTS | OPT_AFTER, 1, 1, USAGE_DOT, "MODEL"},
-    {"bench", cmd_bench, MODEL_OPTS | OPT_ITERS | OPT_WARMUP | OPT_THREADS, 1, 1, USAGE_BENCH,
-     "MODEL"},
+    {"bench", cmd_bench,
+     MODEL_OPTS | OPT_ITERS | OPT_WARMUP | OPT_THREADS | OPT_SEED | OPT_TIME | OPT_JSON |
+         OPT_COMPARE,
+     1, 1, USAGE_BENCH, "MODEL"},
 };
 
 static int run_command(const command_def *cmd, int argc, char **argv)
