@@ -3,18 +3,22 @@
  * ONNX models with dqgraph. Uses the public API only (dqgraph.h and
  * dqgraph_onnx.h).
  *
- *   dqgraph run MODEL [-i FILE.pb|DIR]... [-o DIR] ...
- *   dqgraph test CASE_DIR...
+ *   dqgraph run MODEL [-i FILE.pb|DIR]... [--random] [-o DIR] ...
+ *   dqgraph test CASE_DIR... [--strict]
+ *   dqgraph tensor FILE.pb [--all]
+ *   dqgraph compare A.pb B.pb [--rtol X] [--atol X]
  *   dqgraph explain MODEL ...
  *   dqgraph dot MODEL [--after-passes] ...
- *   dqgraph bench MODEL [--iters N] [--warmup N] ...
+ *   dqgraph bench MODEL [--iters N | --time S] [--json] [--compare "A" "B"] ...
  *   dqgraph selftest [--seconds N] [--seed S] (tools/selftest.c)
  *
- * The commands live in run.c, test.c, bench.c and here (explain, dot);
+ * The commands live in run.c, test.c, tensor.c (tensor, compare), bench.c
+ * and here (explain, dot);
  * common.c and session.c hold what they share (tool.h).
  *
- * Exit codes: 0 success, 1 test failures, 2 usage error, 3 invalid model or
- * input, 4 internal or backend error.
+ * Exit codes (USAGE_MAIN below, README.md): 0 success, 1 test failures or
+ * values outside the tolerance, 2 usage error, 3 invalid model or input, 4
+ * internal or backend error.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -154,9 +158,12 @@ static const char USAGE_MAIN[] =
     "\n"
     "Exit codes:\n"
     "  0  success\n"
-    "  1  test: at least one case failed\n"
-    "  2  usage error (unknown command or option, missing argument, bad number)\n"
-    "  3  invalid model or input (invalid argument, unsupported, parse or I/O error)\n"
+    "  1  test: a case failed (or was skipped, with --strict);\n"
+    "     compare: elements outside the tolerance; selftest: a mismatch\n"
+    "  2  usage error (unknown command or option, missing argument, bad number,\n"
+    "     run: a graph input without data)\n"
+    "  3  invalid model or input (invalid argument, unsupported, parse or I/O error;\n"
+    "     test: a case that cannot be run; compare: different types or shapes)\n"
     "  4  internal or backend error (out of memory, backend error)\n";
 
 typedef struct command_def {
