@@ -50,5 +50,15 @@ for t in test_qlinearconv test_gemm_all_attributes test_matmulinteger test_dequa
     check "dqgraph test $t" ./build/dqgraph test "$node/$t"
   fi
 done
+# The data-set folder, made-up inputs, the tensor tools and bench's statistics.
+qmm=$node/test_qlinearmatmul_2D
+if [ -d "$qmm" ]; then
+  check "dqgraph run -i DIR" ./build/dqgraph run "$qmm/model.onnx" -i "$qmm/test_data_set_0" -o "$work"
+  check "dqgraph run --random" ./build/dqgraph run "$qmm/model.onnx" --random --seed 3 -o "$work"
+  check "dqgraph tensor --all" ./build/dqgraph tensor "$qmm/test_data_set_0/input_0.pb" --all
+  check "dqgraph compare" ./build/dqgraph compare "$work/output_0.pb" "$work/output_0.pb"
+  check "dqgraph bench --compare --json" ./build/dqgraph bench "$qmm/model.onnx" --iters 5 \
+    --compare "--no-fuse" "" --json
+fi
 echo "valgrind memcheck: $passed of $((passed + failed)) runs clean"
 [ "$failed" -eq 0 ]

@@ -1,19 +1,28 @@
 #!/usr/bin/env bash
-# expect_exit.sh CODE REGEX COMMAND...: runs COMMAND and passes when it exits
-# with CODE and its standard error matches the extended regular expression
-# REGEX. A crash (a signal, or a sanitizer's report) never passes.
+# expect_exit.sh CODE REGEX [--stdout REGEX2] COMMAND...: runs COMMAND and
+# passes when it exits with CODE and its standard error matches the extended
+# regular expression REGEX (and, with --stdout, its standard output matches
+# REGEX2). A crash (a signal, or a sanitizer's report) never passes.
 set -u
 code="$1"
 regex="$2"
 shift 2
+out_regex=""
+if [ "${1:-}" = "--stdout" ]; then
+  out_regex="$2"
+  shift 2
+fi
 err="$(mktemp)"
-"$@" >/dev/null 2>"$err"
+out="$(mktemp)"
+"$@" >"$out" 2>"$err"
 rc=$?
 msg="$(cat "$err")"
-rm -f "$err"
+stdout="$(cat "$out")"
+rm -f "$err" "$out"
 echo "exit $rc: $msg"
 if [ "$rc" -ne "$code" ]; then
   echo "FAIL: expected exit $code"
+  echo "$stdout"
   exit 1
 fi
 if grep -qE "AddressSanitizer|LeakSanitizer|runtime error:" <<<"$msg"; then
@@ -22,5 +31,10 @@ if grep -qE "AddressSanitizer|LeakSanitizer|runtime error:" <<<"$msg"; then
 fi
 if ! grep -qE -- "$regex" <<<"$msg"; then
   echo "FAIL: message does not match: $regex"
+  exit 1
+fi
+if [ -n "$out_regex" ] && ! grep -qE -- "$out_regex" <<<"$stdout"; then
+  echo "FAIL: standard output does not match: $out_regex"
+  echo "$stdout"
   exit 1
 fi
