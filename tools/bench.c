@@ -46,6 +46,7 @@ const char USAGE_BENCH[] =
     "  --shape NAME=D0,D1,...  the shape of graph input NAME\n"
     "  --dim SYMBOL=N          the value of a symbolic dimension\n"
     "  --backend B             reference or onednn (default: onednn)\n"
+    "  --fpmath M              strict, or bf16: f32 MatMul/Convolution may compute in bf16\n"
     "  --threads N             threads (default 0: all cores)\n"
     "  -h, --help              show this help\n"
     "\n"
@@ -279,10 +280,10 @@ static int config_parse(config *c, const tool_opts *base, const char *text)
             p++;
     }
     if (rc == 0)
-        rc = parse_options(o, argc, argv, 0, OPT_NOFUSE | OPT_BACKEND | OPT_THREADS);
+        rc = parse_options(o, argc, argv, 0, OPT_NOFUSE | OPT_BACKEND | OPT_THREADS | OPT_FPMATH);
     if (rc == 0 && o->n_pos)
         rc = usage_error(o->command,
-                         "--compare '%s': unexpected '%s' (only --no-fuse, --backend and "
+                         "--compare '%s': unexpected '%s' (only --no-fuse, --backend, --fpmath and "
                          "--threads may differ)",
                          text, o->pos[0]);
     free(o->pos);

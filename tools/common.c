@@ -201,7 +201,7 @@ static const option_def OPTION_DEFS[] = {
     {"--random", NULL, OPT_RANDOM, false},      {"--seed", NULL, OPT_SEED, true},
     {"--strict", NULL, OPT_STRICT, false},      {"--all", NULL, OPT_ALL, false},
     {"--time", NULL, OPT_TIME, true},           {"--json", NULL, OPT_JSON, false},
-    {"--compare", NULL, OPT_COMPARE, true},
+    {"--compare", NULL, OPT_COMPARE, true},     {"--fpmath", NULL, OPT_FPMATH, true},
 };
 
 void opts_free(tool_opts *o)
@@ -339,6 +339,15 @@ static int apply_option(tool_opts *o, const option_def *d, const char *value)
         return 0;
     case OPT_AFTER:
         o->after_passes = true;
+        return 0;
+    case OPT_FPMATH:
+        if (strcmp(value, "strict") == 0)
+            o->fpmath = DQG_FPMATH_STRICT;
+        else if (strcmp(value, "bf16") == 0)
+            o->fpmath = DQG_FPMATH_BF16;
+        else
+            return usage_error(o->command, "unknown fpmath '%s' (expected 'strict' or 'bf16')",
+                               value);
         return 0;
     case OPT_BACKEND:
         if (strcmp(value, "reference") == 0)

@@ -60,6 +60,7 @@ static const char USAGE_EXPLAIN[] =
     "  --dim SYMBOL=N          the value of a symbolic dimension\n"
     "  --no-fuse               keep every dequantize as its own partition\n"
     "  --backend B             reference or onednn (default: onednn)\n"
+    "  --fpmath M              strict, or bf16: f32 MatMul/Convolution may compute in bf16\n"
     "  -h, --help              show this help\n";
 
 static int cmd_explain(const tool_opts *o)
@@ -175,13 +176,14 @@ typedef struct command_def {
     const char *pos_name;
 } command_def;
 
-#define MODEL_OPTS (OPT_INPUT | OPT_SHAPE | OPT_DIM | OPT_NOFUSE | OPT_BACKEND)
+#define MODEL_OPTS (OPT_INPUT | OPT_SHAPE | OPT_DIM | OPT_NOFUSE | OPT_BACKEND | OPT_FPMATH)
 
 static const command_def COMMANDS[] = {
     {"run", cmd_run, MODEL_OPTS | OPT_OUTDIR | OPT_THREADS | OPT_RANDOM | OPT_SEED, 1, 1, USAGE_RUN,
      "MODEL"},
-    {"test", cmd_test, OPT_NOFUSE | OPT_BACKEND | OPT_RTOL | OPT_ATOL | OPT_THREADS | OPT_STRICT, 1,
-     0, USAGE_TEST, "CASE_DIR"},
+    {"test", cmd_test,
+     OPT_NOFUSE | OPT_BACKEND | OPT_FPMATH | OPT_RTOL | OPT_ATOL | OPT_THREADS | OPT_STRICT, 1, 0,
+     USAGE_TEST, "CASE_DIR"},
     {"tensor", cmd_tensor, OPT_ALL, 1, 1, USAGE_TENSOR, "FILE.pb"},
     {"compare", cmd_compare, OPT_RTOL | OPT_ATOL, 2, 2, USAGE_COMPARE,
      "A.pb or B.pb (compare takes two files)"},

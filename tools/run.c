@@ -49,6 +49,7 @@ const char USAGE_RUN[] =
     "  --dim SYMBOL=N          the value of a symbolic dimension\n"
     "  --no-fuse               keep every dequantize as its own partition\n"
     "  --backend B             reference or onednn (default: onednn)\n"
+    "  --fpmath M              strict, or bf16: f32 MatMul/Convolution may compute in bf16\n"
     "  --threads N             threads (default 0: all cores)\n"
     "  -h, --help              show this help\n"
     "\n"

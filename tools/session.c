@@ -622,6 +622,7 @@ static dqg_compile_options compile_options(const tool_opts *o)
     c.disable_fusion = o->no_fuse;
     c.backend = o->backend;
     c.threads = o->threads;
+    c.fpmath = o->fpmath;
     return c;
 }
 

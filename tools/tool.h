@@ -42,6 +42,7 @@ enum {
     OPT_TIME = 1u << 16,
     OPT_JSON = 1u << 17,
     OPT_COMPARE = 1u << 18,
+    OPT_FPMATH = 1u << 19,
 };
 
 #define MAX_ITERS   10000000LL
@@ -68,6 +69,7 @@ typedef struct tool_opts {
     bool no_fuse;
     bool after_passes;
     dqg_backend backend;
+    dqg_fpmath_mode fpmath; /* --fpmath strict|bf16 */
     long long iters, warmup;
     double rtol, atol;
     int threads;
