@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds Release, runs every benchmark in bench/ and rewrites
-# docs/BENCHMARKS.md with their tables and a description of the machine.
+# docs/BENCHMARKS.md with their tables and a description of the machine
+# (DQG_BENCH_ORT=1 adds the comparison with ONNX Runtime).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
@@ -68,6 +69,18 @@ dnnl=$(dpkg-query -W -f='${Version}' libdnnl2 2>/dev/null || echo unknown)
   done
   rm -rf "$model_dir"
   echo
+  # With DQG_BENCH_ORT=1: dqgraph against ONNX Runtime 1.30 on the benchmark
+  # models (scripts/bench_ort.sh, which installs ONNX Runtime from npm and
+  # checks agreement with its outputs); DQG_BENCH_FILTER selects models.
+  if [ "${DQG_BENCH_ORT:-0}" = 1 ]; then
+    ort_table=$(mktemp)
+    echo "## dqgraph against ONNX Runtime (scripts/bench_ort.sh)"
+    echo
+    DQG_BENCH_OUT="$ort_table" ./scripts/bench_ort.sh >/dev/null || echo "(bench_ort.sh: an agreement check failed; see below)"
+    cat "$ort_table"
+    rm -f "$ort_table"
+    echo
+  fi
 } > "$tmp"
 mv "$tmp" "$out"
 chmod 644 "$out"
