@@ -55,7 +55,7 @@ static double int8_mac_share(const dqg_compiled *c, double *total)
 static void check_net(zoo_cnn_net net, const zoo_cnn_options *o)
 {
     const char *name = zoo_cnn_name(net);
-    tm_model *m = zoo_cnn(net, o);
+    tm_model *m = zoo_cnn(net, o, NULL);
     cr_assert_not_null(m, "%s: cannot be written", name);
     dqg_graph *g = load(m);
     tm_free(m);

@@ -60,8 +60,9 @@ typedef struct zoo_cnn_options {
 /* The network's name ("resnet50", ...), NULL out of range. */
 const char *zoo_cnn_name(zoo_cnn_net net);
 /* The calibrated QDQ model; NULL (with a message on stderr) when the float
- * network cannot be run for calibration. */
-tm_model *zoo_cnn(zoo_cnn_net net, const zoo_cnn_options *o);
+ * network cannot be run for calibration. *logit_absmax (may be NULL)
+ * receives the largest magnitude of the logits in the calibration run. */
+tm_model *zoo_cnn(zoo_cnn_net net, const zoo_cnn_options *o, double *logit_absmax);
 /* A seeded input, uniform in [-2, 2): x holds 3 * size * size floats. */
 void zoo_cnn_input(const zoo_cnn_options *o, uint32_t seed, float *x);
 

@@ -763,7 +763,7 @@ static int calibrate(cnn *b, tm_model *fm)
     return st == DQG_OK ? 0 : 1;
 }
 
-tm_model *zoo_cnn(zoo_cnn_net net, const zoo_cnn_options *o)
+tm_model *zoo_cnn(zoo_cnn_net net, const zoo_cnn_options *o, double *logit_absmax)
 {
     if (net < 0 || net >= ZOO_CNN_COUNT)
         return NULL;
@@ -777,7 +777,9 @@ tm_model *zoo_cnn(zoo_cnn_net net, const zoo_cnn_options *o)
         b.qdq = true;
         m = write_net(&b, net);
         if (b.n_qp != n_qp)
-            abort(); /* the two writings must make the same quantization points */
+            abort();      /* the two writings must make the same quantization points */
+        if (logit_absmax) /* the last quantization point is the logits' */
+            *logit_absmax = fmax(fabs(b.lo[n_qp - 1]), fabs(b.hi[n_qp - 1]));
     }
     free(b.qp_name);
     free(b.qp_size);
