@@ -374,18 +374,48 @@ Test(cnn_zoo, s32_bias_dequantize_fuses_into_conv_and_gemm)
     dqg_graph_destroy(g);
 }
 
-#define NET_TEST(id, net, sz, red)                                                                 \
-    Test(cnn_zoo, id, .timeout = 120)                                                              \
-    {                                                                                              \
-        zoo_cnn_options o = {.size = (sz), .classes = 100, .reduced = (red), .seed = 11};          \
-        check_net(net, &o);                                                                        \
-    }
+static void net_test(zoo_cnn_net net, int64_t size, bool reduced)
+{
+    zoo_cnn_options o = {.size = size, .classes = 100, .reduced = reduced, .seed = 11};
+    check_net(net, &o);
+}
 
-NET_TEST(resnet50, ZOO_RESNET50, 32, false)
-NET_TEST(vgg19, ZOO_VGG19, 32, true)
-NET_TEST(inception_v1, ZOO_INCEPTION_V1, 32, false)
-NET_TEST(densenet121, ZOO_DENSENET121, 32, true)
-NET_TEST(squeezenet1_1, ZOO_SQUEEZENET11, 64, false)
-NET_TEST(shufflenet_v1, ZOO_SHUFFLENET_V1, 32, false)
-NET_TEST(alexnet, ZOO_ALEXNET, 64, true)
-NET_TEST(mobilenet_v2, ZOO_MOBILENET_V2, 32, false)
+Test(cnn_zoo, resnet50, .timeout = 120)
+{
+    net_test(ZOO_RESNET50, 32, false);
+}
+
+Test(cnn_zoo, vgg19, .timeout = 120)
+{
+    net_test(ZOO_VGG19, 32, true);
+}
+
+Test(cnn_zoo, inception_v1, .timeout = 120)
+{
+    net_test(ZOO_INCEPTION_V1, 32, false);
+}
+
+Test(cnn_zoo, densenet121, .timeout = 120)
+{
+    net_test(ZOO_DENSENET121, 32, true);
+}
+
+Test(cnn_zoo, squeezenet1_1, .timeout = 120)
+{
+    net_test(ZOO_SQUEEZENET11, 64, false);
+}
+
+Test(cnn_zoo, shufflenet_v1, .timeout = 120)
+{
+    net_test(ZOO_SHUFFLENET_V1, 32, false);
+}
+
+Test(cnn_zoo, alexnet, .timeout = 120)
+{
+    net_test(ZOO_ALEXNET, 64, true);
+}
+
+Test(cnn_zoo, mobilenet_v2, .timeout = 120)
+{
+    net_test(ZOO_MOBILENET_V2, 32, false);
+}
