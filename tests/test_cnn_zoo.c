@@ -374,6 +374,59 @@ Test(cnn_zoo, s32_bias_dequantize_fuses_into_conv_and_gemm)
     dqg_graph_destroy(g);
 }
 
+/* A channel shuffle as ONNX Runtime's quantizer writes it, each of
+ * Reshape, Transpose, Reshape between a DQ and a Q of the same parameters,
+ * runs on the u8 tensor: three data-movement partitions and no dequantize,
+ * bit-identical to the reference. */
+Test(cnn_zoo, channel_shuffle_stays_u8)
+{
+    enum { T_FLOAT = 1, T_UINT8 = 2, T_INT64 = 7 };
+    tm_model *m = tm_new(13);
+    int64_t xd[] = {1, 6, 2, 2}, five = 5, four = 4, s5[] = {1, 3, 2, 2, 2}, s4[] = {1, 6, 2, 2},
+            perm[] = {0, 2, 1, 3, 4};
+    float sc = 0.05f;
+    uint8_t zp = 10;
+    tm_input(m, "x", T_UINT8, 4, xd, NULL);
+    tm_init(m, "s", T_FLOAT, 0, NULL, &sc, sizeof sc);
+    tm_init(m, "z", T_UINT8, 0, NULL, &zp, 1);
+    tm_init(m, "shape5", T_INT64, 1, &five, s5, sizeof s5);
+    tm_init(m, "shape4", T_INT64, 1, &four, s4, sizeof s4);
+    tm_node(m, "DequantizeLinear", "", "dq0", "x,s,z", "a");
+    tm_node(m, "Reshape", "", "r0", "a,shape5", "b");
+    tm_node(m, "QuantizeLinear", "", "q1", "b,s,z", "bq");
+    tm_node(m, "DequantizeLinear", "", "dq1", "bq,s,z", "bf");
+    tm_attr_ints(m, tm_node(m, "Transpose", "", "t", "bf", "c"), "perm", perm, 5);
+    tm_node(m, "QuantizeLinear", "", "q2", "c,s,z", "cq");
+    tm_node(m, "DequantizeLinear", "", "dq2", "cq,s,z", "cf");
+    tm_node(m, "Reshape", "", "r1", "cf,shape4", "d");
+    tm_node(m, "QuantizeLinear", "", "q3", "d,s,z", "y");
+    tm_output(m, "y", T_UINT8, 4, xd);
+    dqg_graph *g = load(m);
+    tm_free(m);
+    uint8_t x[24], ref[24], y[24];
+    for (int i = 0; i < 24; i++)
+        x[i] = (uint8_t)(i * 11);
+    dqg_buffer in = {.name = "x", .data = x, .size = sizeof x};
+    dqg_buffer out = {.name = "y", .data = ref, .size = sizeof ref};
+    cr_assert_eq(dqg_reference_run(g, &in, 1, &out, 1), DQG_OK, "%s", dqg_last_error());
+    dqg_compiled *c;
+    cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+    out.data = y;
+    cr_assert_eq(dqg_execute(c, &in, 1, &out, 1), DQG_OK, "%s", dqg_last_error());
+    for (int i = 0; i < 24; i++) {
+        cr_assert_eq(y[i], ref[i], "y[%d] = %d, reference %d", i, y[i], ref[i]);
+        /* Channel j of the result is channel (j % 3) * 2 + j / 3 of x. */
+        int ch = i / 4, from = (ch % 3) * 2 + ch / 3;
+        cr_assert_eq(y[i], x[from * 4 + i % 4]);
+    }
+    cr_assert_eq(dqg_compiled_partition_count(c), 3);
+    for (size_t i = 0; i < 3; i++)
+        cr_assert(!strstr(dqg_compiled_partition_info(c, i), "Dequantize"), "%s",
+                  dqg_compiled_partition_info(c, i));
+    dqg_compiled_destroy(c);
+    dqg_graph_destroy(g);
+}
+
 static void net_test(zoo_cnn_net net, int64_t size, bool reduced)
 {
     zoo_cnn_options o = {.size = size, .classes = 100, .reduced = reduced, .seed = 11};
