@@ -6,7 +6,8 @@
  *
  * Activations are grouped into classes that must share a layout: the
  * inputs and output of a layout-agnostic partition (element-wise ops, a
- * per-tensor quantize or dequantize) are one class. A class goes
+ * per-tensor quantize or dequantize, a concat along the channels) are one
+ * class. A class goes
  * channels-last when a convolution reads or writes it and no member is
  * read or written by a partition that needs row-major data (anything that
  * indexes the layout: reshapes, matmuls, per-axis quantization...). A
@@ -173,10 +174,14 @@ static void visit_partition(const dqg_pass_state *s, layout_state *L, int p)
             touch(g, L, part->outputs[o], false, false);
         return;
     }
+    /* A concat along the channels runs in either layout when its inputs
+     * and result share it: one class, as element-wise operands. */
+    bool channel_concat = part->kind == DQG_PART_SINGLE && part->n_ops == 1 &&
+                          main->kind == DQG_OP_CONCAT && main->attrs.concat.axis == 1;
     /* Element-wise partitions (a single element-wise op, or a quantized
      * element-wise chain) keep their operands' and result's layout. */
     bool agnostic = (part->kind == DQG_PART_SINGLE && part->n_ops == 1 && agnostic_op(g, main)) ||
-                    part->kind == DQG_PART_QELTWISE;
+                    part->kind == DQG_PART_QELTWISE || channel_concat;
     dqg_tensor_id first = DQG_NONE;
     for (int i = 0; i < n_in + part->n_outputs; i++) {
         dqg_tensor_id t = i < n_in ? ins[i] : part->outputs[i - n_in];
@@ -187,7 +192,7 @@ static void visit_partition(const dqg_pass_state *s, layout_state *L, int p)
             continue;
         /* Operands of the element-wise shape share one layout; a broadcast
          * operand with spatial extent indexes it. */
-        if (g->tensors[t].nelems != g->tensors[dqg_part_result(g, part)].nelems)
+        if (!channel_concat && g->tensors[t].nelems != g->tensors[dqg_part_result(g, part)].nelems)
             L->plain[t] = true;
         else if (candidate(g, t)) {
             if (first == DQG_NONE)

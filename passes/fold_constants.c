@@ -5,8 +5,12 @@
  * cache entry, so a second compile neither recomputes nor rehashes it.
  * Dequantize ops are left to the fusion passes, which may keep their
  * constant weights quantized; the lowering pass folds the ones nothing
- * fused. A result much larger than its inputs (a broadcast) is not folded:
- * the op runs at execution instead of holding gigabytes. */
+ * fused -- except the dequantize of a constant s32 tensor, a bias as ONNX
+ * Runtime's static quantizer writes it (scale x_scale * w_scale, zero point
+ * 0): no int8 kernel reads s32 values, and folding it here lets the fusion
+ * passes see the f32 constant bias they fuse. A result much larger than its
+ * inputs (a broadcast) is not folded: the op runs at execution instead of
+ * holding gigabytes. */
 #include "passes/passes.h"
 
 /* Largest folded result relative to the op's inputs, and below which any
@@ -50,7 +54,9 @@ dqg_status dqg_pass_fold_constants(dqg_pass_state *s)
     for (int32_t i = 0; i < g->n_ops; i++) {
         dqg_op *op = &g->ops[i];
         bool too_large;
-        if (op->kind == DQG_OP_DEQUANTIZE || !dqg_pass_foldable(s, i, &too_large)) {
+        bool s32_dq = op->kind == DQG_OP_DEQUANTIZE && !s->options->disable_fusion &&
+                      g->tensors[op->inputs[0]].dtype == DQG_S32;
+        if ((op->kind == DQG_OP_DEQUANTIZE && !s32_dq) || !dqg_pass_foldable(s, i, &too_large)) {
             if (!op->removed && op->kind != DQG_OP_DEQUANTIZE && too_large) {
                 dqg_status st = dqg_explain(s,
                                             "not folded: %s '%s': its constant result would be "

@@ -14,7 +14,12 @@
  * zero point on the quantized side: that case is fused only when the zero
  * point is 0. The rewrite happens on the compile-time copy of the graph:
  * the pooling op reads the dequantize's input and writes the quantize's
- * output, and both are removed. */
+ * output, and both are removed.
+ *
+ * The same rewrite moves Reshape and Transpose between a dequantize and a
+ * quantize of equal parameters onto the quantized tensor (a channel
+ * shuffle as ONNX Runtime's quantizer writes it, a Flatten): they move
+ * values without changing them, so it is exact. */
 #include <math.h>
 #include <string.h>
 
@@ -82,6 +87,8 @@ static const char *refusal(const dqg_graph *g, const dqg_op *dq, const dqg_op *p
         snprintf(why, n, "scale %g is not a positive normal number", (double)s);
         return why;
     }
+    if (pool->kind != DQG_OP_POOL)
+        return NULL;
     const dqg_pool_params *a = &pool->attrs.pool;
     if (a->algorithm == DQG_POOL_AVG_INCLUDE_PAD && z != 0 && pads_anything(a)) {
         snprintf(why, n,
@@ -100,7 +107,9 @@ dqg_status dqg_pass_fuse_qdq_pool(dqg_pass_state *s)
         return DQG_OK;
     for (int32_t i = 0; i < g->n_ops; i++) {
         dqg_op *pool = &g->ops[i];
-        if (pool->removed || pool->kind != DQG_OP_POOL || s->group[i] >= 0)
+        bool move = pool->kind == DQG_OP_RESHAPE || pool->kind == DQG_OP_TRANSPOSE;
+        if (pool->removed || (pool->kind != DQG_OP_POOL && !move) || pool->n_inputs != 1 ||
+            s->group[i] >= 0)
             continue;
         dqg_tensor_id x = pool->inputs[0], y = pool->outputs[0];
         int32_t d = g->tensors[x].producer, k = dqg_pass_single_consumer(s, y);
@@ -111,8 +120,9 @@ dqg_status dqg_pass_fuse_qdq_pool(dqg_pass_state *s)
             continue;
         dqg_op *dq = &g->ops[d], *q = &g->ops[k];
         bool max = pool->attrs.pool.algorithm == DQG_POOL_MAX;
-        const char *kind = pool->attrs.pool.global ? (max ? "GlobalMaxPool" : "GlobalAveragePool")
-                                                   : (max ? "MaxPool" : "AveragePool");
+        const char *kind = move                      ? dqg_op_kind_name(pool->kind)
+                           : pool->attrs.pool.global ? (max ? "GlobalMaxPool" : "GlobalAveragePool")
+                                                     : (max ? "MaxPool" : "AveragePool");
         char why[200];
         dqg_status st;
         if (refusal(g, dq, pool, q, why, sizeof why)) {
@@ -129,6 +139,15 @@ dqg_status dqg_pass_fuse_qdq_pool(dqg_pass_state *s)
         g->tensors[qy].producer = i;
         g->tensors[y].producer = k; /* now an orphan, as the removed ops' results */
         dq->removed = q->removed = true;
+        if (move) {
+            st = dqg_explain(s,
+                             "fused: Dequantize '%s' -> %s '%s' -> Quantize '%s' -> %s %s on the "
+                             "quantized tensor (exact: it moves values without changing them)",
+                             dq->name, kind, pool->name, q->name, dqg_dtype_name(t), kind);
+            if (st != DQG_OK)
+                return st;
+            continue;
+        }
         st = dqg_explain(s,
                          "fused: Dequantize '%s' -> %s '%s' -> Quantize '%s' -> %s %s pooling on "
                          "the quantized tensor (%s)",

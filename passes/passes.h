@@ -73,7 +73,7 @@ typedef struct dqg_pass_state {
 } dqg_pass_state;
 
 /* Runs canonicalize -> fold constants -> fuse DQ into MatMul -> fuse DQ into
- * Convolution -> fuse quantized pooling -> fuse quantized element-wise
+ * Convolution -> fuse quantized pooling (and Reshape, Transpose) -> fuse quantized element-wise
  * chains -> lower leftovers ->
  * choose layouts after
  * partition on a copy of `g`. */

@@ -4,6 +4,7 @@
  * partitions first, whose results become the constants of the partitions
  * that read them --, falls back when a fused kernel is refused, and plans
  * the intermediate buffers with liveness-based reuse. */
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -39,7 +40,16 @@ static dqg_status build_kernel(void *ctx, void **kernel, size_t *bytes)
 {
     build_ctx *b = ctx;
     dqg_kernel *k = NULL;
+    /* oneDNN fixes a primitive's thread count when it is created (from
+     * the OpenMP maximum), and runs that many threads whatever the maximum
+     * at execution: the kernel is built under the threads it will run with
+     * (part of the cache key). */
+    int saved_threads = omp_get_max_threads(), threads = b->req->options->threads;
+    if (threads > 0)
+        omp_set_num_threads(threads);
     dqg_status st = dqg_kernel_build(b->req, &k);
+    if (threads > 0)
+        omp_set_num_threads(saved_threads);
     if (st != DQG_OK)
         return st;
     *kernel = k;

@@ -1,7 +1,8 @@
 /* Concat as copies: for each slice of the dimensions before the axis, every
  * input's contiguous chunk goes to its place in the output row. Whole-byte
  * types only (4-bit ones run on the reference kernel). Constant inputs are
- * read from the kernel's own copy. */
+ * read from the kernel's own copy. Channels-last tensors joined along the
+ * channels are joined along their last stored axis. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +47,18 @@ static void concat_destroy(dqg_kernel *k)
     free(c);
 }
 
+/* The dimensions in memory order: [N, X..., C] for a channels-last tensor. */
+static void stored_dims(const dqg_tensor *t, int64_t *d)
+{
+    for (int i = 0; i < t->rank; i++)
+        d[i] = t->dims[i];
+    if (t->channels_last) {
+        for (int i = 1; i + 1 < t->rank; i++)
+            d[i] = t->dims[i + 1];
+        d[t->rank - 1] = t->dims[1];
+    }
+}
+
 dqg_status dqg_kernel_concat_build(const dqg_kernel_request *req, dqg_kernel **out)
 {
     const dqg_graph *g = req->mini;
@@ -53,11 +66,15 @@ dqg_status dqg_kernel_concat_build(const dqg_kernel_request *req, dqg_kernel **o
     const dqg_tensor *y = &g->tensors[op->outputs[0]];
     if (dqg_dtype_bits(y->dtype) % 8 != 0)
         return dqg_set_error(DQG_UNSUPPORTED, "Concat of %s elements", dqg_dtype_name(y->dtype));
+    /* Channels-last tensors, all of them, joined along the channels: the
+     * same copies along the last stored axis, [N, X..., C]. */
+    bool cl = y->channels_last;
     for (int i = 0; i < op->n_inputs; i++)
-        if (g->tensors[op->inputs[i]].channels_last)
-            return dqg_set_error(DQG_UNSUPPORTED, "Concat of a channels-last tensor");
-    if (y->channels_last)
-        return dqg_set_error(DQG_UNSUPPORTED, "Concat into a channels-last tensor");
+        if (g->tensors[op->inputs[i]].channels_last != cl)
+            return dqg_set_error(DQG_UNSUPPORTED, "Concat of tensors in different layouts");
+    if (cl && op->attrs.concat.axis != 1)
+        return dqg_set_error(DQG_UNSUPPORTED, "Concat of channels-last tensors along axis %d",
+                             op->attrs.concat.axis);
     concat_kernel *c = calloc(1, sizeof *c);
     if (!c)
         return dqg_set_error(DQG_OUT_OF_MEMORY, "Concat kernel: out of memory");
@@ -72,19 +89,23 @@ dqg_status dqg_kernel_concat_build(const dqg_kernel_request *req, dqg_kernel **o
         concat_destroy(&c->base);
         return dqg_set_error(DQG_OUT_OF_MEMORY, "Concat kernel: out of memory");
     }
-    int ax = op->attrs.concat.axis;
+    int ax = cl ? y->rank - 1 : op->attrs.concat.axis;
+    int64_t yd[DQG_MAX_RANK];
+    stored_dims(y, yd);
     size_t es = (size_t)dqg_dtype_bits(y->dtype) / 8;
     int64_t inner = 1;
     c->outer = 1;
     for (int d = 0; d < ax; d++)
-        c->outer *= y->dims[d];
+        c->outer *= yd[d];
     for (int d = ax + 1; d < y->rank; d++)
-        inner *= y->dims[d];
-    c->row = (size_t)(y->dims[ax] * inner) * es;
+        inner *= yd[d];
+    c->row = (size_t)(yd[ax] * inner) * es;
     c->out_arg = dqg_kernel_arg_index(g, op->outputs[0]);
     for (int i = 0; i < c->n; i++) {
         const dqg_tensor *t = &g->tensors[op->inputs[i]];
-        c->chunk[i] = (size_t)(t->dims[ax] * inner) * es;
+        int64_t td[DQG_MAX_RANK];
+        stored_dims(t, td);
+        c->chunk[i] = (size_t)(td[ax] * inner) * es;
         c->arg[i] = dqg_kernel_arg_index(g, op->inputs[i]);
         if (c->arg[i] < 0) {
             void *d = malloc(t->nbytes ? t->nbytes : 1);

@@ -89,8 +89,9 @@ for f in "$models"/*.onnx; do
       "$(awk -v a="$om" -v b="$dm" 'BEGIN {print a / b}')" >>"$table"
   done
 done
-# Agreement: models written with a tolerance (NAME.atol, one quantization
-# step of every activation) are run once on ONNX Runtime, whose outputs
+# Agreement: models written with a tolerance (NAME.atol: one quantization
+# step of every activation, or for the CNNs a tenth of the logits'
+# magnitude) are run once on ONNX Runtime, whose outputs
 # become a backend-test case that dqgraph must reproduce within it.
 checked=0
 for tol in "$models"/*.atol; do
@@ -98,7 +99,7 @@ for tol in "$models"/*.atol; do
   name=$(basename "$tol" .atol)
   [[ "$name" =~ $filter ]] || continue
   if [ "$checked" = 0 ]; then
-    printf '\nAgreement with ONNX Runtime (same inputs; |dqgraph - ORT| <= atol, one quantization step of the activations):\n\n' >>"$table"
+    printf '\nAgreement with ONNX Runtime (same inputs; |dqgraph - ORT| <= atol: one quantization step of the activations for the projections, a tenth of the logits'"'"' calibrated magnitude for the CNNs):\n\n' >>"$table"
     checked=1
   fi
   case_dir="$models/$name.case"

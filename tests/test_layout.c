@@ -138,3 +138,42 @@ Test(layout, reference_backend_keeps_row_major)
     cr_assert_arr_eq(out, ref, sizeof ref);
     dqg_graph_destroy(g);
 }
+
+/* Two convolutions joined by a Concat along the channels (a fire module, an
+ * inception block) feed a third: the concat runs channels-last, on its
+ * dequantized inputs and quantized result as ONNX Runtime's quantizer
+ * writes them, and only the edge convolutions reorder. */
+Test(layout, channel_concat_between_convolutions_does_not_reorder)
+{
+    dqg_graph *g;
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    int64_t xd[] = {1, 8, 10, 10}, one = 1;
+    dqg_tensor_id x = dqg_input(g, "x", DQG_U8, 4, xd);
+    dqg_tensor_id a = qconv(g, "c1", x, 8, 8, true, 1);
+    dqg_tensor_id b = qconv(g, "c2", a, 8, 4, true, 2);
+    dqg_tensor_id c = qconv(g, "c3", a, 8, 4, true, 3);
+    float s = 0.05f;
+    uint8_t z = 128;
+    dqg_dequantize_linear_attrs da = {.opset = 13};
+    dqg_quantize_linear_attrs qa = {.opset = 13};
+    dqg_tensor_id sc = test_const_f32(g, 0, &one, &s),
+                  zp = dqg_constant(g, NULL, DQG_U8, 0, &one, &z, 1);
+    dqg_tensor_id parts[] = {dqg_dequantize_linear(g, NULL, b, sc, zp, &da),
+                             dqg_dequantize_linear(g, NULL, c, sc, zp, &da)};
+    dqg_tensor_id cat =
+        dqg_quantize_linear(g, NULL, dqg_concat(g, "cat", 2, parts, 1), sc, zp, &qa);
+    dqg_tensor_id d = qconv(g, "c4", cat, 8, 8, false, 4);
+    dqg_output(g, dqg_dequantize_linear(g, "out_dq", d, sc, zp, &da), "y");
+    finalize_ok(g);
+    float ref[800], fused[800];
+    static char log[16384];
+    run(g, NULL, ref, NULL, 0);
+    dqg_compile_options o = dqg_compile_options_default();
+    run(g, &o, fused, log, sizeof log);
+    cr_assert(strstr(log, "stored channels-last"), "%s", log);
+    cr_assert_eq(count(log, "reorders its"), 2, "%s", log);
+    for (int i = 0; i < 800; i++)
+        cr_assert(fabsf(fused[i] - ref[i]) <= 0.05f + 1e-6f, "fused [%d] %g vs %g", i, fused[i],
+                  ref[i]);
+    dqg_graph_destroy(g);
+}

@@ -33,4 +33,37 @@ tm_model *zoo_qdq_matmul(int64_t M, int64_t K, int64_t N, uint32_t seed);
  * zp, else s4), or int8 per output channel when B == 0. */
 tm_model *zoo_wo_matmul(int64_t M, int64_t K, int64_t N, int64_t B, bool zp, uint32_t seed);
 
+/* Convolutional networks as ONNX Runtime's static quantizer writes them
+ * (QDQ, opset 13; see model_zoo_cnn.c), calibrated on one seeded input:
+ * graph input "input" f32 [1, 3, size, size], one f32 output [1, classes]. */
+typedef enum zoo_cnn_net {
+    ZOO_RESNET50,
+    ZOO_VGG19,
+    ZOO_INCEPTION_V1, /* GoogLeNet, with its two LRNs */
+    ZOO_DENSENET121,  /* BatchNormalization + Relu after each Concat */
+    ZOO_SQUEEZENET11,
+    ZOO_SHUFFLENET_V1, /* 3 groups; channel shuffle by Reshape/Transpose/Reshape */
+    ZOO_ALEXNET,       /* with LRN; size at least 64 */
+    ZOO_MOBILENET_V2,  /* Clip(0, 6), depthwise convolutions, residual Adds */
+    ZOO_CNN_COUNT
+} zoo_cnn_net;
+
+typedef struct zoo_cnn_options {
+    int64_t size;    /* input height and width (0: 224) */
+    int64_t classes; /* 0: 1000 */
+    /* Fewer blocks per stage (one or two) and 256-wide hidden fully
+     * connected layers, for fast tests. */
+    bool reduced;
+    uint32_t seed; /* weights; the calibration input uses seed + 1000 */
+} zoo_cnn_options;
+
+/* The network's name ("resnet50", ...), NULL out of range. */
+const char *zoo_cnn_name(zoo_cnn_net net);
+/* The calibrated QDQ model; NULL (with a message on stderr) when the float
+ * network cannot be run for calibration. *logit_absmax (may be NULL)
+ * receives the largest magnitude of the logits in the calibration run. */
+tm_model *zoo_cnn(zoo_cnn_net net, const zoo_cnn_options *o, double *logit_absmax);
+/* A seeded input, uniform in [-2, 2): x holds 3 * size * size floats. */
+void zoo_cnn_input(const zoo_cnn_options *o, uint32_t seed, float *x);
+
 #endif

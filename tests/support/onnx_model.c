@@ -251,6 +251,43 @@ void tm_attr_string(tm_model *m, Onnx__NodeProto *n, const char *name, const cha
     a->s.data = (uint8_t *)tm_strdup(m, v);
 }
 
+Onnx__GraphProto *tm_graph(tm_model *m)
+{
+    return &m->graph;
+}
+
+static char *join(tm_model *m, char *const *names, size_t n)
+{
+    size_t len = 1;
+    for (size_t i = 0; i < n; i++)
+        len += strlen(names[i]) + 1;
+    char *s = tm_alloc(m, len), *p = s;
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            *p++ = ',';
+        memcpy(p, names[i], strlen(names[i]));
+        p += strlen(names[i]);
+    }
+    *p = '\0';
+    return s;
+}
+
+Onnx__NodeProto *tm_copy_node(tm_model *m, const Onnx__NodeProto *n)
+{
+    Onnx__NodeProto *c = tm_node(m, n->op_type, n->domain, n->name, join(m, n->input, n->n_input),
+                                 join(m, n->output, n->n_output));
+    for (size_t i = 0; i < n->n_attribute; i++) {
+        const Onnx__AttributeProto *a = n->attribute[i];
+        if (a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT)
+            tm_attr_int(m, c, a->name, a->i);
+        else if (a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS)
+            tm_attr_ints(m, c, a->name, a->ints, a->n_ints);
+        else if (a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT)
+            tm_attr_float(m, c, a->name, a->f);
+    }
+    return c;
+}
+
 uint8_t *tm_pack(tm_model *m, size_t *size)
 {
     *size = onnx__model_proto__get_packed_size(&m->model);

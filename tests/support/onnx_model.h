@@ -32,6 +32,11 @@ void tm_attr_int(tm_model *m, Onnx__NodeProto *n, const char *name, int64_t v);
 void tm_attr_float(tm_model *m, Onnx__NodeProto *n, const char *name, float v);
 void tm_attr_ints(tm_model *m, Onnx__NodeProto *n, const char *name, const int64_t *v, size_t k);
 void tm_attr_string(tm_model *m, Onnx__NodeProto *n, const char *name, const char *v);
+/* The model's graph, for tests that read or take apart what they wrote. */
+Onnx__GraphProto *tm_graph(tm_model *m);
+/* A copy of node n (of any model) in m, with its INT, INTS and FLOAT
+ * attributes. */
+Onnx__NodeProto *tm_copy_node(tm_model *m, const Onnx__NodeProto *n);
 /* The serialized model (malloc'd; free() it). */
 uint8_t *tm_pack(tm_model *m, size_t *size);
 /* Writes the serialized model to `path`; 0 on success. */
