@@ -17,8 +17,14 @@ static dqg_status lower_with_epilogue(dqg_pass_state *s, int32_t i, bool *done)
     if (s->options->disable_fusion || y->rank < 2)
         return DQG_OK;
     bool own_bias = op->kind == DQG_OP_CONVOLUTION && op->inputs[2] != DQG_NONE;
-    /* The epilogue's operands are constants; so must the bias be. */
-    if (own_bias && !dqg_fuse_is_const(g, op->inputs[2]))
+    /* The epilogue's operands are constants; so must the bias be, and a
+     * constant of the graph: a bias computed when the graph compiles (a
+     * folded partition's result) reached the post-op chain as a run-time
+     * operand and gave wrong results with the convolution's output stored
+     * channels-last (test layout/conv_with_a_folded_bias_and_post_ops).
+     * Such a bias stays oneDNN's bias argument, the element-wise ops run
+     * after the convolution. */
+    if (own_bias && g->tensors[op->inputs[2]].kind != DQG_TENSOR_CONSTANT)
         return DQG_OK;
     dqg_epilogue_rules r = {.channel_axis = op->kind == DQG_OP_CONVOLUTION &&
                                                     op->attrs.conv.data_format == DQG_FORMAT_NCX

@@ -177,3 +177,56 @@ Test(layout, channel_concat_between_convolutions_does_not_reorder)
                   ref[i]);
     dqg_graph_destroy(g);
 }
+
+/* A convolution whose bias is computed when the graph compiles (a folded
+ * Mul of two constants), followed by a ReLU and another convolution (so
+ * its output is stored channels-last): with the ReLU as a post-op the bias
+ * joined the chain as a run-time operand and the result was wrong; it
+ * stays the convolution's own bias now. Exact against the reference up to
+ * f32 rounding. */
+Test(layout, conv_with_a_folded_bias_and_post_ops)
+{
+    enum { C = 6, O = 5, H = 7 };
+    dqg_graph *g;
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    int64_t xd[] = {1, C, H, H}, wd[] = {O, C, 3, 3}, w2d[] = {O, O, 1, 1}, bd[] = {O};
+    float w[O * C * 9], w2[O * O], b1[O], b2[O];
+    for (int i = 0; i < O * C * 9; i++)
+        w[i] = sinf((float)i) * 0.3f;
+    for (int i = 0; i < O * O; i++)
+        w2[i] = cosf((float)i) * 0.5f;
+    for (int i = 0; i < O; i++) {
+        b1[i] = (float)(i + 1) * 0.25f;
+        b2[i] = (float)(O - i) * 0.5f;
+    }
+    dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 4, xd);
+    dqg_tensor_id bias = dqg_mul(g, "bias", dqg_constant(g, "b1", DQG_F32, 1, bd, b1, sizeof b1),
+                                 dqg_constant(g, "b2", DQG_F32, 1, bd, b2, sizeof b2));
+    dqg_conv_attrs a = {.spatial_rank = 2, .pads_begin = {1, 1}, .pads_end = {1, 1}};
+    dqg_tensor_id y =
+        dqg_convolution(g, "c1", x, dqg_constant(g, "w", DQG_F32, 4, wd, w, sizeof w), bias, &a);
+    y = dqg_relu(g, "r", y);
+    dqg_conv_attrs a2 = {.spatial_rank = 2};
+    y = dqg_convolution(g, "c2", y, dqg_constant(g, "w2", DQG_F32, 4, w2d, w2, sizeof w2), DQG_NONE,
+                        &a2);
+    cr_assert_eq(dqg_output(g, y, "y"), DQG_OK);
+    cr_assert_eq(dqg_graph_finalize(g), DQG_OK, "%s", dqg_last_error());
+    float xv[C * H * H], ref[O * H * H], got[O * H * H];
+    for (int i = 0; i < C * H * H; i++)
+        xv[i] = cosf((float)i * 0.7f);
+    dqg_buffer in = {.name = "x", .data = xv, .size = sizeof xv};
+    dqg_buffer out = {.name = "y", .data = ref, .size = sizeof ref};
+    cr_assert_eq(dqg_reference_run(g, &in, 1, &out, 1), DQG_OK, "%s", dqg_last_error());
+    dqg_compiled *c;
+    cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+    out.data = got;
+    cr_assert_eq(dqg_execute(c, &in, 1, &out, 1), DQG_OK, "%s", dqg_last_error());
+    double mx = 0;
+    for (int i = 0; i < O * H * H; i++)
+        mx = fmax(mx, fabs(ref[i]));
+    for (int i = 0; i < O * H * H; i++)
+        cr_assert(fabs((double)got[i] - ref[i]) <= 1e-5 * mx, "y[%d]: %g, reference %g", i, got[i],
+                  ref[i]);
+    dqg_compiled_destroy(c);
+    dqg_graph_destroy(g);
+}
