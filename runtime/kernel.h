@@ -104,7 +104,5 @@ const dqg_const_result *dqg_kernel_const_result(const dqg_kernel *k, int output)
  * runtime/onednn_exec.h (per-primitive pool of stream/memory slots, safe for
  * concurrent executions, no allocation after warm-up). */
 void *dqg_onednn_engine(void);
-/* Threads oneDNN and the own kernels use (set from compile options). */
-int dqg_runtime_threads(void);
 
 #endif
