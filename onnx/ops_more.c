@@ -1,10 +1,11 @@
-/* Importers of the element-wise functions, arithmetic, normalizations and
- * joins that whole networks need: Sigmoid, Tanh, Erf, Gelu, Neg, Abs, Sqrt,
- * Reciprocal, Exp, Log, HardSigmoid, HardSwish, LeakyRelu, Elu, Sub, Div,
- * Pow, Softmax, LogSoftmax, Concat, Sum, Dropout, BatchNormalization, LRN,
+/* Importers of the element-wise functions, normalizations and joins that
+ * whole networks need: Sigmoid, Tanh, Erf, Gelu, Neg, Abs, Sqrt, Reciprocal,
+ * Exp, Log, HardSigmoid, HardSwish, LeakyRelu, Elu, Pow, Softmax,
+ * LogSoftmax, Concat, Sum, Dropout, BatchNormalization, LRN,
  * LayerNormalization, the reductions (ReduceSum, ReduceMean, ReduceMax,
- * ReduceMin, ReduceProd, ReduceSumSquare), Slice, Split and Gather, and the shape
- * computations Shape, ConstantOfShape and Range (constants at import). */
+ * ReduceMin, ReduceProd, ReduceSumSquare), Slice, Split and Gather, and the
+ * shape computations Shape, ConstantOfShape and Range (constants at
+ * import). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,25 +95,6 @@ static dqg_status import_unary(onnx_import *c)
 }
 
 /* ---- Arithmetic ------------------------------------------------------------- */
-
-static dqg_status import_sub_div(onnx_import *c)
-{
-    static const char *const known[] = {"axis", "broadcast", "consumed_inputs", NULL};
-    dqg_status st;
-    dqg_tensor_id a, b;
-    if ((st = onnx_check_arity(c, 2, 2, 1, 1)) != DQG_OK ||
-        (st = onnx_check_attrs(c, known)) != DQG_OK)
-        return st;
-    if (onnx_attr(c, "axis") || onnx_attr(c, "broadcast"))
-        return onnx_node_fail(c, DQG_UNSUPPORTED,
-                              "the legacy broadcast/axis attributes (opset < 7) are not supported");
-    if ((st = onnx_input(c, 0, "A", true, &a)) != DQG_OK ||
-        (st = onnx_input(c, 1, "B", true, &b)) != DQG_OK)
-        return st;
-    const char *name = onnx_op_name(c, NULL);
-    bool sub = strcmp(c->node->op_type, "Sub") == 0;
-    return output_of(c, sub ? dqg_sub(c->g, name, a, b) : dqg_div(c->g, name, a, b));
-}
 
 /* Pow: a constant scalar exponent (any numeric type, as RMSNorm's x^2)
  * becomes the unary power function; otherwise both inputs are tensors of
@@ -976,8 +958,6 @@ const onnx_op_entry onnx_more_ops[] = {
     {"", "HardSwish", import_unary, NULL},
     {"", "LeakyRelu", import_unary, NULL},
     {"", "Elu", import_unary, NULL},
-    {"", "Sub", import_sub_div, NULL},
-    {"", "Div", import_sub_div, NULL},
     {"", "Pow", import_pow, NULL},
     {"", "Sum", import_sum, NULL},
     {"", "Softmax", import_softmax, NULL},

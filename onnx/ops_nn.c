@@ -1,5 +1,5 @@
 /* Importers of the float and layout operators: MatMul, Gemm, Conv,
- * MaxPool, AveragePool, GlobalMaxPool, GlobalAveragePool, Add, Mul, Relu,
+ * MaxPool, AveragePool, GlobalMaxPool, GlobalAveragePool, Add, Sub, Mul, Div, Relu,
  * Clip, Reshape, Transpose, Identity, Constant, Cast, Flatten,
  * Squeeze and Unsqueeze. */
 #include <float.h>
@@ -426,9 +426,11 @@ static dqg_status import_global_pool(onnx_import *c)
 
 /* ---- Element-wise ------------------------------------------------------------- */
 
+/* Add, Sub, Mul and Div with NumPy broadcasting (opset 7+; opset 1's
+ * consumed_inputs does not change the result). */
 static dqg_status import_binary(onnx_import *c)
 {
-    static const char *const known[] = {"axis", "broadcast", NULL};
+    static const char *const known[] = {"axis", "broadcast", "consumed_inputs", NULL};
     dqg_status st;
     dqg_tensor_id a, b;
     if ((st = onnx_check_arity(c, 2, 2, 1, 1)) != DQG_OK ||
@@ -440,11 +442,15 @@ static dqg_status import_binary(onnx_import *c)
     if ((st = onnx_input(c, 0, "A", true, &a)) != DQG_OK ||
         (st = onnx_input(c, 1, "B", true, &b)) != DQG_OK)
         return st;
-    /* Floats and 8/16/32-bit integers (wrapping); dqg_add and dqg_mul say
+    /* Floats and integers (wrapping; Div truncates); the builders say
      * which types they take. */
-    const char *name = onnx_op_name(c, NULL);
-    bool add = strcmp(c->node->op_type, "Add") == 0;
-    return unary_output(c, add ? dqg_add(c->g, name, a, b) : dqg_mul(c->g, name, a, b));
+    const char *name = onnx_op_name(c, NULL), *type = c->node->op_type;
+    dqg_tensor_id (*build)(dqg_graph *, const char *, dqg_tensor_id, dqg_tensor_id) =
+        strcmp(type, "Add") == 0   ? dqg_add
+        : strcmp(type, "Sub") == 0 ? dqg_sub
+        : strcmp(type, "Mul") == 0 ? dqg_mul
+                                   : dqg_div;
+    return unary_output(c, build(c->g, name, a, b));
 }
 
 static dqg_status import_relu(onnx_import *c)
@@ -820,6 +826,8 @@ const onnx_op_entry onnx_nn_ops[] = {
     {"", "GlobalAveragePool", import_global_pool, NULL},
     {"", "Add", import_binary, NULL},
     {"", "Mul", import_binary, NULL},
+    {"", "Sub", import_binary, NULL},
+    {"", "Div", import_binary, NULL},
     {"", "Relu", import_relu, NULL},
     {"", "Clip", import_clip, clip_const_inputs},
     {"", "Reshape", import_reshape, reshape_const_inputs},
