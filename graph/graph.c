@@ -716,3 +716,15 @@ dqg_tensor_id dqg_graph_add_intermediate_internal(dqg_graph *g, const char *name
     return add_tensor(g, unique_tensor_name(g, name), dtype, rank, dims, nelems,
                       DQG_TENSOR_INTERMEDIATE, producer);
 }
+
+int32_t dqg_graph_add_op_like(dqg_graph *g, dqg_op_kind kind, const char *name, int n_inputs,
+                              const dqg_tensor_id *inputs)
+{
+    const dqg_tensor *t = &g->tensors[inputs[0]];
+    dqg_dtype dt = t->dtype;
+    int rank = t->rank;
+    int64_t dims[1][DQG_MAX_RANK];
+    for (int i = 0; i < rank; i++)
+        dims[0][i] = t->dims[i];
+    return dqg_graph_add_op(g, kind, name, n_inputs, inputs, 1, &dt, &rank, dims);
+}

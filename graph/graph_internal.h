@@ -212,6 +212,11 @@ int32_t dqg_graph_add_op(dqg_graph *g, dqg_op_kind kind, const char *name, int n
                          const dqg_tensor_id *inputs, int n_outputs, const dqg_dtype *out_dtypes,
                          const int *out_ranks, const int64_t (*out_dims)[DQG_MAX_RANK]);
 
+/* dqg_graph_add_op for an op with one output of its first input's type and
+ * shape (element-wise ops, normalizations). */
+int32_t dqg_graph_add_op_like(dqg_graph *g, dqg_op_kind kind, const char *name, int n_inputs,
+                              const dqg_tensor_id *inputs);
+
 /* The name shown in messages for an op: its given name, or "" */
 static inline const char *dqg_op_display_name(const char *name)
 {

@@ -20,13 +20,7 @@ dqg_tensor_id dqg_clip(dqg_graph *g, const char *name, dqg_tensor_id x, float lo
     if (lo > hi)
         return dqg_graph_fail(g, DQG_INVALID_ARGUMENT, KIND " '%s': min %g is greater than max %g",
                               shown, (double)lo, (double)hi);
-    const dqg_tensor *t = &g->tensors[x];
-    dqg_dtype dt = t->dtype;
-    int rank = t->rank;
-    int64_t dims[1][DQG_MAX_RANK];
-    for (int i = 0; i < rank; i++)
-        dims[0][i] = t->dims[i];
-    int32_t op = dqg_graph_add_op(g, DQG_OP_CLIP, name, 1, &x, 1, &dt, &rank, dims);
+    int32_t op = dqg_graph_add_op_like(g, DQG_OP_CLIP, name, 1, &x);
     if (op < 0)
         return DQG_NONE;
     g->ops[op].attrs.clip.lo = lo;

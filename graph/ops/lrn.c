@@ -35,12 +35,7 @@ dqg_tensor_id dqg_lrn(dqg_graph *g, const char *name, dqg_tensor_id x, int size,
         return dqg_graph_fail(g, DQG_INVALID_ARGUMENT,
                               KIND " '%s': bias %g; it must be > 0 (the base of a power)", shown,
                               (double)bias);
-    dqg_dtype dt = t->dtype;
-    int rank = t->rank;
-    int64_t dims[1][DQG_MAX_RANK];
-    for (int i = 0; i < rank; i++)
-        dims[0][i] = t->dims[i];
-    int32_t o = dqg_graph_add_op(g, DQG_OP_LRN, name, 1, &x, 1, &dt, &rank, dims);
+    int32_t o = dqg_graph_add_op_like(g, DQG_OP_LRN, name, 1, &x);
     if (o < 0)
         return DQG_NONE;
     g->ops[o].attrs.lrn.size = size;

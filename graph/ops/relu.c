@@ -8,13 +8,7 @@ dqg_tensor_id dqg_relu(dqg_graph *g, const char *name, dqg_tensor_id x)
         !dqg_graph_check_input(g, "ReLU", name, 0, "x", x, false) ||
         !dqg_check_float_dtype(g, "ReLU", name, 0, "x", x))
         return DQG_NONE;
-    const dqg_tensor *t = &g->tensors[x];
-    dqg_dtype dt = t->dtype;
-    int rank = t->rank;
-    int64_t dims[1][DQG_MAX_RANK];
-    for (int i = 0; i < rank; i++)
-        dims[0][i] = t->dims[i];
-    int32_t op = dqg_graph_add_op(g, DQG_OP_RELU, name, 1, &x, 1, &dt, &rank, dims);
+    int32_t op = dqg_graph_add_op_like(g, DQG_OP_RELU, name, 1, &x);
     return op < 0 ? DQG_NONE : g->ops[op].outputs[0];
 }
 

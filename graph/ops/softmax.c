@@ -22,12 +22,8 @@ dqg_tensor_id dqg_softmax(dqg_graph *g, const char *name, dqg_tensor_id x, int a
         return dqg_graph_fail(g, DQG_INVALID_ARGUMENT,
                               "%s '%s': axis %d is outside [-%d, %d) for input 0 (x) of rank %d",
                               kind, dqg_op_display_name(name), axis, t->rank, t->rank, t->rank);
-    dqg_dtype dt = t->dtype;
-    int rank = t->rank;
-    int64_t dims[1][DQG_MAX_RANK];
-    for (int i = 0; i < rank; i++)
-        dims[0][i] = t->dims[i];
-    int32_t o = dqg_graph_add_op(g, DQG_OP_SOFTMAX, name, 1, &x, 1, &dt, &rank, dims);
+    int rank = t->rank; /* t moves when the op's output is added */
+    int32_t o = dqg_graph_add_op_like(g, DQG_OP_SOFTMAX, name, 1, &x);
     if (o < 0)
         return DQG_NONE;
     g->ops[o].attrs.softmax.axis = axis < 0 ? axis + rank : axis;

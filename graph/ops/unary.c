@@ -69,13 +69,7 @@ dqg_tensor_id dqg_unary(dqg_graph *g, const char *name, dqg_unary_op op, dqg_ten
         return dqg_graph_fail(g, DQG_INVALID_ARGUMENT, "%s '%s': %s is %g; it must be finite", kind,
                               dqg_op_display_name(name), !isfinite(alpha) ? "alpha" : "beta",
                               (double)(!isfinite(alpha) ? alpha : beta));
-    const dqg_tensor *t = &g->tensors[x];
-    dqg_dtype dt = t->dtype;
-    int rank = t->rank;
-    int64_t dims[1][DQG_MAX_RANK];
-    for (int i = 0; i < rank; i++)
-        dims[0][i] = t->dims[i];
-    int32_t o = dqg_graph_add_op(g, DQG_OP_UNARY, name, 1, &x, 1, &dt, &rank, dims);
+    int32_t o = dqg_graph_add_op_like(g, DQG_OP_UNARY, name, 1, &x);
     if (o < 0)
         return DQG_NONE;
     g->ops[o].attrs.unary.op = op;
