@@ -285,6 +285,8 @@ void dqg_fuse_match_epilogue(const dqg_pass_state *s, dqg_fusion_match *m,
     int32_t main = dqg_match_op(m, DQG_ROLE_MAIN);
     dqg_tensor_id cur = g->ops[main].outputs[0];
     bool have_bias = false, in_s32 = false, front = true, nonlinear = false, nonlinear_op;
+    bool have_swish = false;
+    float swish_alpha = 0.0f;
     int n_post = 0;
     for (;;) {
         int32_t c = dqg_pass_single_consumer(s, cur);
@@ -347,6 +349,16 @@ void dqg_fuse_match_epilogue(const dqg_pass_state *s, dqg_fusion_match *m,
             n_post += !bias;
         } else if (is_eltwise_post(op, &nonlinear_op) && n_post < DQG_MAX_POST_OPS &&
                    g->tensors[op->outputs[0]].dtype == DQG_F32) {
+            /* oneDNN 2.6 runs a second eltwise post-op of one algorithm with
+             * the first one's parameters (defect E): a Swish whose alpha
+             * differs from an earlier one's ends the chain. (Clip has its
+             * own rule in the kernel; the other functions take none.) */
+            if (op->kind == DQG_OP_UNARY && op->attrs.unary.op == DQG_UNARY_SWISH) {
+                if (have_swish && op->attrs.unary.alpha != swish_alpha)
+                    return;
+                have_swish = true;
+                swish_alpha = op->attrs.unary.alpha;
+            }
             if (!dqg_match_add(m, c, DQG_ROLE_POST))
                 return;
             n_post++;

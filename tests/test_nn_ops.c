@@ -911,3 +911,28 @@ Test(gather, rules)
     expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "Gather 'gt'", "axis 2");
     dqg_graph_destroy(g);
 }
+
+/* Two Swish functions of different alpha after a MatMul: oneDNN 2.6 would
+ * run the second post-op with the first one's alpha (its defect E), so the
+ * second runs on its own, and the result matches the reference. */
+Test(recognize, two_swish_post_ops_of_different_alpha)
+{
+    const int64_t M = 3, K = 8, N = 16;
+    dqg_graph *g;
+    int64_t xd[] = {M, K};
+    dqg_graph_create(&g);
+    dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 2, xd);
+    dqg_tensor_id h = f32_matmul(g, x, K, N, 0.3f);
+    h = dqg_unary(g, "s1", DQG_UNARY_SWISH, h, 0.5f, 0);
+    dqg_output(g, dqg_unary(g, "s2", DQG_UNARY_SWISH, h, 2.0f, 0), "y");
+    finalize_ok(g);
+    float xv[M * K], ref[M * N], got[M * N];
+    for (int i = 0; i < M * K; i++)
+        xv[i] = sinf((float)i * 1.3f) * 3.0f;
+    cr_assert_eq(run_ref_1(g, x, xv, sizeof xv, dqg_graph_output_id(g, 0), ref, sizeof ref),
+                 DQG_OK);
+    cr_assert_eq(compile_run(g, xv, sizeof xv, got, sizeof got), DQG_OK, "%s", dqg_last_error());
+    double w = worst_ratio(got, ref, M * N, 2e-6, 5e-7);
+    cr_assert(w <= 1.0, "%.3g times the tolerance", w);
+    dqg_graph_destroy(g);
+}
