@@ -111,18 +111,26 @@ static dqg_status import_gemm(onnx_import *c)
 const char *const onnx_conv_attr_names[] = {"auto_pad", "dilations", "group", "kernel_shape",
                                             "pads",     "strides",   NULL};
 
-static dqg_status conv_ints(onnx_import *c, const char *name, size_t want, const int64_t **v,
-                            bool *present)
+/* A per-spatial-dimension ints attribute of a Conv or pooling node: `want`
+ * values (2 x the spatial rank for pads) when present. `whose` names what
+ * sets the spatial rank in the message. */
+static dqg_status spatial_ints(onnx_import *c, const char *name, size_t want, const char *whose,
+                               const int64_t **v, bool *present)
 {
     size_t n;
     dqg_status st = onnx_attr_ints(c, name, v, &n, present);
     if (st == DQG_OK && *present && n != want)
         return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
-                              "attribute '%s' has %zu values; the convolution has %zu spatial "
-                              "dimensions%s",
-                              name, n, strcmp(name, "pads") == 0 ? want / 2 : want,
+                              "attribute '%s' has %zu values; %s has %zu spatial dimensions%s",
+                              name, n, whose, strcmp(name, "pads") == 0 ? want / 2 : want,
                               strcmp(name, "pads") == 0 ? " (pads holds begins then ends)" : "");
     return st;
+}
+
+static dqg_status conv_ints(onnx_import *c, const char *name, size_t want, const int64_t **v,
+                            bool *present)
+{
+    return spatial_ints(c, name, want, "the convolution", v, present);
 }
 
 dqg_status onnx_build_conv(onnx_import *c, dqg_tensor_id x, dqg_tensor_id w, dqg_tensor_id bias,
@@ -268,15 +276,7 @@ static dqg_status pool_flag(onnx_import *c, const char *name, bool *out)
 static dqg_status pool_ints(onnx_import *c, const char *name, size_t want, const int64_t **v,
                             bool *present)
 {
-    size_t n;
-    dqg_status st = onnx_attr_ints(c, name, v, &n, present);
-    if (st == DQG_OK && *present && n != want)
-        return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
-                              "attribute '%s' has %zu values; kernel_shape has %zu spatial "
-                              "dimensions%s",
-                              name, n, strcmp(name, "pads") == 0 ? want / 2 : want,
-                              strcmp(name, "pads") == 0 ? " (pads holds begins then ends)" : "");
-    return st;
+    return spatial_ints(c, name, want, "kernel_shape", v, present);
 }
 
 /* The input's type: floats everywhere, u8/s8 for MaxPool from opset 12. */
