@@ -1,7 +1,7 @@
 /* Gather as copies: for each slice before the axis and each index, one
  * contiguous run of the dimensions after it. Whole-byte types in row-major
- * layout; indices checked on every execution (they may arrive at run
- * time), with the reference's message. */
+ * layout; run-time indices checked on every execution, with the
+ * reference's message (constant ones once, when the kernel is built). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,7 +25,8 @@ static dqg_status gather_execute(dqg_kernel *k, void *const *args, void *scratch
     const char *d = g->arg[0] >= 0 ? args[g->arg[0]] : g->cdata[0];
     const void *ix = g->arg[1] >= 0 ? args[g->arg[1]] : g->cdata[1];
     char *y = args[g->out_arg];
-    dqg_status st = dqg_gather_check_indices(&g->op, &g->idx, ix, g->dim);
+    /* Constant indices were checked when the kernel was built. */
+    dqg_status st = g->arg[1] >= 0 ? dqg_gather_check_indices(&g->op, &g->idx, ix, g->dim) : DQG_OK;
     if (st != DQG_OK)
         return st;
     size_t run = (size_t)g->inner * g->es;
@@ -95,6 +96,14 @@ dqg_status dqg_kernel_gather_build(const dqg_kernel_request *req, dqg_kernel **o
     if (oom) {
         gather_destroy(&g->base);
         return dqg_set_error(DQG_OUT_OF_MEMORY, "Gather kernel: out of memory");
+    }
+    /* Constant indices (given, or computed when the graph compiles) are
+     * checked once, here. */
+    dqg_status st =
+        g->arg[1] < 0 ? dqg_gather_check_indices(&g->op, &g->idx, g->cdata[1], g->dim) : DQG_OK;
+    if (st != DQG_OK) {
+        gather_destroy(&g->base);
+        return st;
     }
     *out = &g->base;
     return DQG_OK;

@@ -936,3 +936,26 @@ Test(recognize, two_swish_post_ops_of_different_alpha)
     cr_assert(w <= 1.0, "%.3g times the tolerance", w);
     dqg_graph_destroy(g);
 }
+
+/* Indices computed from constants (folded when the graph compiles) are
+ * checked once, when the Gather kernel is built: an index outside the
+ * axis fails the compile with the element named, as the reference fails
+ * the run. */
+Test(gather, folded_indices_are_checked_when_compiled)
+{
+    dqg_graph *g;
+    int64_t d[] = {4, 3}, di[] = {2};
+    const int32_t a[] = {1, 2}, b[] = {0, 3};
+    dqg_graph_create(&g);
+    dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 2, d);
+    dqg_tensor_id ix = dqg_add(g, "ix", dqg_constant(g, "a", DQG_S32, 1, di, a, sizeof a),
+                               dqg_constant(g, "b", DQG_S32, 1, di, b, sizeof b));
+    dqg_output(g, dqg_gather(g, "gt", x, ix, 0), "y");
+    finalize_ok(g);
+    float xv[12] = {0}, y[6];
+    expect_error(run_ref_1(g, x, xv, sizeof xv, dqg_graph_output_id(g, 0), y, sizeof y),
+                 DQG_INVALID_ARGUMENT, "Gather 'gt'", "element 1 is 5");
+    dqg_compiled *c = NULL;
+    expect_error(dqg_compile(g, NULL, &c), DQG_INVALID_ARGUMENT, "Gather 'gt'", "element 1 is 5");
+    dqg_graph_destroy(g);
+}
