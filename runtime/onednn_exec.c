@@ -1,5 +1,6 @@
 /* Executing oneDNN primitives with a per-primitive pool of stream and
  * memory-object slots (see onednn_exec.h for why). */
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -173,6 +174,44 @@ dqg_status dqg_dnnl_md_dense(dnnl_memory_desc_t *md, int rank, const int64_t *di
     return st == dnnl_success ? DQG_OK : dqg_dnnl_error(st, "memory descriptor", "init");
 }
 
+static int64_t md_elements(const_dnnl_primitive_desc_t pd, dnnl_query_t what)
+{
+    const dnnl_memory_desc_t *md = dnnl_primitive_desc_query_md(pd, what, 0);
+    if (!md || md->ndims <= 0)
+        return 0;
+    int64_t n = 1;
+    for (int i = 0; i < md->ndims; i++)
+        n *= md->dims[i];
+    return n;
+}
+
+/* Whether a primitive has too little work for a second thread to pay for
+ * its fork and join (a few microseconds on an idle machine): under 64 Ki
+ * multiply-adds for convolutions, matmuls and inner products (a
+ * microsecond or two of VNNI), under 32 KiB of data moved for the rest. */
+static bool too_small_to_share(const_dnnl_primitive_desc_t pd, const dnnl_memory_desc_t *mds,
+                               int n_args)
+{
+    dnnl_primitive_kind_t kind = dnnl_undefined_primitive;
+    dnnl_primitive_desc_query(pd, dnnl_query_primitive_kind, 0, &kind);
+    int64_t dst = md_elements(pd, dnnl_query_dst_md), wei = md_elements(pd, dnnl_query_weights_md);
+    const dnnl_memory_desc_t *dmd = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+    const dnnl_memory_desc_t *smd = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+    int64_t macs = -1;
+    if (kind == dnnl_convolution && dmd && dmd->ndims > 1 && dmd->dims[1] > 0)
+        macs = dst * (wei / dmd->dims[1]);
+    else if (kind == dnnl_matmul && smd && smd->ndims > 0)
+        macs = dst * smd->dims[smd->ndims - 1];
+    else if (kind == dnnl_inner_product)
+        macs = dst * md_elements(pd, dnnl_query_src_md) / (smd && smd->ndims ? smd->dims[0] : 1);
+    if (macs >= 0)
+        return macs < (1 << 16);
+    size_t bytes = 0;
+    for (int i = 0; i < n_args; i++)
+        bytes += dnnl_memory_desc_get_size(&mds[i]);
+    return bytes < (32 << 10);
+}
+
 dqg_status dqg_dnnl_prim_init(dqg_dnnl_prim *p, const_dnnl_primitive_desc_t pd, int n_args,
                               const int *arg_kinds, const dnnl_memory_desc_t *mds, const char *what)
 {
@@ -183,6 +222,7 @@ dqg_status dqg_dnnl_prim_init(dqg_dnnl_prim *p, const_dnnl_primitive_desc_t pd, 
     if (s != dnnl_success)
         return dqg_dnnl_error(s, what, "primitive creation");
     p->n_args = p->n_user = n_args;
+    p->serial = too_small_to_share(pd, mds, n_args);
     memcpy(p->arg_kinds, arg_kinds, (size_t)n_args * sizeof *arg_kinds);
     memcpy(p->mds, mds, (size_t)n_args * sizeof *mds);
     const dnnl_memory_desc_t *pad = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
@@ -223,8 +263,8 @@ static dqg_dnnl_slot *new_slot(dqg_dnnl_prim *p)
     return slot;
 }
 
-dqg_status dqg_dnnl_prim_execute(dqg_dnnl_prim *p, void *const *handles, void *scratchpad,
-                                 const char *what)
+static dqg_status execute_slot(dqg_dnnl_prim *p, void *const *handles, void *scratchpad,
+                               const char *what)
 {
     if (p->scratchpad_bytes && !scratchpad)
         return dqg_set_error(DQG_BACKEND_ERROR, "%s: no scratchpad for the primitive", what);
@@ -251,6 +291,18 @@ dqg_status dqg_dnnl_prim_execute(dqg_dnnl_prim *p, void *const *handles, void *s
     p->free_slots = slot;
     pthread_mutex_unlock(&p->lock);
     return s == dnnl_success ? DQG_OK : dqg_dnnl_error(s, what, "execution");
+}
+
+dqg_status dqg_dnnl_prim_execute(dqg_dnnl_prim *p, void *const *handles, void *scratchpad,
+                                 const char *what)
+{
+    int saved_threads = p->serial ? omp_get_max_threads() : 1;
+    if (saved_threads > 1)
+        omp_set_num_threads(1);
+    dqg_status st = execute_slot(p, handles, scratchpad, what);
+    if (saved_threads > 1)
+        omp_set_num_threads(saved_threads);
+    return st;
 }
 
 void dqg_dnnl_prim_destroy(dqg_dnnl_prim *p)

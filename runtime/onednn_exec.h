@@ -9,6 +9,7 @@
 
 #include <oneapi/dnnl/dnnl.h>
 #include <pthread.h>
+#include <stdbool.h>
 
 #include "dqgraph.h"
 
@@ -28,6 +29,10 @@ typedef struct dqg_dnnl_prim {
      * execution: oneDNN's library-managed one belongs to the thread that
      * created the primitive and is shared by concurrent executions. */
     size_t scratchpad_bytes;
+    /* Too little work to share: executed on the calling thread alone. An
+     * OpenMP team costs a fork and a join per execution, and on a loaded
+     * machine a join waits for a descheduled thread's time slice. */
+    bool serial;
 } dqg_dnnl_prim;
 
 /* Creates the primitive from `pd` (which stays owned by the caller, and was
