@@ -288,7 +288,7 @@ const char *onnx_op_name(onnx_import *c, const char *suffix)
     c->owned_names[c->n_owned++] = copy;
     return copy;
 oom:
-    dqg_set_error(DQG_OUT_OF_MEMORY, "ONNX import: out of memory");
+    dqg_set_error(DQG_OUT_OF_MEMORY, "ONNX import: out of memory for the op name '%s'", cand);
     return NULL;
 }
 
@@ -490,7 +490,8 @@ static dqg_status add_value(onnx_import *c, const char *name, onnx_value_kind ki
     v->producer = producer;
     v->alias = -1;
     if (!onnx_names_put(&c->value_index, name, idx))
-        return dqg_set_error(DQG_OUT_OF_MEMORY, "ONNX import: out of memory");
+        return dqg_set_error(DQG_OUT_OF_MEMORY, "ONNX import: out of memory for the value '%s'",
+                             name);
     *out = v;
     return DQG_OK;
 }
@@ -534,7 +535,8 @@ static dqg_status collect_values(onnx_import *c)
         total += G->node[i]->n_output;
     c->values = calloc(total ? total : 1, sizeof *c->values);
     if (!c->values)
-        return dqg_set_error(DQG_OUT_OF_MEMORY, "ONNX import: out of memory");
+        return dqg_set_error(DQG_OUT_OF_MEMORY,
+                             "ONNX import: out of memory for the table of %zu values", total);
     onnx_value *v = NULL;
     dqg_status st;
     for (size_t i = 0; i < G->n_initializer; i++) {
@@ -632,7 +634,8 @@ static dqg_status topological_order(onnx_import *c, int32_t *order)
     int32_t *edges = malloc((n_edges + 1) * sizeof *edges);
     dqg_status st = DQG_OK;
     if (!indeg || !start || !edges) {
-        st = dqg_set_error(DQG_OUT_OF_MEMORY, "ONNX import: out of memory");
+        st = dqg_set_error(DQG_OUT_OF_MEMORY,
+                           "ONNX import: out of memory for the edges of %d nodes", (int)n);
         goto done;
     }
     /* Edges producer -> consumer, as a compressed adjacency list. */
@@ -649,7 +652,8 @@ static dqg_status topological_order(onnx_import *c, int32_t *order)
         start[i + 1] += start[i];
     int32_t *fill = calloc((size_t)n + 1, sizeof *fill);
     if (!fill) {
-        st = dqg_set_error(DQG_OUT_OF_MEMORY, "ONNX import: out of memory");
+        st = dqg_set_error(DQG_OUT_OF_MEMORY,
+                           "ONNX import: out of memory for the edges of %d nodes", (int)n);
         goto done;
     }
     for (int32_t i = 0; i < n; i++)
@@ -707,7 +711,9 @@ static dqg_status find_live(onnx_import *c, bool *live)
     const Onnx__GraphProto *G = c->model->graph;
     int32_t *stack = malloc((G->n_node + G->n_output + 1) * sizeof *stack);
     if (!stack)
-        return dqg_set_error(DQG_OUT_OF_MEMORY, "ONNX import: out of memory");
+        return dqg_set_error(DQG_OUT_OF_MEMORY,
+                             "ONNX import: out of memory for the liveness walk of %zu nodes",
+                             G->n_node);
     size_t top = 0;
     for (size_t i = 0; i < G->n_output; i++) {
         onnx_value *v = value_named(c, G->output[i]->name);
@@ -945,7 +951,10 @@ static dqg_status declare_inputs(onnx_import *c)
                                      dqg_dtype_name(dt), t->nbytes);
             t->data = malloc(t->nbytes ? t->nbytes : 1);
             if (!t->data)
-                return dqg_set_error(DQG_OUT_OF_MEMORY, "ONNX import: out of memory");
+                return dqg_set_error(DQG_OUT_OF_MEMORY,
+                                     "graph input '%s': out of memory for its given value (%zu "
+                                     "bytes)",
+                                     vi->name, t->nbytes);
             memcpy(t->data, h->data, t->nbytes);
             v->kind = ONNX_VALUE_CONSTANT;
             v->decoded = true;
@@ -1282,7 +1291,8 @@ static dqg_status mark_outputs(onnx_import *c)
             if (same) {
                 char *n = strdup(cname);
                 if (!n)
-                    return dqg_set_error(DQG_OUT_OF_MEMORY, "ONNX import: out of memory");
+                    return dqg_set_error(DQG_OUT_OF_MEMORY,
+                                         "graph output '%s': out of memory for its name", vi->name);
                 free(c->g->tensors[id].name);
                 c->g->tensors[id].name = n;
             }
@@ -1377,7 +1387,8 @@ static dqg_status import_model(const Onnx__ModelProto *m, const char *base_dir,
         order = malloc((n + 1) * sizeof *order);
         live = calloc(n + 1, sizeof *live);
         if (!order || !live)
-            st = dqg_set_error(DQG_OUT_OF_MEMORY, "ONNX import: out of memory");
+            st = dqg_set_error(DQG_OUT_OF_MEMORY,
+                               "ONNX import: out of memory for the order of %zu nodes", n);
     }
     if (st == DQG_OK)
         st = topological_order(&c, order);
@@ -1426,13 +1437,16 @@ dqg_status dqg_onnx_load_memory(const void *data, size_t size, const char *base_
         return dqg_set_error(DQG_INVALID_ARGUMENT,
                              "ONNX model of %zu bytes exceeds the limit of %llu bytes", size,
                              (unsigned long long)limit);
+    dqg_status st = onnx_wire_check(&onnx__model_proto__descriptor, data, size, "ONNX model");
+    if (st != DQG_OK)
+        return st;
     Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, size, data);
     if (!m)
         return dqg_set_error(DQG_PARSE_ERROR,
                              "not a valid ONNX model: the %zu bytes do not decode as a ModelProto "
                              "(truncated or corrupt protobuf)",
                              size);
-    dqg_status st = import_model(m, base_dir, opts, limit - (uint64_t)size, out);
+    st = import_model(m, base_dir, opts, limit - (uint64_t)size, out);
     onnx__model_proto__free_unpacked(m, NULL);
     return st;
 }

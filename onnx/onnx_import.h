@@ -25,6 +25,15 @@ int32_t onnx_names_get(const onnx_name_table *t, const char *key);
 /* Inserts or replaces; false on out of memory. */
 bool onnx_names_put(onnx_name_table *t, const char *key, int32_t val);
 
+/* ---- Wire-format check before decoding (onnx/wire_check.c) ------------- */
+
+/* Refuses messages nested more than 100 deep (protobuf-c's decoder would
+ * recurse that deep) and string fields other than doc_string holding a NUL
+ * byte. Malformed bytes pass: the decoder reports them. `what` starts the
+ * message. */
+dqg_status onnx_wire_check(const ProtobufCMessageDescriptor *d, const void *data, size_t size,
+                           const char *what);
+
 /* ---- Data types and TensorProto decoding (onnx/tensor_proto.c) ----------- */
 
 /* ONNX TensorProto.DataType numbers dqgraph knows (onnx.proto of any

@@ -96,13 +96,17 @@ dqg_status dqg_tensor_file_read(const char *path, char **name_out, dqg_dtype *dt
     dqg_status st = onnx_read_file(path, DQG_ONNX_DEFAULT_MAX_MODEL_BYTES, &bytes, &n);
     if (st != DQG_OK)
         return st;
+    char what[512];
+    snprintf(what, sizeof what, "tensor file '%s'", path);
+    if ((st = onnx_wire_check(&onnx__tensor_proto__descriptor, bytes, n, what)) != DQG_OK) {
+        free(bytes);
+        return st;
+    }
     Onnx__TensorProto *t = onnx__tensor_proto__unpack(NULL, n, bytes);
     free(bytes);
     if (!t)
         return dqg_set_error(DQG_PARSE_ERROR, "'%s' is not a valid TensorProto (%zu bytes)", path,
                              n);
-    char what[512];
-    snprintf(what, sizeof what, "tensor file '%s'", path);
     onnx_tensor v;
     st = onnx_tensor_decode(t, what, true, NULL, &v);
     if (st == DQG_OK && name_out && t->name && *t->name) {

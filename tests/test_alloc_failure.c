@@ -100,9 +100,13 @@ static void expect_oom_or_ok(dqg_status st, const char *what, long nth)
     cr_assert(st == DQG_OK || st == DQG_OUT_OF_MEMORY,
               "%s with allocation %ld failing: %s (%s), expected ok or out of memory", what, nth,
               dqg_status_name(st), dqg_last_error());
-    if (st == DQG_OUT_OF_MEMORY)
+    if (st == DQG_OUT_OF_MEMORY) {
         cr_assert(strstr(dqg_last_error(), "out of memory") != NULL, "%s: message \"%s\"", what,
                   dqg_last_error());
+        /* The message says what could not be allocated, once. */
+        cr_assert(strstr(dqg_last_error(), "out of memory: out of memory") == NULL,
+                  "%s: message \"%s\"", what, dqg_last_error());
+    }
 }
 
 Test(alloc_failure, build_and_finalize)

@@ -1,8 +1,9 @@
 /* Import robustness: models of very many nodes stay linear to import and
  * compile (hashed name lookups, partitions extracted at their own size),
- * a model above the node limit is refused, and FIFOs are refused instead
- * of blocking the import. The chains' ctest timeout is the guard against a
- * quadratic step coming back: at 10^5 nodes one takes minutes. */
+ * a model above the node limit is refused, FIFOs are refused instead of
+ * blocking the import, and so are nesting that would overflow the
+ * decoder's stack and strings that a NUL byte would cut. The chains' ctest timeout is the guard
+ * against a quadratic step coming back: at 10^5 nodes one takes minutes. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -155,6 +156,102 @@ Test(import_scale, fifos_are_refused_not_waited_on, .timeout = 30)
     cr_assert_eq(dqg_tensor_file_write(fifo, "v", DQG_F32, 1, d, v), DQG_IO_ERROR);
     cr_assert(strstr(dqg_last_error(), "not a regular file"), "%s", dqg_last_error());
     unlink(fifo);
+    unlink(path);
+    rmdir(dir);
+}
+
+static size_t put_varint(uint8_t *p, uint64_t v)
+{
+    size_t n = 0;
+    do {
+        p[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+    return n;
+}
+
+/* Wraps buf[at..at+len) as length-delimited field `num`, written just
+ * before it; returns where the field starts. */
+static size_t wrap(uint8_t *buf, size_t at, size_t len, unsigned num)
+{
+    uint8_t head[20];
+    size_t h = put_varint(head, (uint64_t)num << 3 | 2);
+    h += put_varint(head + h, len);
+    cr_assert_geq(at, h);
+    memcpy(buf + at - h, head, h);
+    return at - h;
+}
+
+/* A graph in a node's attribute in a graph ... 100,000 levels deep (1.2 MB).
+ * protobuf-c decodes nested messages by recursion: this overflowed the
+ * stack. Refused before decoding; 30 levels (92 messages) still load far
+ * enough to be refused for what they are, not for their depth. */
+Test(import_scale, deeply_nested_messages_are_refused_before_decoding)
+{
+    const size_t cap = 4u << 20;
+    uint8_t *buf = malloc(cap);
+    cr_assert_not_null(buf);
+    for (int levels = 100000; levels >= 40; levels = levels == 100000 ? 30 : 0) {
+        size_t at = cap, len = 0;
+        for (int i = 0; i < levels; i++) {
+            at = wrap(buf, at, len, 6);      /* AttributeProto.g */
+            at = wrap(buf, at, cap - at, 5); /* NodeProto.attribute */
+            at = wrap(buf, at, cap - at, 1); /* GraphProto.node */
+            len = cap - at;
+        }
+        at = wrap(buf, at, len, 7); /* ModelProto.graph */
+        buf[--at] = 8;              /* ModelProto.ir_version = 8 */
+        buf[--at] = 1 << 3 | 0;
+        dqg_graph *g = NULL;
+        dqg_status st = dqg_onnx_load_memory(buf + at, cap - at, NULL, NULL, &g);
+        cr_assert_null(g);
+        if (levels == 100000) {
+            cr_assert_eq(st, DQG_PARSE_ERROR, "%s", dqg_last_error());
+            cr_assert(strstr(dqg_last_error(), "nested more than 100 deep") &&
+                          strstr(dqg_last_error(), "onnx.GraphProto"),
+                      "%s", dqg_last_error());
+        } else {
+            cr_assert_neq(st, DQG_OK);
+            cr_assert_null(strstr(dqg_last_error(), "nested"), "%s", dqg_last_error());
+        }
+    }
+    free(buf);
+}
+
+/* Decoded strings end at their first NUL: an external-data location
+ * "weights\0bin" would read the file "weights". Refused, naming the field;
+ * the same bytes with a '.' load. */
+Test(import_scale, a_nul_byte_in_a_string_is_refused)
+{
+    char *dir = temp_dir(), path[256];
+    snprintf(path, sizeof path, "%s/weights.bin", dir);
+    const float w[] = {2.0f, 3.0f};
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(w, sizeof w, 1, f), 1);
+    fclose(f);
+    int64_t d[] = {2};
+    tm_model *m = tm_new(13);
+    tm_input(m, "x", T_FLOAT, 1, d, NULL);
+    tm_init_external(m, "w", T_FLOAT, 1, d, "weights.bin");
+    tm_node(m, "Mul", NULL, "mul", "x,w", "y");
+    tm_output(m, "y", T_FLOAT, 1, d);
+    size_t size;
+    uint8_t *bytes = tm_pack(m, &size);
+    tm_free(m);
+    dqg_graph *g = NULL;
+    cr_assert_eq(dqg_onnx_load_memory(bytes, size, dir, NULL, &g), DQG_OK, "%s", dqg_last_error());
+    dqg_graph_destroy(g);
+    g = NULL;
+    uint8_t *dot = memmem(bytes, size, "weights.bin", 11);
+    cr_assert_not_null(dot);
+    dot[7] = 0;
+    cr_assert_eq(dqg_onnx_load_memory(bytes, size, dir, NULL, &g), DQG_PARSE_ERROR);
+    cr_assert_null(g);
+    cr_assert(strstr(dqg_last_error(), "StringStringEntryProto.value") &&
+                  strstr(dqg_last_error(), "NUL byte (at byte 7 of its 11)"),
+              "%s", dqg_last_error());
+    free(bytes);
     unlink(path);
     rmdir(dir);
 }
