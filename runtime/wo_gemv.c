@@ -32,6 +32,7 @@
 struct dqg_wo_gemv {
     int64_t K, N, panels, block, n_blocks;
     bool four_bit, is_signed, has_zp;
+    float table[16]; /* 4-bit code -> value (s4: -8 .. 7) */
     uint8_t *w;     /* [panels][K][bytes per k] */
     size_t k_bytes; /* 16 (4-bit) or 32 (8-bit) */
     float *scale;   /* [panels][n_blocks][32] */
@@ -65,9 +66,9 @@ dqg_status dqg_wo_gemv_create(const dqg_weights *w, dqg_wo_gemv **out, const cha
     g->n_blocks = (w->K + g->block - 1) / g->block;
     g->four_bit = four;
     g->is_signed = w->dtype == DQG_S4 || w->dtype == DQG_S8;
-    /* s4 is stored as the u4 value q + 8, which the zero-point term takes
-     * back: it saves the sign extension in the inner loop. */
-    g->has_zp = w->zp != NULL || w->dtype == DQG_S4;
+    g->has_zp = w->zp != NULL;
+    for (int i = 0; i < 16; i++)
+        g->table[i] = (float)(g->is_signed && i >= 8 ? i - 16 : i);
     g->k_bytes = four ? PANEL / 2 : PANEL;
     size_t wbytes = round64((size_t)g->panels * (size_t)g->K * g->k_bytes);
     size_t sbytes = round64((size_t)g->panels * (size_t)g->n_blocks * PANEL * sizeof(float));
@@ -85,7 +86,6 @@ dqg_status dqg_wo_gemv_create(const dqg_weights *w, dqg_wo_gemv **out, const cha
         memset(g->zs, 0, sbytes);
     int64_t K = g->K, N = g->N;
     const uint8_t *src = w->data;
-    const uint8_t flip = four && g->is_signed ? 8 : 0; /* s4 q -> q + 8 */
 #pragma omp parallel for schedule(static)
     for (int64_t p = 0; p < g->panels; p++) {
         int64_t n0 = p * PANEL, nn = N - n0 < PANEL ? N - n0 : PANEL;
@@ -95,13 +95,13 @@ dqg_status dqg_wo_gemv_create(const dqg_weights *w, dqg_wo_gemv **out, const cha
         if (four && !w->nk && nn == PANEL && N % 2 == 0) {
             /* 32 consecutive nibbles of a row: even columns in the low
              * halves, odd ones in the high halves, re-interleaved. */
-            const __m128i mask = _mm_set1_epi8(0x0F), f = _mm_set1_epi8((char)flip);
+            const __m128i mask = _mm_set1_epi8(0x0F);
             for (int64_t k = 0; k < K; k++, dst += g->k_bytes) {
                 __m128i v = _mm_loadu_si128((const __m128i *)(src + (k * N + n0) / 2));
                 __m128i even = _mm_and_si128(v, mask);
                 __m128i odd = _mm_and_si128(_mm_srli_epi16(v, 4), mask);
-                __m128i c0 = _mm_xor_si128(_mm_unpacklo_epi8(even, odd), f);  /* columns 0-15 */
-                __m128i c16 = _mm_xor_si128(_mm_unpackhi_epi8(even, odd), f); /* 16-31 */
+                __m128i c0 = _mm_unpacklo_epi8(even, odd);  /* columns 0-15 */
+                __m128i c16 = _mm_unpackhi_epi8(even, odd); /* 16-31 */
                 _mm_store_si128((__m128i *)dst, _mm_or_si128(c0, _mm_slli_epi16(c16, 4)));
             }
         } else if (!four && !w->nk && nn == PANEL) {
@@ -112,7 +112,7 @@ dqg_status dqg_wo_gemv_create(const dqg_weights *w, dqg_wo_gemv **out, const cha
                 for (int j = 0; j < nn; j++) {
                     int64_t i = dqg_weights_index(w, k, n0 + j);
                     if (four)
-                        dst[j % HALF] |= (uint8_t)((((src[i >> 1] >> ((i & 1) * 4)) & 0x0F) ^ flip)
+                        dst[j % HALF] |= (uint8_t)(((src[i >> 1] >> ((i & 1) * 4)) & 0x0F)
                                                    << (j < HALF ? 0 : 4));
                     else
                         dst[j] = src[i];
@@ -127,9 +127,7 @@ dqg_status dqg_wo_gemv_create(const dqg_weights *w, dqg_wo_gemv **out, const cha
                 float s = dqg_load_float(w->scale->dtype, w->scale->data, si);
                 g->scale[at] = s;
                 if (g->zs)
-                    g->zs[at] =
-                        s *
-                        (float)((w->zp ? dqg_load_int(w->zp->dtype, w->zp->data, si) : 0) + flip);
+                    g->zs[at] = s * (float)dqg_load_int(w->zp->dtype, w->zp->data, si);
             }
     }
     *out = g;
@@ -150,14 +148,15 @@ size_t dqg_wo_gemv_scratch(const dqg_wo_gemv *g, int64_t M)
 
 /* The 32 columns of row k of a panel as f32, in two halves. */
 __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) static inline void
-decode(const dqg_wo_gemv *g, const uint8_t *row, __m512 *lo, __m512 *hi)
+decode(const dqg_wo_gemv *g, __m512 table, const uint8_t *row, __m512 *lo, __m512 *hi)
 {
     if (g->four_bit) {
-        __m128i v = _mm_load_si128((const __m128i *)row);
-        __m128i mask = _mm_set1_epi8(0x0F);
-        __m128i a = _mm_and_si128(v, mask), b = _mm_and_si128(_mm_srli_epi16(v, 4), mask);
-        *lo = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(a));
-        *hi = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(b));
+        /* Byte j holds columns j and j + 16; vpermps reads only the low 4
+         * bits of each index, so the table decodes both nibbles (sign
+         * included) without masking or integer-to-float conversion. */
+        __m512i d = _mm512_cvtepu8_epi32(_mm_load_si128((const __m128i *)row));
+        *lo = _mm512_permutexvar_ps(d, table);
+        *hi = _mm512_permutexvar_ps(_mm512_srli_epi32(d, 4), table);
     } else {
         __m128i a = _mm_load_si128((const __m128i *)row);
         __m128i b = _mm_load_si128((const __m128i *)row + 1);
@@ -177,6 +176,7 @@ panel_rows(const dqg_wo_gemv *g, int64_t p, const float *x, int64_t m0, const in
     for (int r = 0; r < ROWS; r++)
         out[r][0] = out[r][1] = _mm512_setzero_ps();
     const uint8_t *wp = g->w + (size_t)p * (size_t)K * g->k_bytes;
+    const __m512 table = _mm512_loadu_ps(g->table);
     for (int64_t b = 0; b < g->n_blocks; b++) {
         int64_t k0 = b * g->block, k1 = k0 + g->block < K ? k0 + g->block : K;
         __m512 acc[4][MAX_ROWS][2];
@@ -187,7 +187,7 @@ panel_rows(const dqg_wo_gemv *g, int64_t p, const float *x, int64_t m0, const in
         for (; k + U <= k1; k += U)
             for (int u = 0; u < U; u++) {
                 __m512 lo, hi;
-                decode(g, wp + (size_t)(k + u) * g->k_bytes, &lo, &hi);
+                decode(g, table, wp + (size_t)(k + u) * g->k_bytes, &lo, &hi);
                 for (int r = 0; r < ROWS; r++) {
                     __m512 xv = _mm512_set1_ps(x[(m0 + r) * K + k + u]);
                     acc[u][r][0] = _mm512_fmadd_ps(xv, lo, acc[u][r][0]);
@@ -196,7 +196,7 @@ panel_rows(const dqg_wo_gemv *g, int64_t p, const float *x, int64_t m0, const in
             }
         for (; k < k1; k++) {
             __m512 lo, hi;
-            decode(g, wp + (size_t)k * g->k_bytes, &lo, &hi);
+            decode(g, table, wp + (size_t)k * g->k_bytes, &lo, &hi);
             for (int r = 0; r < ROWS; r++) {
                 __m512 xv = _mm512_set1_ps(x[(m0 + r) * K + k]);
                 acc[0][r][0] = _mm512_fmadd_ps(xv, lo, acc[0][r][0]);
