@@ -1,11 +1,14 @@
 /* dqgraph's own weight-only kernel for small M: f32 activations times
- * constant 4- or 8-bit weights that stay 4- or 8-bit in memory. At M of a
- * few rows the MatMul is bound by the bandwidth of the weights; expanding
- * them to f32 (as oneDNN's f32 matmul needs) reads four to eight times the
- * bytes. Here the weights are packed once into panels of 32 output
- * columns, K-major (4-bit: 16 bytes per k, byte j holding columns j and
- * j + 16), decoded in registers and multiplied in f32, with enough independent sums in flight to
- * hide the FMA latency at M = 1:
+ * constant 4-, 8- or 16-bit weights (s4, u4, f4e2m1, s8, u8, the four
+ * float8 types, s16, u16) that keep their width in memory. At M of a few
+ * rows the MatMul is bound by reading the weights and decoding them;
+ * expanding them to f32 (as oneDNN's f32 matmul needs) reads two to eight
+ * times the bytes. Here the weights are packed once into panels of 32
+ * output columns, K-major (4-bit: 16 bytes per k, byte j holding columns
+ * j and j + 16; wider types: column j at element j), decoded in registers
+ * (4-bit through a 16-entry vpermps table, float8 through f16) and
+ * multiplied in f32, with enough independent sums in flight to hide the
+ * FMA latency at M = 1:
  *
  *   y[m, n] = sum_b ( s[b, n] * sum_{k in b} x[m, k] q[k, n]
  *                     - s[b, n] zp[b, n] * sum_{k in b} x[m, k] )
@@ -17,6 +20,7 @@
  * too, in another order). Threads split the panels. AVX-512 only; other
  * CPUs use the expanded f32 path. */
 #include <immintrin.h>
+#include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,14 +33,26 @@
 #define HALF     16
 #define MAX_ROWS 4 /* rows of x per pass over a panel (accumulators in registers) */
 
+/* How a row of a panel turns into f32. */
+typedef enum wo_format {
+    FMT_TABLE4, /* s4, u4, f4e2m1: vpermps over a 16-entry table */
+    FMT_S8,
+    FMT_U8,
+    FMT_E5M2, /* float8 with 5 exponent bits: the high byte of an f16 */
+    FMT_E4M3, /* float8 with 4: re-spaced into an f16's bits */
+    FMT_S16,
+    FMT_U16,
+} wo_format;
+
 struct dqg_wo_gemv {
     int64_t K, N, panels, block, n_blocks;
-    bool four_bit, is_signed, has_zp;
-    float table[16]; /* 4-bit code -> value (s4: -8 .. 7) */
-    uint8_t *w;     /* [panels][K][bytes per k] */
-    size_t k_bytes; /* 16 (4-bit) or 32 (8-bit) */
-    float *scale;   /* [panels][n_blocks][32] */
-    float *zs;      /* [panels][n_blocks][32]: scale * zero point (NULL without zp) */
+    wo_format fmt;
+    bool has_zp;
+    float table[16]; /* FMT_TABLE4: 4-bit code -> value (s4: -8 .. 7; f4e2m1) */
+    uint8_t *w;      /* [panels][K][bytes per k] */
+    size_t k_bytes;  /* 16 (4-bit), 32 (8-bit) or 64 (16-bit) */
+    float *scale;    /* [panels][n_blocks][32] */
+    float *zs;       /* [panels][n_blocks][32]: scale * zero point (NULL without zp) */
 };
 
 static size_t round64(size_t n)
@@ -44,11 +60,88 @@ static size_t round64(size_t n)
     return (n + 63) & ~(size_t)63;
 }
 
+/* The format of a weight type, the bytes of one element in the panels, and
+ * the factor its decoded value is off by (folded into the scales). */
+static bool format_of(dqg_dtype t, wo_format *fmt, size_t *esize, float *mult)
+{
+    *mult = 1.0f;
+    *esize = 1;
+    switch (t) {
+    case DQG_S4:
+    case DQG_U4:
+    case DQG_F4E2M1:
+        *fmt = FMT_TABLE4;
+        return true;
+    case DQG_S8:
+        *fmt = FMT_S8;
+        return true;
+    case DQG_U8:
+        *fmt = FMT_U8;
+        return true;
+    case DQG_F8E5M2: /* exponent bias 15, as f16's */
+        *fmt = FMT_E5M2;
+        return true;
+    case DQG_F8E5M2FNUZ: /* bias 16 */
+        *fmt = FMT_E5M2;
+        *mult = 0.5f;
+        return true;
+    case DQG_F8E4M3FN: /* bias 7: 2^(15 - 7) */
+        *fmt = FMT_E4M3;
+        *mult = 256.0f;
+        return true;
+    case DQG_F8E4M3FNUZ: /* bias 8 */
+        *fmt = FMT_E4M3;
+        *mult = 128.0f;
+        return true;
+    case DQG_S16:
+        *fmt = FMT_S16;
+        *esize = 2;
+        return true;
+    case DQG_U16:
+        *fmt = FMT_U16;
+        *esize = 2;
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* What the kernel's decoding of float8 code c gives, times `mult`. */
+static float float8_decoded(wo_format fmt, uint8_t c, float mult)
+{
+    uint16_t h =
+        fmt == FMT_E5M2 ? (uint16_t)(c << 8) : (uint16_t)(((c & 0x80) << 8) | ((c & 0x7F) << 7));
+    return dqg_load_float(DQG_F16, &h, 0) * mult;
+}
+
+/* Float8 codes the kernel decodes differently from the type (the NaN codes
+ * of the E4M3 types and the FNUZ types' 0x80; E5M2FNUZ's largest binade,
+ * 2^15 and up, which an f16 holds as inf and NaN): weights using any are
+ * refused, the expanded path keeps them exact. */
+static bool float8_codes_ok(const dqg_weights *w, wo_format fmt, float mult)
+{
+    bool bad[256];
+    bool any = false;
+    for (int c = 0; c < 256; c++) {
+        uint8_t b = (uint8_t)c;
+        float want = dqg_load_float(w->dtype, &b, 0), got = float8_decoded(fmt, b, mult);
+        bad[c] = !(want == got || (want != want && got != got)) ||
+                 (want == 0 && signbit(want) != signbit(got));
+        any |= bad[c];
+    }
+    const uint8_t *src = w->data;
+    for (int64_t i = 0; any && i < w->K * w->N; i++)
+        if (bad[src[i]])
+            return false;
+    return true;
+}
+
 dqg_status dqg_wo_gemv_create(const dqg_weights *w, dqg_wo_gemv **out, const char *what)
 {
-    bool four = w->dtype == DQG_S4 || w->dtype == DQG_U4;
-    bool eight = w->dtype == DQG_S8 || w->dtype == DQG_U8;
-    if (!four && !eight)
+    wo_format fmt;
+    size_t esize;
+    float mult;
+    if (!format_of(w->dtype, &fmt, &esize, &mult))
         return dqg_set_error(DQG_UNSUPPORTED, "%s: %s weights", what, dqg_dtype_name(w->dtype));
     if (!dqg_cpu_has(DQG_ISA_AVX512))
         return dqg_set_error(DQG_UNSUPPORTED, "%s: no AVX-512", what);
@@ -56,20 +149,24 @@ dqg_status dqg_wo_gemv_create(const dqg_weights *w, dqg_wo_gemv **out, const cha
      * a block within each column. */
     if (w->block_k < 1 || w->block_n < 1)
         return dqg_set_error(DQG_UNSUPPORTED, "%s: scale blocks", what);
+    if ((fmt == FMT_E5M2 || fmt == FMT_E4M3) && !float8_codes_ok(w, fmt, mult))
+        return dqg_set_error(DQG_UNSUPPORTED,
+                             "%s: %s weights with NaN codes or values of 2^15 and up", what,
+                             dqg_dtype_name(w->dtype));
     dqg_wo_gemv *g = calloc(1, sizeof *g);
     if (!g)
         return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory", what);
+    bool four = fmt == FMT_TABLE4;
     g->K = w->K;
     g->N = w->N;
     g->panels = (w->N + PANEL - 1) / PANEL;
     g->block = w->block_k < w->K ? w->block_k : w->K;
     g->n_blocks = (w->K + g->block - 1) / g->block;
-    g->four_bit = four;
-    g->is_signed = w->dtype == DQG_S4 || w->dtype == DQG_S8;
+    g->fmt = fmt;
     g->has_zp = w->zp != NULL;
-    for (int i = 0; i < 16; i++)
-        g->table[i] = (float)(g->is_signed && i >= 8 ? i - 16 : i);
-    g->k_bytes = four ? PANEL / 2 : PANEL;
+    for (uint8_t i = 0; four && i < 16; i++)
+        g->table[i] = dqg_load_float(w->dtype, &i, 0);
+    g->k_bytes = four ? PANEL / 2 : PANEL * esize;
     size_t wbytes = round64((size_t)g->panels * (size_t)g->K * g->k_bytes);
     size_t sbytes = round64((size_t)g->panels * (size_t)g->n_blocks * PANEL * sizeof(float));
     g->w = aligned_alloc(64, wbytes);
@@ -106,7 +203,7 @@ dqg_status dqg_wo_gemv_create(const dqg_weights *w, dqg_wo_gemv **out, const cha
             }
         } else if (!four && !w->nk && nn == PANEL) {
             for (int64_t k = 0; k < K; k++, dst += g->k_bytes)
-                memcpy(dst, src + k * N + n0, PANEL);
+                memcpy(dst, src + (size_t)(k * N + n0) * esize, g->k_bytes);
         } else {
             for (int64_t k = 0; k < K; k++, dst += g->k_bytes)
                 for (int j = 0; j < nn; j++) {
@@ -115,7 +212,7 @@ dqg_status dqg_wo_gemv_create(const dqg_weights *w, dqg_wo_gemv **out, const cha
                         dst[j % HALF] |= (uint8_t)(((src[i >> 1] >> ((i & 1) * 4)) & 0x0F)
                                                    << (j < HALF ? 0 : 4));
                     else
-                        dst[j] = src[i];
+                        memcpy(dst + (size_t)j * esize, src + (size_t)i * esize, esize);
                 }
         }
         for (int j = 0; j < nn; j++)
@@ -125,9 +222,9 @@ dqg_status dqg_wo_gemv_create(const dqg_weights *w, dqg_wo_gemv **out, const cha
                 int64_t si = dqg_weights_scale_index(w, b * g->block, n0 + j);
                 size_t at = ((size_t)p * (size_t)g->n_blocks + (size_t)b) * PANEL + (size_t)j;
                 float s = dqg_load_float(w->scale->dtype, w->scale->data, si);
-                g->scale[at] = s;
+                g->scale[at] = s * mult;
                 if (g->zs)
-                    g->zs[at] = s * (float)dqg_load_int(w->zp->dtype, w->zp->data, si);
+                    g->zs[at] = s * dqg_load_float(w->zp->dtype, w->zp->data, si);
             }
     }
     *out = g;
@@ -146,30 +243,64 @@ size_t dqg_wo_gemv_scratch(const dqg_wo_gemv *g, int64_t M)
     return g->has_zp ? round64((size_t)M * (size_t)g->n_blocks * sizeof(float)) : 0;
 }
 
+/* Sixteen float8 codes as f16: E5M2 is an f16's high byte; E4M3's sign
+ * goes to bit 15 and the rest to bits 7..14 (w << 7 puts the sign at bit
+ * 14; adding that bit to itself carries it into 15). */
+__attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) static inline __m512
+float8_row(wo_format fmt, const uint8_t *p)
+{
+    __m256i w = _mm256_cvtepu8_epi16(_mm_load_si128((const __m128i *)p));
+    if (fmt == FMT_E5M2)
+        return _mm512_cvtph_ps(_mm256_slli_epi16(w, 8));
+    __m256i v = _mm256_slli_epi16(w, 7);
+    return _mm512_cvtph_ps(_mm256_add_epi16(v, _mm256_and_si256(v, _mm256_set1_epi16(0x4000))));
+}
+
 /* The 32 columns of row k of a panel as f32, in two halves. */
 __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) static inline void
-decode(const dqg_wo_gemv *g, __m512 table, const uint8_t *row, __m512 *lo, __m512 *hi)
+decode(wo_format fmt, __m512 table, const uint8_t *row, __m512 *lo, __m512 *hi)
 {
-    if (g->four_bit) {
+    const __m128i *r = (const __m128i *)row;
+    switch (fmt) {
+    case FMT_TABLE4: {
         /* Byte j holds columns j and j + 16; vpermps reads only the low 4
          * bits of each index, so the table decodes both nibbles (sign
          * included) without masking or integer-to-float conversion. */
-        __m512i d = _mm512_cvtepu8_epi32(_mm_load_si128((const __m128i *)row));
+        __m512i d = _mm512_cvtepu8_epi32(_mm_load_si128(r));
         *lo = _mm512_permutexvar_ps(d, table);
         *hi = _mm512_permutexvar_ps(_mm512_srli_epi32(d, 4), table);
-    } else {
-        __m128i a = _mm_load_si128((const __m128i *)row);
-        __m128i b = _mm_load_si128((const __m128i *)row + 1);
-        *lo = _mm512_cvtepi32_ps(g->is_signed ? _mm512_cvtepi8_epi32(a) : _mm512_cvtepu8_epi32(a));
-        *hi = _mm512_cvtepi32_ps(g->is_signed ? _mm512_cvtepi8_epi32(b) : _mm512_cvtepu8_epi32(b));
+        break;
+    }
+    case FMT_S8:
+        *lo = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_load_si128(r)));
+        *hi = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_load_si128(r + 1)));
+        break;
+    case FMT_U8:
+        *lo = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_load_si128(r)));
+        *hi = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_load_si128(r + 1)));
+        break;
+    case FMT_E5M2:
+    case FMT_E4M3:
+        *lo = float8_row(fmt, row);
+        *hi = float8_row(fmt, row + HALF);
+        break;
+    case FMT_S16:
+        *lo = _mm512_cvtepi32_ps(_mm512_cvtepi16_epi32(_mm256_load_si256((const __m256i *)r)));
+        *hi = _mm512_cvtepi32_ps(_mm512_cvtepi16_epi32(_mm256_load_si256((const __m256i *)r + 1)));
+        break;
+    default: /* FMT_U16 */
+        *lo = _mm512_cvtepi32_ps(_mm512_cvtepu16_epi32(_mm256_load_si256((const __m256i *)r)));
+        *hi = _mm512_cvtepi32_ps(_mm512_cvtepu16_epi32(_mm256_load_si256((const __m256i *)r + 1)));
+        break;
     }
 }
 
 /* Rows m0 .. m0 + ROWS of panel p; U independent sums per row and half
  * (k, k + 1, ...) so that 2 x ROWS x U FMA chains are in flight. */
 __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) static inline void
-panel_rows(const dqg_wo_gemv *g, int64_t p, const float *x, int64_t m0, const int ROWS, const int U,
-           const float *xsum, float *y, const dqg_epilogue *e, const void *const *rt)
+panel_rows(const dqg_wo_gemv *g, const wo_format fmt, int64_t p, const float *x, int64_t m0,
+           const int ROWS, const int U, const float *xsum, float *y, const dqg_epilogue *e,
+           const void *const *rt)
 {
     const int64_t K = g->K, N = g->N;
     __m512 out[MAX_ROWS][2];
@@ -187,7 +318,7 @@ panel_rows(const dqg_wo_gemv *g, int64_t p, const float *x, int64_t m0, const in
         for (; k + U <= k1; k += U)
             for (int u = 0; u < U; u++) {
                 __m512 lo, hi;
-                decode(g, table, wp + (size_t)(k + u) * g->k_bytes, &lo, &hi);
+                decode(fmt, table, wp + (size_t)(k + u) * g->k_bytes, &lo, &hi);
                 for (int r = 0; r < ROWS; r++) {
                     __m512 xv = _mm512_set1_ps(x[(m0 + r) * K + k + u]);
                     acc[u][r][0] = _mm512_fmadd_ps(xv, lo, acc[u][r][0]);
@@ -196,7 +327,7 @@ panel_rows(const dqg_wo_gemv *g, int64_t p, const float *x, int64_t m0, const in
             }
         for (; k < k1; k++) {
             __m512 lo, hi;
-            decode(g, table, wp + (size_t)k * g->k_bytes, &lo, &hi);
+            decode(fmt, table, wp + (size_t)k * g->k_bytes, &lo, &hi);
             for (int r = 0; r < ROWS; r++) {
                 __m512 xv = _mm512_set1_ps(x[(m0 + r) * K + k]);
                 acc[0][r][0] = _mm512_fmadd_ps(xv, lo, acc[0][r][0]);
@@ -232,23 +363,45 @@ panel_rows(const dqg_wo_gemv *g, int64_t p, const float *x, int64_t m0, const in
     }
 }
 
+/* One copy of the loop per row count and weight format, so that neither
+ * is tested inside it. */
+__attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) static inline void
+panel_of(const dqg_wo_gemv *g, const wo_format fmt, int64_t p, const float *x, int64_t m0, int rows,
+         const float *xsum, float *y, const dqg_epilogue *e, const void *const *rt)
+{
+    switch (rows) {
+    case 1:
+        panel_rows(g, fmt, p, x, m0, 1, 4, xsum, y, e, rt);
+        break;
+    case 2:
+        panel_rows(g, fmt, p, x, m0, 2, 2, xsum, y, e, rt);
+        break;
+    case 3:
+        panel_rows(g, fmt, p, x, m0, 3, 1, xsum, y, e, rt);
+        break;
+    default:
+        panel_rows(g, fmt, p, x, m0, 4, 1, xsum, y, e, rt);
+        break;
+    }
+}
+
 __attribute__((target("avx512f,avx512bw,avx512vl"))) static void
 panel(const dqg_wo_gemv *g, int64_t p, const float *x, int64_t m0, int rows, const float *xsum,
       float *y, const dqg_epilogue *e, const void *const *rt)
 {
-    switch (rows) {
-    case 1:
-        panel_rows(g, p, x, m0, 1, 4, xsum, y, e, rt);
+    switch (g->fmt) {
+#define FORMAT(f)                                                                                  \
+    case f:                                                                                        \
+        panel_of(g, f, p, x, m0, rows, xsum, y, e, rt);                                            \
         break;
-    case 2:
-        panel_rows(g, p, x, m0, 2, 2, xsum, y, e, rt);
-        break;
-    case 3:
-        panel_rows(g, p, x, m0, 3, 1, xsum, y, e, rt);
-        break;
-    default:
-        panel_rows(g, p, x, m0, 4, 1, xsum, y, e, rt);
-        break;
+        FORMAT(FMT_TABLE4)
+        FORMAT(FMT_S8)
+        FORMAT(FMT_U8)
+        FORMAT(FMT_E5M2)
+        FORMAT(FMT_E4M3)
+        FORMAT(FMT_S16)
+        FORMAT(FMT_U16)
+#undef FORMAT
     }
 }
 
