@@ -2,9 +2,10 @@
  * quantized weights (behind their dequantize and any Transpose/Reshape),
  * with the bias and element-wise ops that follow. Two paths:
  * - small M (up to WO_GEMV_MAX_M rows), an AVX-512 CPU, any weight type
- *   but float8 weights holding codes an f16 cannot carry (runtime/wo_gemv.c): dqgraph's own kernel,
- * which keeps the weights at their width and decodes them in registers (the layer is bound by the
- * bytes of weights it reads);
+ *   (but float8 weights holding codes an f16 cannot carry, see
+ *   runtime/wo_gemv.c): dqgraph's own kernel, which keeps the weights at
+ *   their width and decodes them in registers (the layer is bound by the
+ *   bytes of weights it reads and decodes);
  * - otherwise the weights are dequantized once, when the kernel is built,
  *   into f32 that oneDNN's matmul packs in its own layout (the layer is
  *   bound by arithmetic, which oneDNN's f32 kernels do best). */

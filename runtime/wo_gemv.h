@@ -1,8 +1,7 @@
 /* dqgraph's own weight-only kernel for small M (internal): f32 activations
  * times constant 4-, 8- or 16-bit integer or float weights kept at their
- * width, with per-tensor,
- * per-channel or K-blocked scales and optional zero points, and the
- * partition's epilogue. See wo_gemv.c. */
+ * width, with per-tensor, per-channel or K-blocked scales and optional zero
+ * points, and the partition's epilogue. See wo_gemv.c. */
 #ifndef DQG_RUNTIME_WO_GEMV_H
 #define DQG_RUNTIME_WO_GEMV_H
 
