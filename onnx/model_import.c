@@ -1425,22 +1425,25 @@ static uint64_t size_limit(const dqg_onnx_options *opts)
     return opts && opts->max_model_bytes ? opts->max_model_bytes : DQG_ONNX_DEFAULT_MAX_MODEL_BYTES;
 }
 
-dqg_status dqg_onnx_load_memory(const void *data, size_t size, const char *base_dir,
-                                const dqg_onnx_options *opts, dqg_graph **out)
+/* Decodes `*bytes` (freed as soon as they are decoded when `owned`: a
+ * file's bytes need not stay beside the decoded model and the graph) and
+ * imports the model. */
+static dqg_status load_bytes(const uint8_t **bytes, size_t size, bool owned, const char *base_dir,
+                             const dqg_onnx_options *opts, dqg_graph **out)
 {
-    if (out)
-        *out = NULL;
-    if (!out || (!data && size))
-        return dqg_set_error(DQG_INVALID_ARGUMENT, "dqg_onnx_load_memory: out or data is NULL");
     uint64_t limit = size_limit(opts);
     if ((uint64_t)size > limit)
         return dqg_set_error(DQG_INVALID_ARGUMENT,
                              "ONNX model of %zu bytes exceeds the limit of %llu bytes", size,
                              (unsigned long long)limit);
-    dqg_status st = onnx_wire_check(&onnx__model_proto__descriptor, data, size, "ONNX model");
+    dqg_status st = onnx_wire_check(&onnx__model_proto__descriptor, *bytes, size, "ONNX model");
     if (st != DQG_OK)
         return st;
-    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, size, data);
+    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, size, *bytes);
+    if (owned) {
+        free((void *)*bytes);
+        *bytes = NULL;
+    }
     if (!m)
         return dqg_set_error(DQG_PARSE_ERROR,
                              "not a valid ONNX model: the %zu bytes do not decode as a ModelProto "
@@ -1449,6 +1452,17 @@ dqg_status dqg_onnx_load_memory(const void *data, size_t size, const char *base_
     st = import_model(m, base_dir, opts, limit - (uint64_t)size, out);
     onnx__model_proto__free_unpacked(m, NULL);
     return st;
+}
+
+dqg_status dqg_onnx_load_memory(const void *data, size_t size, const char *base_dir,
+                                const dqg_onnx_options *opts, dqg_graph **out)
+{
+    if (out)
+        *out = NULL;
+    if (!out || (!data && size))
+        return dqg_set_error(DQG_INVALID_ARGUMENT, "dqg_onnx_load_memory: out or data is NULL");
+    const uint8_t *bytes = data;
+    return load_bytes(&bytes, size, false, base_dir, opts, out);
 }
 
 dqg_status dqg_onnx_load_file(const char *path, const dqg_onnx_options *opts, dqg_graph **out)
@@ -1475,13 +1489,14 @@ dqg_status dqg_onnx_load_file(const char *path, const dqg_onnx_options *opts, dq
         snprintf(dir, len + 2, "/");
     else
         snprintf(dir, len + 2, "%.*s", (int)(slash - path), path);
-    st = dqg_onnx_load_memory(bytes, n, dir, opts, out);
+    const uint8_t *owned = bytes;
+    st = load_bytes(&owned, n, true, dir, opts, out);
     if (st != DQG_OK) {
         char msg[2000];
         snprintf(msg, sizeof msg, "%s", dqg_last_error());
         dqg_set_error(st, "%s: %s", path, msg);
     }
     free(dir);
-    free(bytes);
+    free((void *)owned);
     return st;
 }

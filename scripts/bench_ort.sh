@@ -114,6 +114,23 @@ for tol in "$models"/*.atol; do
     agreement_failed=1
   fi
 done
+# Peak resident memory of one `dqgraph run` on the M=1 weight-only models,
+# beside the size of the model file (weights at their stored width).
+rss_dir=$(mktemp -d)
+header=0
+for f in "$models"/wo_*_1x4096x4096.onnx; do
+  [ -e "$f" ] && [ -x /usr/bin/time ] || continue
+  name=$(basename "$f" .onnx)
+  [[ "$name" =~ $filter ]] || continue
+  if [ "$header" = 0 ]; then
+    printf '\nPeak resident memory of `dqgraph run MODEL --random` (GNU time, one execution):\n\n' >>"$table"
+    header=1
+  fi
+  kb=$(/usr/bin/time -f %M ./build/dqgraph run "$f" --random -o "$rss_dir" 2>&1 >/dev/null | tail -1)
+  printf -- '- %s: %.1f MB (model file %.1f MB)\n' "$name" "$(awk -v k="$kb" 'BEGIN {print k / 1024}')" \
+    "$(awk -v b="$(stat -c %s "$f")" 'BEGIN {print b / 1048576}')" >>"$table"
+done
+rm -rf "$rss_dir"
 cat "$table"
 if [ -n "${DQG_BENCH_OUT:-}" ]; then
   cp "$table" "$DQG_BENCH_OUT"
