@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "graph/dtype.h"
+#include "runtime/cpu_isa.h"
 #include "runtime/kernel.h"
 
 #define CHUNK        256
@@ -30,7 +31,8 @@ typedef struct step {
     float lo, hi;
 } step;
 
-typedef struct qeltwise_kernel {
+typedef struct qeltwise_kernel qeltwise_kernel;
+struct qeltwise_kernel {
     dqg_kernel base;
     int64_t n;
     int n_leaves, n_steps, n_slots, n_consts;
@@ -42,9 +44,15 @@ typedef struct qeltwise_kernel {
     bool out_s8;
     float out_scale;
     int32_t out_zp;
-} qeltwise_kernel;
+    void (*run)(const qeltwise_kernel *k, void *const *args, int64_t first, int64_t len);
+};
 
-static void run_chunk(const qeltwise_kernel *k, void *const *args, int64_t first, int64_t len)
+/* The arithmetic of a chunk, compiled once per instruction set below: the
+ * same IEEE operations in the same order (no contraction into FMA: this
+ * file is built with -ffp-contract=off), so every copy is bit-identical to
+ * the reference. */
+__attribute__((always_inline)) static inline void
+chunk_body(const qeltwise_kernel *k, void *const *args, int64_t first, int64_t len)
 {
     float v[MAX_SLOTS][CHUNK];
     for (int s = 0; s < k->n_slots; s++)
@@ -116,6 +124,24 @@ static void run_chunk(const qeltwise_kernel *k, void *const *args, int64_t first
     }
 }
 
+static void run_chunk_scalar(const qeltwise_kernel *k, void *const *args, int64_t first,
+                             int64_t len)
+{
+    chunk_body(k, args, first, len);
+}
+
+__attribute__((target("avx2"))) static void
+run_chunk_avx2(const qeltwise_kernel *k, void *const *args, int64_t first, int64_t len)
+{
+    chunk_body(k, args, first, len);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static void
+run_chunk_avx512(const qeltwise_kernel *k, void *const *args, int64_t first, int64_t len)
+{
+    chunk_body(k, args, first, len);
+}
+
 static dqg_status qeltwise_execute(dqg_kernel *kb, void *const *args, void *scratch)
 {
     const qeltwise_kernel *k = (const qeltwise_kernel *)kb;
@@ -125,7 +151,7 @@ static dqg_status qeltwise_execute(dqg_kernel *kb, void *const *args, void *scra
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (int64_t c = 0; c < chunks; c++) {
         int64_t first = c * CHUNK, len = first + CHUNK <= k->n ? CHUNK : k->n - first;
-        run_chunk(k, args, first, len);
+        k->run(k, args, first, len);
     }
     return DQG_OK;
 }
@@ -205,8 +231,14 @@ dqg_status dqg_kernel_qeltwise_build(const dqg_kernel_request *req, dqg_kernel *
         k->out_s8 = g->tensors[q->outputs[0]].dtype == DQG_S8;
         k->out_scale = load_scale(g, q->inputs[1]);
         k->out_zp = load_zp(g, q->inputs[2]);
-        snprintf(k->base.impl, sizeof k->base.impl, "own:int8-eltwise:%d-in:%d-ops", k->n_leaves,
-                 k->n_steps);
+        dqg_isa isa = dqg_cpu_isa() >= DQG_ISA_AVX512 ? DQG_ISA_AVX512
+                      : dqg_cpu_isa() >= DQG_ISA_AVX2 ? DQG_ISA_AVX2
+                                                      : DQG_ISA_SCALAR;
+        k->run = isa == DQG_ISA_AVX512 ? run_chunk_avx512
+                 : isa == DQG_ISA_AVX2 ? run_chunk_avx2
+                                       : run_chunk_scalar;
+        snprintf(k->base.impl, sizeof k->base.impl, "own:%s:int8-eltwise:%d-in:%d-ops",
+                 dqg_isa_name(isa), k->n_leaves, k->n_steps);
     }
     free(slot_of);
     if (st != DQG_OK) {
