@@ -644,7 +644,8 @@ dqg_status dqg_compile(const dqg_graph *graph, const dqg_compile_options *option
     dqg_compile_options opt = options ? *options : dqg_compile_options_default();
     if (opt.backend != DQG_BACKEND_ONEDNN && opt.backend != DQG_BACKEND_REFERENCE)
         return dqg_set_error(DQG_INVALID_ARGUMENT, "compile: unknown backend %d", (int)opt.backend);
-    if (opt.fpmath != DQG_FPMATH_STRICT && opt.fpmath != DQG_FPMATH_BF16)
+    if (opt.fpmath != DQG_FPMATH_STRICT && opt.fpmath != DQG_FPMATH_BF16 &&
+        opt.fpmath != DQG_FPMATH_INT8)
         return dqg_set_error(DQG_INVALID_ARGUMENT, "compile: unknown fpmath mode %d",
                              (int)opt.fpmath);
     if (opt.threads < 0 || opt.threads > DQG_MAX_THREADS)

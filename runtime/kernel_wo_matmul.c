@@ -16,6 +16,7 @@
 #include "runtime/epilogue_build.h"
 #include "runtime/kernel.h"
 #include "runtime/wo_gemv.h"
+#include "runtime/wo_q8.h"
 
 /* Rows up to which the own kernel beats oneDNN on expanded f32 weights
  * (bench_wo: K = N = 4096, int4 blocks of 32, 2 threads). */
@@ -24,6 +25,7 @@
 typedef struct wo_kernel {
     dqg_kernel base;
     dqg_wo_gemv *gemv;
+    dqg_wo_q8 *q8; /* instead of gemv under fpmath int8 */
     dqg_epilogue epi;
     int64_t M;
     int x_arg, y_arg, n_rt, rt_args[DQG_EPI_MAX];
@@ -35,6 +37,8 @@ static dqg_status wo_execute(dqg_kernel *k, void *const *args, void *scratch)
     const void *rt[DQG_EPI_MAX];
     for (int i = 0; i < w->n_rt; i++)
         rt[i] = args[w->rt_args[i]];
+    if (w->q8)
+        return dqg_wo_q8_run(w->q8, w->M, args[w->x_arg], args[w->y_arg], scratch, &w->epi, rt);
     return dqg_wo_gemv_run(w->gemv, w->M, args[w->x_arg], args[w->y_arg], scratch, &w->epi, rt);
 }
 
@@ -42,6 +46,7 @@ static void wo_destroy(dqg_kernel *k)
 {
     wo_kernel *w = (wo_kernel *)k;
     dqg_wo_gemv_destroy(w->gemv);
+    dqg_wo_q8_destroy(w->q8);
     dqg_epilogue_free(&w->epi);
     free(w);
 }
@@ -84,7 +89,13 @@ static dqg_status build_own(const dqg_kernel_request *req, dqg_kernel **out, cha
     if (st == DQG_OK)
         st = dqg_epilogue_from_partition(req, w.N, &k->epi, k->rt_args, &k->n_rt,
                                          "weight-only matmul");
-    if (st == DQG_OK)
+    /* fpmath int8: the approximate kernel where it takes the weights, else
+     * the exact one (the explain line says which ran and why). */
+    char q8_why[200] = "";
+    if (st == DQG_OK && req->options->fpmath == DQG_FPMATH_INT8 &&
+        dqg_wo_q8_create(&w, &k->q8, "weight-only matmul") != DQG_OK)
+        snprintf(q8_why, sizeof q8_why, "; exact, not int8 activations: %.150s", dqg_last_error());
+    if (st == DQG_OK && !k->q8)
         st = dqg_wo_gemv_create(&w, &k->gemv, "weight-only matmul");
     if (st != DQG_OK) {
         snprintf(why, why_size, "%s", dqg_last_error());
@@ -92,13 +103,28 @@ static dqg_status build_own(const dqg_kernel_request *req, dqg_kernel **out, cha
         wo_destroy(&k->base);
         return st;
     }
-    snprintf(k->base.impl, sizeof k->base.impl, "own:avx512:wo-gemv:%s:k-block%lld",
-             dqg_dtype_name(w.dtype), (long long)(w.block_k < w.K ? w.block_k : w.K));
-    snprintf(k->base.why, sizeof k->base.why,
-             "M=%lld: bandwidth-bound, %s weights read at their width (%zu bytes), not as f32",
-             (long long)M, dqg_dtype_name(w.dtype), dqg_wo_gemv_bytes(k->gemv));
-    k->base.scratch_size = dqg_wo_gemv_scratch(k->gemv, M);
-    k->base.bytes = dqg_wo_gemv_bytes(k->gemv);
+    int64_t kblock = w.block_k < w.K ? w.block_k : w.K;
+    if (k->q8) {
+        snprintf(k->base.impl, sizeof k->base.impl,
+                 "own:avx512_vnni:wo-int8-act:%s:k-block%lld:x-block%lld", dqg_dtype_name(w.dtype),
+                 (long long)kblock, (long long)dqg_wo_q8_xblock(k->q8));
+        snprintf(k->base.why, sizeof k->base.why,
+                 "M=%lld, fpmath int8 (approximate): activations quantized to int8 per row and "
+                 "block of %lld along K, VNNI dot products with the %s weights (%zu bytes)",
+                 (long long)M, (long long)dqg_wo_q8_xblock(k->q8), dqg_dtype_name(w.dtype),
+                 dqg_wo_q8_bytes(k->q8));
+        k->base.scratch_size = dqg_wo_q8_scratch(k->q8, M);
+        k->base.bytes = dqg_wo_q8_bytes(k->q8);
+    } else {
+        snprintf(k->base.impl, sizeof k->base.impl, "own:avx512:wo-gemv:%s:k-block%lld",
+                 dqg_dtype_name(w.dtype), (long long)kblock);
+        snprintf(k->base.why, sizeof k->base.why,
+                 "M=%lld: bandwidth-bound, %s weights read at their width (%zu bytes), not as "
+                 "f32%s",
+                 (long long)M, dqg_dtype_name(w.dtype), dqg_wo_gemv_bytes(k->gemv), q8_why);
+        k->base.scratch_size = dqg_wo_gemv_scratch(k->gemv, M);
+        k->base.bytes = dqg_wo_gemv_bytes(k->gemv);
+    }
     dqg_weights_release(&w);
     *out = &k->base;
     return DQG_OK;

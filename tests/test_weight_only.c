@@ -39,10 +39,12 @@ typedef struct wcase {
     dqg_dtype wt;
     int64_t M, K, N, block; /* block: 0 per tensor, -1 per channel, else along K */
     bool zp, transposed, bias_relu;
+    bool int8; /* compiled with fpmath int8 */
 } wcase;
 
-/* Runs one case; returns the partition info of the weight-only partition. */
-static void run_case(const wcase *c, char *info, size_t info_size)
+/* The case's graph (weights drawn from test_rnd); with `bound`, also an
+ * input "e" and an output "b" = e . |W| (see run_case). */
+static dqg_graph *build_case(const wcase *c, bool bound)
 {
     dqg_graph *g;
     cr_assert_eq(dqg_graph_create(&g), DQG_OK);
@@ -107,7 +109,24 @@ static void run_case(const wcase *c, char *info, size_t info_size)
         free(b);
     }
     dqg_output(g, y, "y");
+    if (bound) {
+        /* b = e . |W|: with e[m, k] the most an activation moves when
+         * rounded to its int8 code, the most y[m, n] moves (the bias adds
+         * nothing and ReLU does not widen a difference). */
+        dqg_tensor_id e = dqg_input(g, "e", DQG_F32, 2, xd);
+        dqg_tensor_id wa = dqg_unary(g, "w_abs", DQG_UNARY_ABS, wf, 0.0f, 0.0f);
+        dqg_output(g, dqg_matmul(g, "bound", e, wa, &ma), "b");
+    }
     cr_assert_eq(dqg_graph_finalize(g), DQG_OK, "%s", dqg_last_error());
+    return g;
+}
+
+/* Runs one case; returns the partition info of the weight-only partition. */
+static void run_case(const wcase *c, char *info, size_t info_size)
+{
+    uint32_t seed = test_rng;
+    dqg_graph *g = build_case(c, false);
+    int64_t M = c->M, K = c->K, N = c->N;
     float *xv = malloc((size_t)(M * K) * sizeof *xv);
     for (int64_t i = 0; i < M * K; i++)
         xv[i] = (float)rin(-1000, 1000) / 250.0f;
@@ -118,23 +137,56 @@ static void run_case(const wcase *c, char *info, size_t info_size)
     cr_assert_eq(dqg_reference_run(g, &in, 1, &o_ref, 1), DQG_OK, "%s", dqg_last_error());
     dqg_compiled *cc;
     dqg_compile_options opt = dqg_compile_options_default();
+    opt.fpmath = c->int8 ? DQG_FPMATH_INT8 : DQG_FPMATH_STRICT;
     cr_assert_eq(dqg_compile(g, &opt, &cc), DQG_OK, "%s", dqg_last_error());
     cr_assert_eq(dqg_execute(cc, &in, 1, &o_got, 1), DQG_OK, "%s", dqg_last_error());
     info[0] = 0;
     for (size_t i = 0; i < dqg_compiled_partition_count(cc); i++)
         if (strstr(dqg_compiled_partition_info(cc, i), "weight-only matmul"))
             snprintf(info, info_size, "%s", dqg_compiled_partition_info(cc, i));
+    /* Int8 activations: each y[m, n] may move by b[m, n] = e . |W|, e[m, k]
+     * half the int8 step of x's block (max|x| / 127 / 2). */
+    float *bound = calloc((size_t)(M * N), sizeof *bound);
+    const char *xb = strstr(info, "x-block");
+    if (xb) {
+        long long xblock = atoll(xb + 7);
+        cr_assert_gt(xblock, 0, "%s", info);
+        float *e = malloc((size_t)(M * K) * sizeof *e);
+        for (int64_t m = 0; m < M; m++)
+            for (int64_t k0 = 0; k0 < K; k0 += xblock) {
+                int64_t k1 = k0 + xblock < K ? k0 + xblock : K;
+                float amax = 0;
+                for (int64_t k = k0; k < k1; k++)
+                    amax = fmaxf(amax, fabsf(xv[m * K + k]));
+                for (int64_t k = k0; k < k1; k++)
+                    e[m * K + k] = amax / 127.0f / 2.0f;
+            }
+        uint32_t after = test_rng;
+        test_rng = seed;
+        dqg_graph *gb = build_case(c, true);
+        test_rng = after;
+        float *y2 = malloc((size_t)(M * N) * sizeof *y2);
+        dqg_buffer ins[2] = {in, {.name = "e", .data = e, .size = (size_t)(M * K) * 4}};
+        dqg_buffer outs[2] = {{.name = "y", .data = y2, .size = (size_t)(M * N) * 4},
+                              {.name = "b", .data = bound, .size = (size_t)(M * N) * 4}};
+        cr_assert_eq(dqg_reference_run(gb, ins, 2, outs, 2), DQG_OK, "%s", dqg_last_error());
+        cr_assert_eq(memcmp(y2, ref, (size_t)(M * N) * 4), 0, "the bound's graph differs");
+        dqg_graph_destroy(gb);
+        free(e);
+        free(y2);
+    }
     double mx = 1e-30;
     for (int64_t i = 0; i < M * N; i++)
         mx = fmax(mx, fabs(ref[i]));
     for (int64_t i = 0; i < M * N; i++)
-        cr_assert(fabs((double)got[i] - ref[i]) <= 1e-5 * mx,
+        cr_assert(fabs((double)got[i] - ref[i]) <= bound[i] * (1 + 1e-5) + 1e-5 * mx,
                   "%s M=%lld K=%lld N=%lld block %lld zp %d transposed %d: y[%lld] = %.9g, "
                   "reference %.9g (max %.3g)\n%s",
                   dqg_dtype_name(c->wt), (long long)M, (long long)K, (long long)N,
                   (long long)c->block, c->zp, c->transposed, (long long)i, got[i], ref[i], mx,
                   info);
     cr_assert(info[0], "no weight-only partition");
+    free(bound);
     free(xv);
     free(ref);
     free(got);
@@ -148,7 +200,19 @@ static bool own_kernel_expected(const wcase *c)
     return c->M <= 16 && dqg_cpu_has(DQG_ISA_AVX512);
 }
 
-static void random_cases(uint32_t seed, int count, const dqg_dtype *types, int n_types)
+/* fpmath int8 quantizes the activations for 4- and 8-bit integer weights
+ * on a VNNI CPU, when the scales' K-blocks hold whole groups of 8 (4-bit)
+ * or 4 (8-bit) k. */
+static bool int8_kernel_expected(const wcase *c)
+{
+    bool four = c->wt == DQG_S4 || c->wt == DQG_U4;
+    bool eight = c->wt == DQG_S8 || c->wt == DQG_U8;
+    return c->int8 && (four || eight) && c->M <= 16 && dqg_cpu_has(DQG_ISA_AVX512_VNNI) &&
+           (c->block <= 0 || c->block >= c->K || c->block % (four ? 8 : 4) == 0);
+}
+
+static void random_cases_in(uint32_t seed, int count, const dqg_dtype *types, int n_types,
+                            bool int8)
 {
     test_rng = seed;
     static const int64_t Ms[] = {1, 2, 3, 7, 16, 33, 128, 257};
@@ -161,15 +225,24 @@ static void random_cases(uint32_t seed, int count, const dqg_dtype *types, int n
                    .block = blocks[rin(0, 8)],
                    .zp = rin(0, 1),
                    .transposed = rin(0, 3) == 0,
-                   .bias_relu = rin(0, 1)};
+                   .bias_relu = rin(0, 1),
+                   .int8 = int8};
         if (c.M > 16 && rin(0, 1))
             c.M = rin(1, 16); /* most cases where the own kernel runs */
         char info[1024];
         run_case(&c, info, sizeof info);
-        bool own = strstr(info, "own:avx512:wo-gemv") != NULL;
+        bool q8 = strstr(info, "own:avx512_vnni:wo-int8-act") != NULL;
+        bool own = q8 || strstr(info, "own:avx512:wo-gemv") != NULL;
         cr_assert_eq(own, own_kernel_expected(&c), "M=%lld %s: %s", (long long)c.M,
                      dqg_dtype_name(c.wt), info);
+        cr_assert_eq(q8, int8_kernel_expected(&c), "M=%lld %s block %lld: %s", (long long)c.M,
+                     dqg_dtype_name(c.wt), (long long)c.block, info);
     }
+}
+
+static void random_cases(uint32_t seed, int count, const dqg_dtype *types, int n_types)
+{
+    random_cases_in(seed, count, types, n_types, false);
 }
 
 Test(weight_only, int4_every_granularity)
@@ -191,23 +264,38 @@ Test(weight_only, float8_float4_and_16_bit)
     random_cases(1303, 60, t, 7);
 }
 
+/* fpmath int8: activations rounded to int8 per K-block, each result within
+ * the bound that rounding implies (e . |W|, see run_case); weights the mode
+ * does not take (float types, blocks splitting a group of k) and M above
+ * 16 run the exact kernels, within 1e-5. */
+Test(weight_only, int8_activations_within_their_rounding_bound)
+{
+    const dqg_dtype t[] = {DQG_S4, DQG_U4, DQG_S8, DQG_U8, DQG_F8E4M3FN, DQG_S16};
+    random_cases_in(1305, 90, t, 6, true);
+}
+
 /* The layer sizes of real models, where the K-block loop runs long and the
  * panels split between threads. */
 Test(weight_only, large_layers)
 {
     test_rng = 1304;
     const wcase cases[] = {
-        {DQG_S4, 1, 4096, 512, 32, false, false, false},
-        {DQG_U4, 4, 2048, 1000, 128, true, false, true},
-        {DQG_S4, 16, 1024, 4096, 64, true, true, false},
-        {DQG_S8, 1, 4096, 1024, -1, false, false, true},
-        {DQG_U8, 3, 1536, 777, 0, true, true, false},
+        {DQG_S4, 1, 4096, 512, 32, false, false, false, false},
+        {DQG_U4, 4, 2048, 1000, 128, true, false, true, false},
+        {DQG_S4, 16, 1024, 4096, 64, true, true, false, false},
+        {DQG_S8, 1, 4096, 1024, -1, false, false, true, false},
+        {DQG_U8, 3, 1536, 777, 0, true, true, false, false},
+        {DQG_S4, 1, 4096, 1000, 32, false, false, true, true},
+        {DQG_U4, 16, 2048, 700, 128, true, true, false, true},
+        {DQG_S8, 5, 3000, 512, -1, true, false, true, true},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char info[1024];
         run_case(&cases[i], info, sizeof info);
-        cr_assert_eq(strstr(info, "own:avx512:wo-gemv") != NULL, own_kernel_expected(&cases[i]),
-                     "%s", info);
+        cr_assert_eq(strstr(info, "own:avx512") != NULL, own_kernel_expected(&cases[i]), "%s",
+                     info);
+        cr_assert_eq(strstr(info, "wo-int8-act") != NULL, int8_kernel_expected(&cases[i]), "%s",
+                     info);
     }
 }
 

@@ -345,9 +345,11 @@ static int apply_option(tool_opts *o, const option_def *d, const char *value)
             o->fpmath = DQG_FPMATH_STRICT;
         else if (strcmp(value, "bf16") == 0)
             o->fpmath = DQG_FPMATH_BF16;
+        else if (strcmp(value, "int8") == 0)
+            o->fpmath = DQG_FPMATH_INT8;
         else
-            return usage_error(o->command, "unknown fpmath '%s' (expected 'strict' or 'bf16')",
-                               value);
+            return usage_error(o->command,
+                               "unknown fpmath '%s' (expected 'strict', 'bf16' or 'int8')", value);
         return 0;
     case OPT_BACKEND:
         if (strcmp(value, "reference") == 0)

@@ -61,6 +61,8 @@ static const char USAGE_EXPLAIN[] =
     "  --no-fuse               keep every dequantize as its own partition\n"
     "  --backend B             reference or onednn (default: onednn)\n"
     "  --fpmath M              strict, or bf16: f32 MatMul/Convolution may compute in bf16\n"
+    "                          or int8: weight-only MatMuls may quantize activations\n"
+    "                          to int8 per K-block (approximate)\n"
     "  -h, --help              show this help\n";
 
 static int cmd_explain(const tool_opts *o)

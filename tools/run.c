@@ -50,6 +50,8 @@ const char USAGE_RUN[] =
     "  --no-fuse               keep every dequantize as its own partition\n"
     "  --backend B             reference or onednn (default: onednn)\n"
     "  --fpmath M              strict, or bf16: f32 MatMul/Convolution may compute in bf16\n"
+    "                          or int8: weight-only MatMuls may quantize activations\n"
+    "                          to int8 per K-block (approximate)\n"
     "  --threads N             threads (default 0: all cores)\n"
     "  -h, --help              show this help\n"
     "\n"

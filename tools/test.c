@@ -52,6 +52,8 @@ const char USAGE_TEST[] =
     "  --no-fuse           keep every dequantize as its own partition\n"
     "  --backend B         reference or onednn (default: onednn)\n"
     "  --fpmath M          strict, or bf16: f32 MatMul/Convolution may compute in bf16\n"
+    "                      or int8: weight-only MatMuls may quantize activations\n"
+    "                      to int8 per K-block (approximate)\n"
     "  --rtol X            relative tolerance for floats (default 1e-3)\n"
     "  --atol X            absolute tolerance for floats (default 1e-5)\n"
     "  --threads N         threads (default 0: all cores)\n"

@@ -11,7 +11,7 @@ from .graph import Graph, Owned, bind_inputs, check_array, io_spec, make_buffers
 _lib = _native.lib
 
 _BACKENDS = {"onednn": 0, "reference": 1}
-_FPMATH = {"strict": 0, "bf16": 1}
+_FPMATH = {"strict": 0, "bf16": 1, "int8": 2}
 MAX_THREADS = 1024
 
 
@@ -20,8 +20,10 @@ def compile(graph, *, fuse=True, backend="onednn", threads=0, fpmath="strict"): 
 
     fuse: fold dequantize nodes into MatMul/Convolution where possible;
     backend: "onednn" or "reference"; threads: 0 for all cores, at most 1024;
-    fpmath: "strict" (f32) or "bf16" (f32 MatMul/Convolution may compute in
-    bf16). The GIL is released while the library compiles."""
+    fpmath: "strict" (f32), "bf16" (f32 MatMul/Convolution may compute in
+    bf16) or "int8" (weight-only MatMuls with 4- or 8-bit integer weights at
+    M <= 16 may quantize their activations to int8 per K-block:
+    approximate). The GIL is released while the library compiles."""
     if not isinstance(graph, Graph):
         raise TypeError("compile: expected a dqgraph.Graph, got %s" % type(graph).__name__)
     if backend not in _BACKENDS:

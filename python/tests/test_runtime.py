@@ -162,3 +162,29 @@ def test_memory_flat_over_10000_compile_run_cycles():
     grown = rss_kib() - before
     # A leak of even 100 bytes per cycle would show as 1000 KiB.
     assert grown < 512, "RSS grew by %d KiB over 10000 cycles" % grown
+
+
+def test_fpmath_int8_weight_only():
+    # fpmath="int8": a weight-only int4 layer quantizes its activations per
+    # K-block of 32 (opt-in, approximate). Each activation moves by at most
+    # half its block's step, so y moves by at most e . |W|.
+    rng = np.random.default_rng(5)
+    m, k, n, blk = 2, 128, 48, 32
+    w = rng.integers(-8, 8, (k, n)).astype(np.int8)
+    scale = rng.uniform(0.01, 0.02, (k // blk, n)).astype(np.float32)
+    g = dqgraph.Graph()
+    x = g.input("x", "f32", (m, k))
+    wf = g.dequantize_linear(g.constant(w, "s4"), g.constant(scale), axis=0, block_size=blk,
+                             opset=21)
+    g.output(g.matmul(x, wf), "y")
+    xv = rng.uniform(-1, 1, (m, k)).astype(np.float32)
+    ref = g.reference_run(x=xv)["y"]
+    c = dqgraph.compile(g, fpmath="int8")
+    got = c.run(x=xv)["y"]
+    step = np.abs(xv.reshape(m, k // blk, blk)).max(axis=2) / 127
+    e = np.repeat(step / 2, blk, axis=1)
+    wdq = np.abs(w * np.repeat(scale, blk, axis=0))
+    assert np.all(np.abs(got - ref) <= e @ wdq * (1 + 1e-5) + 1e-5 * np.abs(ref).max())
+    if "wo-int8-act" not in c.partitions()[0]:
+        # CPUs without VNNI run the exact kernel.
+        np.testing.assert_allclose(got, ref, atol=1e-5 * np.abs(ref).max())
