@@ -748,8 +748,8 @@ typedef enum dqg_backend {
 typedef enum dqg_fpmath_mode {
     DQG_FPMATH_STRICT = 0, /**< float math in f32 (default) */
     DQG_FPMATH_BF16 = 1,   /**< f32 MatMul/Convolution may compute in bf16 (opt-in) */
-    /** Weight-only MatMuls with 4- or 8-bit integer weights at M <= 16 may
-     * quantize their f32 activations to int8 per row and K-block and use
+    /** Weight-only MatMuls with 4- or 8-bit integer weights may quantize
+     * their f32 activations to int8 per row and K-block and use
      * integer dot products (approximate, as ONNX Runtime's MatMulNBits does
      * by default; opt-in): each activation is off by at most half its
      * block's max|x| / 127. Needs AVX512-VNNI; elsewhere, and for other

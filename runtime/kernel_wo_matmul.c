@@ -1,11 +1,15 @@
 /* The weight-only MatMul partition: float activations times constant
  * quantized weights (behind their dequantize and any Transpose/Reshape),
- * with the bias and element-wise ops that follow. Two paths:
- * - small M (up to WO_GEMV_MAX_M rows), an AVX-512 CPU, any weight type
- *   (but float8 weights holding codes an f16 cannot carry, see
- *   runtime/wo_gemv.c): dqgraph's own kernel, which keeps the weights at
- *   their width and decodes them in registers (the layer is bound by the
- *   bytes of weights it reads and decodes);
+ * with the bias and element-wise ops that follow. Three paths:
+ * - with fpmath int8 (opt-in, approximate), 4- and 8-bit integer weights
+ *   and a VNNI CPU, at any M: the activations are quantized to int8 per
+ *   K-block at run time and multiplied by VNNI dot products
+ *   (runtime/wo_q8.c);
+ * - otherwise at small M (up to WO_GEMV_MAX_M rows), an AVX-512 CPU, any
+ *   weight type (but float8 weights holding codes an f16 cannot carry, see
+ *   runtime/wo_gemv.c): dqgraph's own exact kernel, which keeps the weights
+ *   at their width and decodes them in registers (the layer is bound by
+ *   the bytes of weights it reads and decodes);
  * - otherwise the weights are dequantized once, when the kernel is built,
  *   into f32 that oneDNN's matmul packs in its own layout (the layer is
  *   bound by arithmetic, which oneDNN's f32 kernels do best). */
@@ -63,7 +67,10 @@ static dqg_status build_own(const dqg_kernel_request *req, dqg_kernel **out, cha
     int x_arg = dqg_kernel_arg_index(g, mm->inputs[0]);
     int64_t K = x->dims[x->rank - 1], M = K > 0 ? x->nelems / K : 0;
     const char *reason = NULL;
-    if (M > WO_GEMV_MAX_M)
+    /* fpmath int8 runs integer dot products at any M (for M above 16 they
+     * still beat f32 arithmetic); the exact kernel stops at 16. */
+    bool int8 = req->options->fpmath == DQG_FPMATH_INT8;
+    if (M > WO_GEMV_MAX_M && !int8)
         reason = "M above 16: arithmetic-bound";
     else if (mm->kind != DQG_OP_MATMUL || mm->attrs.matmul.transpose_a || x->dtype != DQG_F32 ||
              y->dtype != DQG_F32 || x_arg < 0 || x->rank < 1 || x->channels_last ||
@@ -92,9 +99,10 @@ static dqg_status build_own(const dqg_kernel_request *req, dqg_kernel **out, cha
     /* fpmath int8: the approximate kernel where it takes the weights, else
      * the exact one (the explain line says which ran and why). */
     char q8_why[200] = "";
-    if (st == DQG_OK && req->options->fpmath == DQG_FPMATH_INT8 &&
-        dqg_wo_q8_create(&w, &k->q8, "weight-only matmul") != DQG_OK)
+    if (st == DQG_OK && int8 && dqg_wo_q8_create(&w, &k->q8, "weight-only matmul") != DQG_OK)
         snprintf(q8_why, sizeof q8_why, "; exact, not int8 activations: %.150s", dqg_last_error());
+    if (st == DQG_OK && !k->q8 && M > WO_GEMV_MAX_M)
+        st = dqg_set_error(DQG_UNSUPPORTED, "M above 16: arithmetic-bound%s", q8_why);
     if (st == DQG_OK && !k->q8)
         st = dqg_wo_gemv_create(&w, &k->gemv, "weight-only matmul");
     if (st != DQG_OK) {

@@ -65,10 +65,15 @@ for f in "$models"/*.onnx; do
   # opt-in mode), against ONNX Runtime's default.
   bf16=0
   [[ "$name" == *llama_layer_s32* ]] && bf16=1
-  d=() o=() db=()
+  # Weight-only layers of integer weights also run with fpmath = int8
+  # (dqgraph's opt-in approximate mode, int8 activations as ORT's default).
+  int8=0
+  [[ "$name" =~ ^wo_int.*_(1|4|16)x ]] && int8=1
+  d=() o=() db=() di=()
   for ((r = 0; r < rounds; r++)); do
     d+=("$(dqg_ms "$f")")
     [ "$bf16" = 1 ] && db+=("$(dqg_ms "$f" --fpmath bf16)")
+    [ "$int8" = 1 ] && di+=("$(dqg_ms "$f" --fpmath int8)")
     for v in "${!variants[@]}"; do
       # shellcheck disable=SC2086 # the variant is a list of options
       o[v]+="$(ort_ms "$f" ${variants[v]}) "
@@ -80,6 +85,12 @@ for f in "$models"/*.onnx; do
     om=$(printf '%s\n' ${o[0]} | median)
     printf '| %s (dqgraph --fpmath bf16) | %.3f ms | %.3f ms | %.2fx |\n' "$name" "$dbm" "$om" \
       "$(awk -v a="$om" -v b="$dbm" 'BEGIN {print a / b}')" >>"$table"
+  fi
+  if [ "$int8" = 1 ]; then
+    dim=$(printf '%s\n' "${di[@]}" | median)
+    om=$(printf '%s\n' ${o[0]} | median)
+    printf '| %s (dqgraph --fpmath int8) | %.3f ms | %.3f ms | %.2fx |\n' "$name" "$dim" "$om" \
+      "$(awk -v a="$om" -v b="$dim" 'BEGIN {print a / b}')" >>"$table"
   fi
   for v in "${!variants[@]}"; do
     om=$(printf '%s\n' ${o[v]} | median)

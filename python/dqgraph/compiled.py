@@ -21,9 +21,8 @@ def compile(graph, *, fuse=True, backend="onednn", threads=0, fpmath="strict"): 
     fuse: fold dequantize nodes into MatMul/Convolution where possible;
     backend: "onednn" or "reference"; threads: 0 for all cores, at most 1024;
     fpmath: "strict" (f32), "bf16" (f32 MatMul/Convolution may compute in
-    bf16) or "int8" (weight-only MatMuls with 4- or 8-bit integer weights at
-    M <= 16 may quantize their activations to int8 per K-block:
-    approximate). The GIL is released while the library compiles."""
+    bf16) or "int8" (weight-only MatMuls with 4- or 8-bit integer weights
+    may quantize their activations to int8 per K-block: approximate). The GIL is released while the library compiles."""
     if not isinstance(graph, Graph):
         raise TypeError("compile: expected a dqgraph.Graph, got %s" % type(graph).__name__)
     if backend not in _BACKENDS:
