@@ -39,9 +39,11 @@ struct dqg_wo_q8 {
     int64_t wblock, n_wblocks; /* the scales' K-block */
     int64_t xblock, n_xblocks;
     bool four_bit, has_zs;
+    float offset; /* without zero points: the offset, applied with the scale */
     uint8_t *w;   /* [panels][K_pad / 4][64] (4-bit: [K_pad / 8][64]) */
     float *scale; /* [panels][n_wblocks][16] */
-    float *zs;    /* [panels][n_wblocks][16]: scale * (zero point + offset) */
+    float *zs;    /* [panels][n_wblocks][16]: scale * (zero point + offset), for
+                   * weights with zero points */
 };
 
 static size_t round64(size_t n)
@@ -94,7 +96,8 @@ dqg_status dqg_wo_q8_create(const dqg_weights *w, dqg_wo_q8 **out, const char *w
     g->four_bit = four;
     bool is_signed = w->dtype == DQG_S4 || w->dtype == DQG_S8;
     int offset = !is_signed ? 0 : four ? 8 : 128;
-    g->has_zs = w->zp != NULL || offset != 0;
+    g->has_zs = w->zp != NULL;
+    g->offset = (float)offset;
     size_t panel_bytes = (size_t)(four ? g->K_pad / 8 : g->K_pad / 4) * 64;
     size_t wbytes = round64((size_t)g->panels * panel_bytes);
     size_t sbytes = round64((size_t)g->panels * (size_t)g->n_wblocks * PANEL * sizeof(float));
@@ -238,6 +241,8 @@ panel_rows(const dqg_wo_q8 *g, const bool four, int64_t p, int64_t m0, const int
             if (g->zs)
                 out[r] =
                     _mm512_fnmadd_ps(_mm512_load_ps(g->zs + at), _mm512_set1_ps(sxs[i]), out[r]);
+            else if (g->offset != 0.0f)
+                out[r] = _mm512_fnmadd_ps(s, _mm512_set1_ps(g->offset * sxs[i]), out[r]);
         }
     }
     int64_t n0 = p * PANEL, n = g->N - n0 < PANEL ? g->N - n0 : PANEL;
