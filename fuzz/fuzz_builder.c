@@ -642,7 +642,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 dqg_compile_options o = dqg_compile_options_default();
                 o.disable_fusion = cfg & 1;
                 o.backend = cfg & 2 ? DQG_BACKEND_REFERENCE : DQG_BACKEND_ONEDNN;
-                o.fpmath = cfg & 4 ? DQG_FPMATH_BF16 : DQG_FPMATH_STRICT;
+                o.fpmath = !(cfg & 4) ? DQG_FPMATH_STRICT
+                           : cfg & 64 ? DQG_FPMATH_INT8
+                                      : DQG_FPMATH_BF16;
                 o.threads = (cfg >> 3) % 8 == 7 ? -1 : 1 + (cfg >> 3) % 2;
                 fz_compile_and_run(s.g, &o, &b);
                 fz_buffers_free(&b);
