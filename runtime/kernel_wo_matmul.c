@@ -128,7 +128,7 @@ static dqg_status build_own(const dqg_kernel_request *req, dqg_kernel **out, cha
                  dqg_dtype_name(w.dtype), (long long)kblock);
         snprintf(k->base.why, sizeof k->base.why,
                  "M=%lld: bandwidth-bound, %s weights read at their width (%zu bytes), not as "
-                 "f32%s",
+                 "f32%.90s",
                  (long long)M, dqg_dtype_name(w.dtype), dqg_wo_gemv_bytes(k->gemv), q8_why);
         k->base.scratch_size = dqg_wo_gemv_scratch(k->gemv, M);
         k->base.bytes = dqg_wo_gemv_bytes(k->gemv);
