@@ -1,13 +1,13 @@
 /* Executing real kernels from any thread, written without Criterion so it
  * also runs under ThreadSanitizer: one graph per partition kind -- int8
  * Convolution (row-major, with channels-last activations inside) and
- * MatMul, weight-only int4 MatMul, int8 element-wise chain, f32
- * Convolution and MatMul with epilogues, single dequantize and quantize,
- * a folded constant, a reference fallback -- is compiled on the main thread
- * and executed from 4 other threads at once, while those threads also
- * compile private copies under a cache of 2 entries (evictions of kernels
- * in use). Every result must equal, bit for bit, the one a single thread
- * computed first. Ends with the line "N passed, N failed". */
+ * MatMul, weight-only int4 MatMul (exact and on int8 activations), int8
+ * element-wise chain, f32 Convolution and MatMul with epilogues, single
+ * dequantize and quantize, a folded constant, a reference fallback -- is
+ * compiled on the main thread and executed from 4 other threads at once,
+ * while those threads also compile private copies under a cache of 2
+ * entries (evictions of kernels in use). Every result must equal, bit for bit, the one a single
+ * thread computed first. Ends with the line "N passed, N failed". */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,7 +107,8 @@ static dqg_graph *graph_k(int k)
         y = dqg_add(g, NULL, dqg_matmul(g, NULL, a, b, NULL), weights_f32(g, 1, &n));
         break;
     }
-    case 2: { /* weight-only int4, blocks of 16 */
+    case 2:   /* weight-only int4, blocks of 16 */
+    case 8: { /* the same under fpmath int8 (see options_k) */
         int64_t xd[] = {3, 64}, wd[] = {64, 32}, sd[] = {4, 32};
         uint8_t w[64 * 32 / 2];
         for (int i = 0; i < (int)sizeof w; i++)
@@ -173,7 +174,16 @@ static dqg_graph *graph_k(int k)
     return g;
 }
 
-#define N_GRAPHS 8
+#define N_GRAPHS 9
+
+/* Graph 8 runs the weight-only kernel on int8 activations. */
+static dqg_compile_options options_k(int k)
+{
+    dqg_compile_options o = dqg_compile_options_default();
+    if (k == 8)
+        o.fpmath = DQG_FPMATH_INT8;
+    return o;
+}
 static dqg_graph *graphs[N_GRAPHS];
 static dqg_compiled *shared[N_GRAPHS];
 static unsigned char input[N_GRAPHS][MAX_BYTES], expected[N_GRAPHS][MAX_BYTES];
@@ -207,7 +217,8 @@ static void *worker(void *arg)
         /* Compiled here, with evictions all around. */
         if (r % 3 == 0) {
             dqg_compiled *c = NULL;
-            check(dqg_compile(graphs[k], NULL, &c) == DQG_OK && run(c, k, out) &&
+            dqg_compile_options o = options_k(k);
+            check(dqg_compile(graphs[k], &o, &c) == DQG_OK && run(c, k, out) &&
                       memcmp(out, expected[k], out_bytes[k]) == 0,
                   "graph compiled here", k);
             dqg_compiled_destroy(c);
@@ -230,7 +241,8 @@ int main(void)
         if (dqg_tensor_dtype(graphs[k], dqg_graph_find_tensor(graphs[k], "x")) == DQG_F32)
             for (size_t i = 0; i < in_bytes[k] / 4; i++)
                 ((float *)input[k])[i] = (float)((int)(i * 7 % 23) - 11) * 0.125f;
-        check(dqg_compile(graphs[k], NULL, &shared[k]) == DQG_OK && run(shared[k], k, expected[k]),
+        dqg_compile_options o = options_k(k);
+        check(dqg_compile(graphs[k], &o, &shared[k]) == DQG_OK && run(shared[k], k, expected[k]),
               "single-threaded run", k);
     }
     dqg_cache_set_capacity(2);
