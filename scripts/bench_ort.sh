@@ -68,7 +68,7 @@ for f in "$models"/*.onnx; do
   # Weight-only layers of integer weights also run with fpmath = int8
   # (dqgraph's opt-in approximate mode, int8 activations as ORT's default).
   int8=0
-  [[ "$name" =~ ^wo_int.*_(1|4|16)x ]] && int8=1
+  [[ "$name" == wo_int* ]] && int8=1
   d=() o=() db=() di=()
   for ((r = 0; r < rounds; r++)); do
     d+=("$(dqg_ms "$f")")
