@@ -241,3 +241,43 @@ dqg_status dqg_weights_fold_s8(const dqg_weights *w, int8_t **out, const char *w
     *out = buf;
     return DQG_OK;
 }
+
+dqg_status dqg_weights_panels_alloc(size_t wbytes, size_t sbytes, bool with_zs, uint8_t **codes,
+                                    float **scale, float **zs, const char *what)
+{
+    *codes = aligned_alloc(64, wbytes);
+    *scale = aligned_alloc(64, sbytes);
+    *zs = with_zs ? aligned_alloc(64, sbytes) : NULL;
+    if (!*codes || !*scale || (with_zs && !*zs)) {
+        free(*codes);
+        free(*scale);
+        free(*zs);
+        *codes = NULL;
+        *scale = *zs = NULL;
+        return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory for %zu bytes of packed weights",
+                             what, wbytes + 2 * sbytes);
+    }
+    memset(*codes, 0, wbytes);
+    memset(*scale, 0, sbytes);
+    if (*zs)
+        memset(*zs, 0, sbytes);
+    return DQG_OK;
+}
+
+void dqg_weights_panel_scales(const dqg_weights *w, int64_t n0, int64_t nn, int64_t block,
+                              int64_t n_blocks, int width, float mult, float offset, float *scale,
+                              float *zs)
+{
+    for (int64_t j = 0; j < nn; j++)
+        for (int64_t b = 0; b < n_blocks; b++) {
+            /* Every k of a block has the same scale (the kernels' block is
+             * the scales'). */
+            int64_t si = dqg_weights_scale_index(w, b * block, n0 + j);
+            size_t at = (size_t)b * (size_t)width + (size_t)j;
+            float s = dqg_load_float(w->scale->dtype, w->scale->data, si);
+            scale[at] = s * mult;
+            if (zs)
+                zs[at] =
+                    s * ((w->zp ? dqg_load_float(w->zp->dtype, w->zp->data, si) : 0.0f) + offset);
+        }
+}

@@ -31,6 +31,19 @@ dqg_status dqg_weights_resolve(const dqg_graph *g, const dqg_partition *p, dqg_w
 void dqg_weights_of_conv(const dqg_graph *g, const dqg_op *wdq, dqg_weights *w);
 void dqg_weights_release(dqg_weights *w);
 
+/* The storage of a weight-only kernel's panels: `wbytes` of packed codes
+ * and `sbytes` per scale table (the zero-point table only when `with_zs`),
+ * zeroed and 64-byte aligned. On failure all three are NULL, nothing is
+ * kept, and the error names `what`. */
+dqg_status dqg_weights_panels_alloc(size_t wbytes, size_t sbytes, bool with_zs, uint8_t **codes,
+                                    float **scale, float **zs, const char *what);
+/* The scales of columns n0 .. n0 + nn - 1 of one panel, per K-block of
+ * `block` (n_blocks of them): scale[b * width + j] = s * mult and, when zs
+ * is not NULL, zs[b * width + j] = s * (zero point + offset). */
+void dqg_weights_panel_scales(const dqg_weights *w, int64_t n0, int64_t nn, int64_t block,
+                              int64_t n_blocks, int width, float mult, float offset, float *scale,
+                              float *zs);
+
 static inline int64_t dqg_weights_scale_index(const dqg_weights *w, int64_t k, int64_t n)
 {
     return (k / w->block_k) * w->stride_k + (n / w->block_n) * w->stride_n;

@@ -169,18 +169,12 @@ dqg_status dqg_wo_gemv_create(const dqg_weights *w, dqg_wo_gemv **out, const cha
     g->k_bytes = four ? PANEL / 2 : PANEL * esize;
     size_t wbytes = round64((size_t)g->panels * (size_t)g->K * g->k_bytes);
     size_t sbytes = round64((size_t)g->panels * (size_t)g->n_blocks * PANEL * sizeof(float));
-    g->w = aligned_alloc(64, wbytes);
-    g->scale = aligned_alloc(64, sbytes);
-    g->zs = g->has_zp ? aligned_alloc(64, sbytes) : NULL;
-    if (!g->w || !g->scale || (g->has_zp && !g->zs)) {
-        dqg_wo_gemv_destroy(g);
-        return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory for %zu bytes of packed weights",
-                             what, wbytes + 2 * sbytes);
+    dqg_status st =
+        dqg_weights_panels_alloc(wbytes, sbytes, g->has_zp, &g->w, &g->scale, &g->zs, what);
+    if (st != DQG_OK) {
+        free(g);
+        return st;
     }
-    memset(g->w, 0, wbytes);
-    memset(g->scale, 0, sbytes);
-    if (g->zs)
-        memset(g->zs, 0, sbytes);
     int64_t K = g->K, N = g->N;
     const uint8_t *src = w->data;
 #pragma omp parallel for schedule(static)
@@ -215,17 +209,9 @@ dqg_status dqg_wo_gemv_create(const dqg_weights *w, dqg_wo_gemv **out, const cha
                         memcpy(dst + (size_t)j * esize, src + (size_t)i * esize, esize);
                 }
         }
-        for (int j = 0; j < nn; j++)
-            for (int64_t b = 0; b < g->n_blocks; b++) {
-                /* Every k of a block has the same scale (the kernel's block
-                 * is the scales'). */
-                int64_t si = dqg_weights_scale_index(w, b * g->block, n0 + j);
-                size_t at = ((size_t)p * (size_t)g->n_blocks + (size_t)b) * PANEL + (size_t)j;
-                float s = dqg_load_float(w->scale->dtype, w->scale->data, si);
-                g->scale[at] = s * mult;
-                if (g->zs)
-                    g->zs[at] = s * dqg_load_float(w->zp->dtype, w->zp->data, si);
-            }
+        size_t at = (size_t)p * (size_t)g->n_blocks * PANEL;
+        dqg_weights_panel_scales(w, n0, nn, g->block, g->n_blocks, PANEL, mult, 0.0f, g->scale + at,
+                                 g->zs ? g->zs + at : NULL);
     }
     *out = g;
     return DQG_OK;

@@ -101,18 +101,12 @@ dqg_status dqg_wo_q8_create(const dqg_weights *w, dqg_wo_q8 **out, const char *w
     size_t panel_bytes = (size_t)(four ? g->K_pad / 8 : g->K_pad / 4) * 64;
     size_t wbytes = round64((size_t)g->panels * panel_bytes);
     size_t sbytes = round64((size_t)g->panels * (size_t)g->n_wblocks * PANEL * sizeof(float));
-    g->w = aligned_alloc(64, wbytes);
-    g->scale = aligned_alloc(64, sbytes);
-    g->zs = g->has_zs ? aligned_alloc(64, sbytes) : NULL;
-    if (!g->w || !g->scale || (g->has_zs && !g->zs)) {
-        dqg_wo_q8_destroy(g);
-        return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory for %zu bytes of packed weights",
-                             what, wbytes + 2 * sbytes);
+    dqg_status st =
+        dqg_weights_panels_alloc(wbytes, sbytes, g->has_zs, &g->w, &g->scale, &g->zs, what);
+    if (st != DQG_OK) {
+        free(g);
+        return st;
     }
-    memset(g->w, 0, wbytes);
-    memset(g->scale, 0, sbytes);
-    if (g->zs)
-        memset(g->zs, 0, sbytes);
     int64_t K = g->K, N = g->N;
     const uint8_t *src = w->data;
 #pragma omp parallel for schedule(static)
@@ -131,17 +125,9 @@ dqg_status dqg_wo_q8_create(const dqg_weights *w, dqg_wo_q8 **out, const char *w
                 else
                     dst[at] = (uint8_t)q;
             }
-        for (int64_t j = 0; j < nn; j++)
-            for (int64_t b = 0; b < g->n_wblocks; b++) {
-                int64_t si = dqg_weights_scale_index(w, b * wblock, n0 + j);
-                size_t at = ((size_t)p * (size_t)g->n_wblocks + (size_t)b) * PANEL + (size_t)j;
-                float s = dqg_load_float(w->scale->dtype, w->scale->data, si);
-                g->scale[at] = s;
-                if (g->zs)
-                    g->zs[at] =
-                        s *
-                        (float)((w->zp ? dqg_load_int(w->zp->dtype, w->zp->data, si) : 0) + offset);
-            }
+        size_t at = (size_t)p * (size_t)g->n_wblocks * PANEL;
+        dqg_weights_panel_scales(w, n0, nn, wblock, g->n_wblocks, PANEL, 1.0f, (float)offset,
+                                 g->scale + at, g->zs ? g->zs + at : NULL);
     }
     *out = g;
     return DQG_OK;
