@@ -46,7 +46,8 @@ static tm_model *chain(int n, const char *same)
     return m;
 }
 
-static void run_chain(int n, const char *same)
+/* The chain, written as an ONNX model and imported. */
+static dqg_graph *import_chain(int n, const char *same)
 {
     tm_model *m = chain(n, same);
     size_t size;
@@ -55,6 +56,12 @@ static void run_chain(int n, const char *same)
     dqg_graph *g = NULL;
     cr_assert_eq(dqg_onnx_load_memory(bytes, size, NULL, NULL, &g), DQG_OK, "%s", dqg_last_error());
     free(bytes);
+    return g;
+}
+
+static void run_chain(int n, const char *same)
+{
+    dqg_graph *g = import_chain(n, same);
     dqg_compiled *c;
     dqg_compile_options opt = dqg_compile_options_default();
     cr_assert_eq(dqg_compile(g, &opt, &c), DQG_OK, "%s", dqg_last_error());
@@ -94,13 +101,7 @@ Test(import_scale, many_nodes_of_one_name)
  * compiled: that is the chains' job above. */
 Test(import_scale, million_node_import)
 {
-    tm_model *m = chain(MILLION, NULL);
-    size_t size;
-    uint8_t *bytes = tm_pack(m, &size);
-    tm_free(m);
-    dqg_graph *g = NULL;
-    cr_assert_eq(dqg_onnx_load_memory(bytes, size, NULL, NULL, &g), DQG_OK, "%s", dqg_last_error());
-    free(bytes);
+    dqg_graph *g = import_chain(MILLION, NULL);
     cr_assert(dqg_graph_is_finalized(g));
     cr_assert_eq(dqg_graph_op_count(g), MILLION);
     dqg_graph_destroy(g);
