@@ -132,8 +132,12 @@ static void visit_partition(const dqg_pass_state *s, layout_state *L, int p)
     const dqg_graph *g = s->graph;
     const dqg_partition *part = &s->parts[p];
     const dqg_op *main = &g->ops[part->ops[dqg_part_find(part, DQG_ROLE_MAIN)]];
-    dqg_tensor_id ins[64];
-    int n_in = boundary(s, p, ins, 64);
+    /* Every op of a partition reads at most three outside tensors (a
+     * dequantize: its source, scale and zero point), but a concat reads
+     * one per input. */
+    enum { MAX_IN = 3 * DQG_MAX_PART_OPS + 8 };
+    dqg_tensor_id ins[MAX_IN];
+    int n_in = boundary(s, p, ins, MAX_IN);
     bool conv = main->kind == DQG_OP_CONVOLUTION && main->attrs.conv.data_format == DQG_FORMAT_NCX;
     if (conv) {
         /* The convolution's source and result take either layout; an
@@ -176,8 +180,12 @@ static void visit_partition(const dqg_pass_state *s, layout_state *L, int p)
     }
     /* A concat along the channels runs in either layout when its inputs
      * and result share it: one class, as element-wise operands. */
-    bool channel_concat = part->kind == DQG_PART_SINGLE && part->n_ops == 1 &&
-                          main->kind == DQG_OP_CONCAT && main->attrs.concat.axis == 1;
+    const dqg_op *cat = main;
+    if (part->kind == DQG_PART_QCONCAT)
+        cat = &g->ops[part->ops[dqg_part_find(part, DQG_ROLE_POST)]];
+    bool channel_concat =
+        ((part->kind == DQG_PART_SINGLE && part->n_ops == 1) || part->kind == DQG_PART_QCONCAT) &&
+        cat->kind == DQG_OP_CONCAT && cat->attrs.concat.axis == 1;
     /* Element-wise partitions (a single element-wise op, or a quantized
      * element-wise chain) keep their operands' and result's layout. */
     bool agnostic = (part->kind == DQG_PART_SINGLE && part->n_ops == 1 && agnostic_op(g, main)) ||

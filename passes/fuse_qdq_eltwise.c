@@ -1,4 +1,5 @@
-/* fuse quantized element-wise chains: QuantizeLinear of a chain of
+/* fuse quantized element-wise chains (and concats, see fuse_concat):
+ * QuantizeLinear of a chain of
  * element-wise ops whose inputs are per-tensor dequantizes of u8/s8
  * tensors (and scalar constants) -- a residual DQ(a) + DQ(b) -> ReLU -> Q,
  * a DQ -> Clip -> Q, a requantize DQ -> Q -- becomes one partition that
@@ -56,6 +57,45 @@ static bool visit(const dqg_pass_state *s, dqg_tensor_id t, int32_t reader, int6
     }
 }
 
+/* Q(Concat(DQ(x_1), ..., DQ(x_k))), every parameter a per-tensor constant
+ * and every x an int8 tensor: quantizing is element-wise, so it commutes
+ * with the concat, and each int8 input maps to its output bytes through a
+ * table of its 256 codes. The partition reads the int8 inputs and writes
+ * the int8 result: no float tensor in memory (ONNX Runtime's quantizer
+ * gives each concat input its own scale). */
+static dqg_status fuse_concat(dqg_pass_state *s, int32_t i)
+{
+    const dqg_graph *g = s->graph;
+    const dqg_op *q = &g->ops[i];
+    dqg_tensor_id t = q->inputs[0];
+    int32_t c = g->tensors[t].producer;
+    if (c < 0 || g->ops[c].removed || s->group[c] >= 0 || g->ops[c].kind != DQG_OP_CONCAT ||
+        dqg_pass_single_consumer(s, t) != i || g->tensors[t].dtype != DQG_F32)
+        return DQG_OK;
+    const dqg_op *cat = &g->ops[c];
+    dqg_fusion_match m = {0};
+    dqg_match_add(&m, i, DQG_ROLE_MAIN);
+    dqg_match_add(&m, c, DQG_ROLE_POST);
+    for (int j = 0; j < cat->n_inputs; j++) {
+        dqg_tensor_id x = cat->inputs[j];
+        int32_t p = g->tensors[x].producer;
+        if (p < 0 || g->ops[p].removed || s->group[p] >= 0 || dqg_pass_single_consumer(s, x) != c ||
+            g->ops[p].kind != DQG_OP_DEQUANTIZE)
+            return DQG_OK;
+        const dqg_op *dq = &g->ops[p];
+        dqg_dtype xt = g->tensors[dq->inputs[0]].dtype;
+        if ((xt != DQG_U8 && xt != DQG_S8) || !const_params(g, dq) ||
+            dqg_fuse_is_const(g, dq->inputs[0]))
+            return DQG_OK;
+        if (!dqg_match_has(&m, p) && !dqg_match_add(&m, p, DQG_ROLE_SRC_DQ))
+            return DQG_OK; /* more inputs than a partition holds */
+    }
+    char details[160];
+    snprintf(details, sizeof details, "%d int8 inputs requantized into place, dst %s",
+             cat->n_inputs, dqg_dtype_name(g->tensors[q->outputs[0]].dtype));
+    return dqg_fuse_commit(s, &m, DQG_PART_QCONCAT, "int8 concat", details);
+}
+
 dqg_status dqg_pass_fuse_qdq_eltwise(dqg_pass_state *s)
 {
     const dqg_graph *g = s->graph;
@@ -68,6 +108,13 @@ dqg_status dqg_pass_fuse_qdq_eltwise(dqg_pass_state *s)
         dqg_dtype yt = g->tensors[q->outputs[0]].dtype;
         if (yt != DQG_U8 && yt != DQG_S8)
             continue;
+        int32_t producer = g->tensors[q->inputs[0]].producer;
+        if (producer >= 0 && g->ops[producer].kind == DQG_OP_CONCAT) {
+            dqg_status st = fuse_concat(s, i);
+            if (st != DQG_OK)
+                return st;
+            continue;
+        }
         dqg_fusion_match m = {0};
         dqg_match_add(&m, i, DQG_ROLE_MAIN);
         if (!visit(s, q->inputs[0], i, g->tensors[q->outputs[0]].nelems, &m) ||

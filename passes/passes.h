@@ -7,7 +7,7 @@
 
 #include "graph/graph_internal.h"
 
-#define DQG_MAX_PART_OPS 24
+#define DQG_MAX_PART_OPS 40 /* a DenseNet-121 concat: 25 inputs, its dequantizes, Q */
 
 typedef enum dqg_partition_kind {
     DQG_PART_SINGLE = 0, /* one op, or an f32 MatMul/Convolution with its epilogue */
@@ -16,6 +16,7 @@ typedef enum dqg_partition_kind {
     DQG_PART_WO_MATMUL,  /* float activations x DQ(constant low-bit weights) */
     DQG_PART_CONST,      /* one op of constants only: evaluated when compiled, never executed */
     DQG_PART_QELTWISE,   /* Q(element-wise ops on DQ(u8/s8) inputs): computed in int8 in, out */
+    DQG_PART_QCONCAT,    /* Q(Concat(DQ(u8/s8) inputs)): int8 inputs requantized into place */
 } dqg_partition_kind;
 
 /* What an op does inside its partition. A partition is a matched pattern:

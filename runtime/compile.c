@@ -75,6 +75,8 @@ static const char *part_kind_name(dqg_partition_kind k)
         return "constant";
     case DQG_PART_QELTWISE:
         return "int8 element-wise";
+    case DQG_PART_QCONCAT:
+        return "int8 concat";
     default:
         return "op";
     }

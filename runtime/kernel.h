@@ -76,6 +76,10 @@ dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **
 dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **out);
 dqg_status dqg_kernel_eltwise_build(const dqg_kernel_request *req, dqg_kernel **out);
 dqg_status dqg_kernel_concat_build(const dqg_kernel_request *req, dqg_kernel **out);
+/* Q(Concat(DQ(x_i))): each int8 input mapped through a 256-entry table
+ * (its dequantize then the quantize, computed by the reference) into its
+ * place in the int8 output. */
+dqg_status dqg_kernel_qconcat_build(const dqg_kernel_request *req, dqg_kernel **out);
 dqg_status dqg_kernel_slice_build(const dqg_kernel_request *req, dqg_kernel **out);
 dqg_status dqg_kernel_gather_build(const dqg_kernel_request *req, dqg_kernel **out);
 dqg_status dqg_kernel_norm_build(const dqg_kernel_request *req, dqg_kernel **out);

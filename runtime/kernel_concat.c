@@ -2,22 +2,58 @@
  * input's contiguous chunk goes to its place in the output row. Whole-byte
  * types only (4-bit ones run on the reference kernel). Constant inputs are
  * read from the kernel's own copy. Channels-last tensors joined along the
- * channels are joined along their last stored axis. */
+ * channels are joined along their last stored axis.
+ *
+ * The int8 concat partition, Q(Concat(DQ(x_i))), is the same copy of the
+ * int8 inputs, each byte mapped through its input's table: the input's
+ * dequantize then the quantize, evaluated on all 256 codes by the reference
+ * interpreter when the kernel is built, so every byte is the reference's.
+ * An input whose table is the identity is copied as it is. */
+#include <immintrin.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dqgraph.h"
+#include "runtime/cpu_isa.h"
 #include "runtime/kernel.h"
 
 typedef struct concat_kernel {
     dqg_kernel base;
     int n;
-    int *arg;          /* per input: its arg index, or -1 for a constant */
-    const void **data; /* per input: the constant's copy */
-    size_t *chunk;     /* per input: bytes per outer slice */
-    size_t row;        /* output bytes per outer slice */
+    int *arg;            /* per input: its arg index, or -1 for a constant */
+    const void **data;   /* per input: the constant's copy */
+    size_t *chunk;       /* per input: bytes per outer slice */
+    uint8_t (*lut)[256]; /* int8 concat: per input, its code table (NULL: all copies) */
+    bool *copy;          /* int8 concat: per input, whether its table is the identity */
+    bool vbmi;           /* the tables are looked up 64 bytes at a time */
+    size_t row;          /* output bytes per outer slice */
     int64_t outer;
     int out_arg;
 } concat_kernel;
+
+/* y[b] = t[x[b]] for n bytes. */
+static void lookup(const uint8_t *t, const uint8_t *x, uint8_t *y, size_t n)
+{
+    for (size_t b = 0; b < n; b++)
+        y[b] = t[x[b]];
+}
+
+/* The same 64 bytes at a time: vpermi2b looks up the low 7 bits in one
+ * half of the table, the top bit picks the half. */
+__attribute__((target("avx512f,avx512bw,avx512vbmi"))) static void
+lookup_vbmi(const uint8_t *t, const uint8_t *x, uint8_t *y, size_t n)
+{
+    __m512i t0 = _mm512_loadu_si512(t), t1 = _mm512_loadu_si512(t + 64);
+    __m512i t2 = _mm512_loadu_si512(t + 128), t3 = _mm512_loadu_si512(t + 192);
+    size_t b = 0;
+    for (; b + 64 <= n; b += 64) {
+        __m512i i = _mm512_loadu_si512(x + b);
+        __m512i lo = _mm512_permutex2var_epi8(t0, i, t1), hi = _mm512_permutex2var_epi8(t2, i, t3);
+        _mm512_storeu_si512(y + b, _mm512_mask_blend_epi8(_mm512_movepi8_mask(i), lo, hi));
+    }
+    lookup(t, x + b, y + b, n - b);
+}
 
 static dqg_status concat_execute(dqg_kernel *k, void *const *args, void *scratch)
 {
@@ -28,8 +64,22 @@ static dqg_status concat_execute(dqg_kernel *k, void *const *args, void *scratch
     for (int i = 0; i < c->n; i++) {
         const char *x = c->arg[i] >= 0 ? args[c->arg[i]] : c->data[i];
         size_t chunk = c->chunk[i];
-        for (int64_t o = 0; o < c->outer; o++)
-            memcpy(y + (size_t)o * c->row + at, x + (size_t)o * chunk, chunk);
+        if (!c->lut || c->copy[i]) {
+            for (int64_t o = 0; o < c->outer; o++)
+                memcpy(y + (size_t)o * c->row + at, x + (size_t)o * chunk, chunk);
+        } else {
+            const uint8_t *t = c->lut[i];
+            int threads = (size_t)c->outer * chunk >= (64 << 10) ? omp_get_max_threads() : 1;
+#pragma omp parallel for num_threads(threads) schedule(static)
+            for (int64_t o = 0; o < c->outer; o++) {
+                const uint8_t *xs = (const uint8_t *)x + (size_t)o * chunk;
+                uint8_t *ys = (uint8_t *)y + (size_t)o * c->row + at;
+                if (c->vbmi)
+                    lookup_vbmi(t, xs, ys, chunk);
+                else
+                    lookup(t, xs, ys, chunk);
+            }
+        }
         at += chunk;
     }
     return DQG_OK;
@@ -44,6 +94,8 @@ static void concat_destroy(dqg_kernel *k)
     free(c->data);
     free(c->arg);
     free(c->chunk);
+    free(c->lut);
+    free(c->copy);
     free(c);
 }
 
@@ -118,6 +170,114 @@ dqg_status dqg_kernel_concat_build(const dqg_kernel_request *req, dqg_kernel **o
             c->base.bytes += t->nbytes;
         }
     }
+    *out = &c->base;
+    return DQG_OK;
+}
+
+/* The table of one int8 input: its 256 codes through its dequantize, then
+ * the partition's quantize, on the reference interpreter. */
+static dqg_status requantize_table(const dqg_graph *g, const dqg_op *dq, const dqg_op *q,
+                                   uint8_t table[256], bool *identity)
+{
+    const int64_t n = 256, one = 1;
+    dqg_dtype xt = g->tensors[dq->inputs[0]].dtype, yt = g->tensors[q->outputs[0]].dtype;
+    dqg_graph *t = NULL;
+    dqg_status st = dqg_graph_create(&t);
+    if (st != DQG_OK)
+        return st;
+    const dqg_tensor *ds = &g->tensors[dq->inputs[1]], *qs = &g->tensors[q->inputs[1]];
+    uint8_t dz = 0, qz = 0; /* zero points as stored (u8 or s8 bytes) */
+    if (dq->inputs[2] != DQG_NONE)
+        memcpy(&dz, g->tensors[dq->inputs[2]].data, 1);
+    if (q->inputs[2] != DQG_NONE)
+        memcpy(&qz, g->tensors[q->inputs[2]].data, 1);
+    dqg_dequantize_linear_attrs da = {.opset = 13};
+    dqg_quantize_linear_attrs qa = {.opset = 13};
+    dqg_tensor_id x = dqg_input(t, "x", xt, 1, &n);
+    dqg_tensor_id f = dqg_dequantize_linear(
+        t, "dq", x, dqg_constant(t, "s", ds->dtype, 0, &one, ds->data, ds->nbytes),
+        dqg_constant(t, "z", xt, 0, &one, &dz, 1), &da);
+    dqg_tensor_id y = dqg_quantize_linear(
+        t, "q", f, dqg_constant(t, "qs", qs->dtype, 0, &one, qs->data, qs->nbytes),
+        dqg_constant(t, "qz", yt, 0, &one, &qz, 1), &qa);
+    st = dqg_output(t, y, "y");
+    if (st == DQG_OK)
+        st = dqg_graph_finalize(t);
+    uint8_t codes[256];
+    for (int i = 0; i < 256; i++)
+        codes[i] = (uint8_t)i;
+    dqg_buffer in = {.name = "x", .data = codes, .size = sizeof codes};
+    dqg_buffer out = {.name = "y", .data = table, .size = 256};
+    if (st == DQG_OK)
+        st = dqg_reference_run(t, &in, 1, &out, 1);
+    dqg_graph_destroy(t);
+    *identity = st == DQG_OK && xt == yt;
+    for (int i = 0; i < 256 && *identity; i++)
+        *identity = table[i] == i;
+    return st;
+}
+
+dqg_status dqg_kernel_qconcat_build(const dqg_kernel_request *req, dqg_kernel **out)
+{
+    const dqg_graph *g = req->mini;
+    const dqg_op *q = dqg_req_op(req, DQG_ROLE_MAIN);
+    const dqg_op *cat = dqg_req_op(req, DQG_ROLE_POST);
+    const dqg_tensor *y = &g->tensors[q->outputs[0]];
+    bool cl = y->channels_last;
+    for (int i = 0; i < cat->n_inputs; i++) {
+        const dqg_op *dq = &g->ops[g->tensors[cat->inputs[i]].producer];
+        if (g->tensors[dq->inputs[0]].channels_last != cl)
+            return dqg_set_error(DQG_UNSUPPORTED, "int8 Concat of tensors in different layouts");
+    }
+    if (cl && cat->attrs.concat.axis != 1)
+        return dqg_set_error(DQG_UNSUPPORTED, "int8 Concat of channels-last tensors along axis %d",
+                             cat->attrs.concat.axis);
+    concat_kernel *c = calloc(1, sizeof *c);
+    if (!c)
+        return dqg_set_error(DQG_OUT_OF_MEMORY, "int8 Concat kernel: out of memory");
+    c->base.execute = concat_execute;
+    c->base.destroy = concat_destroy;
+    c->n = cat->n_inputs;
+    c->arg = calloc((size_t)c->n, sizeof *c->arg);
+    c->chunk = calloc((size_t)c->n, sizeof *c->chunk);
+    c->lut = calloc((size_t)c->n, sizeof *c->lut);
+    c->copy = calloc((size_t)c->n, sizeof *c->copy);
+    if (!c->arg || !c->chunk || !c->lut || !c->copy) {
+        concat_destroy(&c->base);
+        return dqg_set_error(DQG_OUT_OF_MEMORY, "int8 Concat kernel: out of memory");
+    }
+    int ax = cl ? y->rank - 1 : cat->attrs.concat.axis;
+    int64_t yd[DQG_MAX_RANK];
+    stored_dims(y, yd);
+    int64_t inner = 1;
+    c->outer = 1;
+    for (int d = 0; d < ax; d++)
+        c->outer *= yd[d];
+    for (int d = ax + 1; d < y->rank; d++)
+        inner *= yd[d];
+    c->row = (size_t)(yd[ax] * inner);
+    c->out_arg = dqg_kernel_arg_index(g, q->outputs[0]);
+    int copies = 0;
+    for (int i = 0; i < c->n; i++) {
+        const dqg_op *dq = &g->ops[g->tensors[cat->inputs[i]].producer];
+        const dqg_tensor *t = &g->tensors[dq->inputs[0]];
+        int64_t td[DQG_MAX_RANK];
+        stored_dims(t, td);
+        c->chunk[i] = (size_t)(td[ax] * inner);
+        c->arg[i] = dqg_kernel_arg_index(g, dq->inputs[0]);
+        dqg_status st = requantize_table(g, dq, q, c->lut[i], &c->copy[i]);
+        if (st != DQG_OK) {
+            concat_destroy(&c->base);
+            return st;
+        }
+        copies += c->copy[i];
+    }
+    /* vpermi2b: AVX512-VBMI, which dqgraph's levels do not track; capped
+     * with them (DQG_MAX_ISA below AVX-512 turns it off). */
+    __builtin_cpu_init();
+    c->vbmi = dqg_cpu_has(DQG_ISA_AVX512) && __builtin_cpu_supports("avx512vbmi");
+    snprintf(c->base.impl, sizeof c->base.impl, "dqgraph:%s:int8-concat:%d-tables:%d-copies",
+             c->vbmi ? "avx512_vbmi" : "scalar", c->n - copies, copies);
     *out = &c->base;
     return DQG_OK;
 }

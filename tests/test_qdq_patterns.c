@@ -30,13 +30,14 @@ static dqg_tensor_id dq(dqg_graph *g, dqg_tensor_id x, dqg_dtype t)
 }
 
 /* Runs g compiled (fused) and on the reference; the int8 output is
- * bit-identical, and `want` partitions of kind "int8 element-wise" ran. */
-static void check(dqg_graph *g, const char *what, int want)
+ * bit-identical, and `want` partitions of `kind` ran. */
+static void check_kind(dqg_graph *g, const char *what, const char *kind, int want)
 {
     finalize_ok(g);
     size_t n_in = dqg_graph_input_count(g);
-    dqg_buffer in[4];
-    void *data[4];
+    cr_assert_leq(n_in, 8);
+    dqg_buffer in[8];
+    void *data[8];
     for (size_t i = 0; i < n_in; i++) {
         dqg_tensor_id t = dqg_graph_input_id(g, i);
         size_t n = dqg_tensor_byte_size(g, t);
@@ -54,8 +55,8 @@ static void check(dqg_graph *g, const char *what, int want)
     cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
     int found = 0;
     for (size_t p = 0; p < dqg_compiled_partition_count(c); p++)
-        found += strstr(dqg_compiled_partition_info(c, p), "int8 element-wise [") != NULL;
-    cr_assert_eq(found, want, "%s: %d int8 element-wise partitions", what, found);
+        found += strstr(dqg_compiled_partition_info(c, p), kind) != NULL;
+    cr_assert_eq(found, want, "%s: %d '%s' partitions", what, found, kind);
     o.data = got;
     cr_assert_eq(dqg_execute(c, in, n_in, &o, 1), DQG_OK, "%s", dqg_last_error());
     for (size_t i = 0; i < yb; i++)
@@ -66,6 +67,11 @@ static void check(dqg_graph *g, const char *what, int want)
     free(ref);
     free(got);
     dqg_graph_destroy(g);
+}
+
+static void check(dqg_graph *g, const char *what, int want)
+{
+    check_kind(g, what, "int8 element-wise [", want);
 }
 
 static dqg_tensor_id quantize(dqg_graph *g, dqg_tensor_id x, dqg_dtype t)
@@ -196,4 +202,43 @@ Test(qdq_patterns, shared_dequantize_still_fuses)
         cr_assert_float_eq(got[i], ref[i], 1e-5f * 8, "[%d] %g vs %g", i, got[i], ref[i]);
     dqg_compiled_destroy(c);
     dqg_graph_destroy(g);
+}
+
+/* Q(Concat(DQ(x_1), ..., DQ(x_k))) with a scale and zero point per input
+ * (as ONNX Runtime's quantizer writes Inception's and DenseNet's concats):
+ * one int8 concat partition, bit-identical to the reference, along every
+ * axis, u8 and s8 mixed, lengths around the 64-byte vector steps, and an
+ * input whose parameters equal the output's (copied as it is). */
+Test(qdq_patterns, concat_of_differently_quantized_inputs)
+{
+    test_rng = 17;
+    for (int trial = 0; trial < 40; trial++) {
+        dqg_graph *g;
+        cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+        int k = 1 + (int)(test_rnd() % 5), axis = (int)(test_rnd() % 3);
+        int64_t base[] = {1 + (int64_t)(test_rnd() % 2), 1 + (int64_t)(test_rnd() % 70),
+                          1 + (int64_t)(test_rnd() % 9)};
+        dqg_dtype yt = test_rnd() % 2 ? DQG_U8 : DQG_S8;
+        float ys = 0.02f + 0.001f * (float)(test_rnd() % 30);
+        int yz = yt == DQG_U8 ? (int)(test_rnd() % 256) : (int)(test_rnd() % 41) - 20;
+        dqg_tensor_id in[5];
+        for (int i = 0; i < k; i++) {
+            int64_t d[3] = {base[0], base[1], base[2]};
+            d[axis] = 1 + (int64_t)(test_rnd() % 90);
+            char name[8];
+            snprintf(name, sizeof name, "x%d", i);
+            dqg_dtype t = i == 1 ? yt : test_rnd() % 2 ? DQG_U8 : DQG_S8;
+            dqg_tensor_id x = dqg_input(g, name, t, 3, d);
+            dqg_dequantize_linear_attrs a = {.opset = 13};
+            if (i == 1) /* the output's own parameters: a copy */
+                in[i] = dqg_dequantize_linear(g, NULL, x, scalar(g, ys), zero_point(g, yt, yz), &a);
+            else
+                in[i] = dq(g, x, t);
+        }
+        dqg_quantize_linear_attrs qa = {.opset = 13};
+        dqg_tensor_id c = dqg_concat(g, "cat", k, in, axis);
+        dqg_output(g, dqg_quantize_linear(g, "q", c, scalar(g, ys), zero_point(g, yt, yz), &qa),
+                   "y");
+        check_kind(g, "concat", "int8 concat [", 1);
+    }
 }
