@@ -225,7 +225,7 @@ Test(qdq_patterns, concat_of_differently_quantized_inputs)
         for (int i = 0; i < k; i++) {
             int64_t d[3] = {base[0], base[1], base[2]};
             d[axis] = 1 + (int64_t)(test_rnd() % 90);
-            char name[8];
+            char name[16];
             snprintf(name, sizeof name, "x%d", i);
             dqg_dtype t = i == 1 ? yt : test_rnd() % 2 ? DQG_U8 : DQG_S8;
             dqg_tensor_id x = dqg_input(g, name, t, 3, d);
