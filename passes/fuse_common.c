@@ -441,3 +441,15 @@ dqg_status dqg_fuse_commit(dqg_pass_state *s, const dqg_fusion_match *m, dqg_par
             }
     return dqg_explain(s, "%s -> %s (%s)", line, kernel, details);
 }
+
+bool dqg_fuse_const_int_params(const dqg_graph *g, const dqg_op *op)
+{
+    dqg_tensor_id z = op->inputs[2];
+    dqg_dtype side =
+        g->tensors[op->kind == DQG_OP_DEQUANTIZE ? op->inputs[0] : op->outputs[0]].dtype;
+    return op->attrs.quant.granularity == DQG_PER_TENSOR &&
+           g->tensors[op->inputs[1]].kind == DQG_TENSOR_CONSTANT &&
+           g->tensors[op->inputs[1]].dtype == DQG_F32 &&
+           (z == DQG_NONE ||
+            (g->tensors[z].kind == DQG_TENSOR_CONSTANT && g->tensors[z].dtype == side));
+}

@@ -20,6 +20,12 @@ bool dqg_match_add(dqg_fusion_match *m, int32_t op, dqg_part_role role);
 int32_t dqg_match_op(const dqg_fusion_match *m, dqg_part_role role);
 bool dqg_match_has(const dqg_fusion_match *m, int32_t op);
 
+/* A per-tensor dequantize or quantize whose scale is one constant f32 and
+ * whose zero point is absent or a constant of its integer side's type
+ * (Quark's dequantize also takes an f32 zero point, which need not be an
+ * integer: the int8-to-int8 rewrites and kernels would round it). */
+bool dqg_fuse_const_int_params(const dqg_graph *g, const dqg_op *op);
+
 /* The tensor the matched chain produces: the output of its last
  * CAST/SCALE/BIAS/POST/Q op, else of the anchor. */
 dqg_tensor_id dqg_match_result(const dqg_graph *g, const dqg_fusion_match *m);

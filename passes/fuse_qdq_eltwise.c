@@ -14,15 +14,6 @@ static bool const_scalar(const dqg_graph *g, dqg_tensor_id t)
            g->tensors[t].kind == DQG_TENSOR_CONSTANT;
 }
 
-/* Per-tensor quantization parameters that are constants. */
-static bool const_params(const dqg_graph *g, const dqg_op *op)
-{
-    return op->attrs.quant.granularity == DQG_PER_TENSOR &&
-           g->tensors[op->inputs[1]].kind == DQG_TENSOR_CONSTANT &&
-           g->tensors[op->inputs[1]].dtype == DQG_F32 &&
-           (op->inputs[2] == DQG_NONE || g->tensors[op->inputs[2]].kind == DQG_TENSOR_CONSTANT);
-}
-
 /* Adds the ops computing tensor t (of `nelems` elements) to m; false when t
  * is not such a chain. */
 static bool visit(const dqg_pass_state *s, dqg_tensor_id t, int32_t reader, int64_t nelems,
@@ -42,7 +33,7 @@ static bool visit(const dqg_pass_state *s, dqg_tensor_id t, int32_t reader, int6
     switch (op->kind) {
     case DQG_OP_DEQUANTIZE: {
         dqg_dtype xt = g->tensors[op->inputs[0]].dtype;
-        return (xt == DQG_U8 || xt == DQG_S8) && const_params(g, op) &&
+        return (xt == DQG_U8 || xt == DQG_S8) && dqg_fuse_const_int_params(g, op) &&
                !dqg_fuse_is_const(g, op->inputs[0]) && dqg_match_add(m, p, DQG_ROLE_SRC_DQ);
     }
     case DQG_OP_ADD:
@@ -84,7 +75,7 @@ static dqg_status fuse_concat(dqg_pass_state *s, int32_t i)
             return DQG_OK;
         const dqg_op *dq = &g->ops[p];
         dqg_dtype xt = g->tensors[dq->inputs[0]].dtype;
-        if ((xt != DQG_U8 && xt != DQG_S8) || !const_params(g, dq) ||
+        if ((xt != DQG_U8 && xt != DQG_S8) || !dqg_fuse_const_int_params(g, dq) ||
             dqg_fuse_is_const(g, dq->inputs[0]))
             return DQG_OK;
         if (!dqg_match_has(&m, p) && !dqg_match_add(&m, p, DQG_ROLE_SRC_DQ))
@@ -103,7 +94,8 @@ dqg_status dqg_pass_fuse_qdq_eltwise(dqg_pass_state *s)
         return DQG_OK;
     for (int32_t i = 0; i < g->n_ops; i++) {
         const dqg_op *q = &g->ops[i];
-        if (q->removed || q->kind != DQG_OP_QUANTIZE || s->group[i] >= 0 || !const_params(g, q))
+        if (q->removed || q->kind != DQG_OP_QUANTIZE || s->group[i] >= 0 ||
+            !dqg_fuse_const_int_params(g, q))
             continue;
         dqg_dtype yt = g->tensors[q->outputs[0]].dtype;
         if (yt != DQG_U8 && yt != DQG_S8)

@@ -26,15 +26,6 @@
 #include "graph/dtype.h"
 #include "passes/fuse_common.h"
 
-/* One constant f32 scale and a constant (or absent) zero point. */
-static bool const_params(const dqg_graph *g, const dqg_op *op)
-{
-    return op->attrs.quant.granularity == DQG_PER_TENSOR &&
-           g->tensors[op->inputs[1]].kind == DQG_TENSOR_CONSTANT &&
-           g->tensors[op->inputs[1]].dtype == DQG_F32 &&
-           (op->inputs[2] == DQG_NONE || g->tensors[op->inputs[2]].kind == DQG_TENSOR_CONSTANT);
-}
-
 static float scale_of(const dqg_graph *g, const dqg_op *op)
 {
     return dqg_load_float(DQG_F32, g->tensors[op->inputs[1]].data, 0);
@@ -63,7 +54,7 @@ static const char *refusal(const dqg_graph *g, const dqg_op *dq, const dqg_op *p
         snprintf(why, n, "the dequantized tensor is %s, not u8 or s8", dqg_dtype_name(xt));
         return why;
     }
-    if (!const_params(g, dq) || !const_params(g, q)) {
+    if (!dqg_fuse_const_int_params(g, dq) || !dqg_fuse_const_int_params(g, q)) {
         snprintf(why, n, "the scales and zero points are not one constant each");
         return why;
     }

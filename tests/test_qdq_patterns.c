@@ -242,3 +242,45 @@ Test(qdq_patterns, concat_of_differently_quantized_inputs)
         check_kind(g, "concat", "int8 concat [", 1);
     }
 }
+
+/* Quark's dequantize takes an f32 zero point, which need not be an integer:
+ * with 127.5, (x - 127.5) * s rounds to even after the quantize, which no
+ * integer zero point reproduces. The int8 rewrites (element-wise chain,
+ * concat, MaxPool on the int8 tensor) leave such a dequantize alone, and
+ * every result stays the reference's. */
+Test(qdq_patterns, a_float_zero_point_is_not_rounded)
+{
+    int64_t one = 1, d[] = {1, 3, 8, 8};
+    const float zf = 127.5f;
+    dqg_quantize_linear_attrs qa = {.opset = 13};
+    for (int shape = 0; shape < 3; shape++) {
+        dqg_graph *g;
+        cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+        const float s = 0.05f;
+        dqg_tensor_id a = dqg_extended_dequantize_linear(
+            g, "a", dqg_input(g, "x", DQG_U8, 4, d), scalar(g, s),
+            dqg_constant(g, "zf", DQG_F32, 0, &one, &zf, sizeof zf), 0);
+        dqg_tensor_id b = shape < 2 ? dq(g, dqg_input(g, "y", DQG_U8, 4, d), DQG_U8) : DQG_NONE;
+        dqg_tensor_id t;
+        const char *what, *kind;
+        if (shape == 0) {
+            t = dqg_relu(g, NULL, dqg_add(g, NULL, a, b));
+            what = "Add + ReLU";
+            kind = "int8 element-wise [";
+        } else if (shape == 1) {
+            dqg_tensor_id in[] = {a, b};
+            t = dqg_concat(g, "cat", 2, in, 1);
+            what = "Concat";
+            kind = "int8 concat [";
+        } else {
+            dqg_pool_attrs pa = {
+                .algorithm = DQG_POOL_MAX, .spatial_rank = 2, .kernel = {2, 2}, .strides = {2, 2}};
+            t = dqg_pool(g, "pool", a, &pa);
+            what = "MaxPool";
+            kind = "pool:u8";
+        }
+        dqg_output(g, dqg_quantize_linear(g, "q", t, scalar(g, s), zero_point(g, DQG_U8, 128), &qa),
+                   "z");
+        check_kind(g, what, kind, 0);
+    }
+}
