@@ -111,37 +111,35 @@ static void stored_dims(const dqg_tensor *t, int64_t *d)
     }
 }
 
-dqg_status dqg_kernel_concat_build(const dqg_kernel_request *req, dqg_kernel **out)
+/* A kernel copying the `n` tensors xs[i] (argument xt[i] of the mini graph,
+ * or a constant) into y along `axis`; `what` names it in messages.
+ * Channels-last tensors, all of them, joined along the channels: the same
+ * copies along the last stored axis, [N, X..., C]. */
+static dqg_status new_concat(const dqg_graph *g, const dqg_tensor_id *xt, int n, dqg_tensor_id yt,
+                             int axis, const char *what, concat_kernel **out)
 {
-    const dqg_graph *g = req->mini;
-    const dqg_op *op = dqg_req_op(req, DQG_ROLE_MAIN);
-    const dqg_tensor *y = &g->tensors[op->outputs[0]];
-    if (dqg_dtype_bits(y->dtype) % 8 != 0)
-        return dqg_set_error(DQG_UNSUPPORTED, "Concat of %s elements", dqg_dtype_name(y->dtype));
-    /* Channels-last tensors, all of them, joined along the channels: the
-     * same copies along the last stored axis, [N, X..., C]. */
+    const dqg_tensor *y = &g->tensors[yt];
     bool cl = y->channels_last;
-    for (int i = 0; i < op->n_inputs; i++)
-        if (g->tensors[op->inputs[i]].channels_last != cl)
-            return dqg_set_error(DQG_UNSUPPORTED, "Concat of tensors in different layouts");
-    if (cl && op->attrs.concat.axis != 1)
-        return dqg_set_error(DQG_UNSUPPORTED, "Concat of channels-last tensors along axis %d",
-                             op->attrs.concat.axis);
+    for (int i = 0; i < n; i++)
+        if (g->tensors[xt[i]].channels_last != cl)
+            return dqg_set_error(DQG_UNSUPPORTED, "%s of tensors in different layouts", what);
+    if (cl && axis != 1)
+        return dqg_set_error(DQG_UNSUPPORTED, "%s of channels-last tensors along axis %d", what,
+                             axis);
     concat_kernel *c = calloc(1, sizeof *c);
     if (!c)
-        return dqg_set_error(DQG_OUT_OF_MEMORY, "Concat kernel: out of memory");
+        return dqg_set_error(DQG_OUT_OF_MEMORY, "%s kernel: out of memory", what);
     c->base.execute = concat_execute;
     c->base.destroy = concat_destroy;
-    snprintf(c->base.impl, sizeof c->base.impl, "dqgraph:concat");
-    c->n = op->n_inputs;
-    c->arg = calloc((size_t)c->n, sizeof *c->arg);
-    c->data = calloc((size_t)c->n, sizeof *c->data);
-    c->chunk = calloc((size_t)c->n, sizeof *c->chunk);
+    c->n = n;
+    c->arg = calloc((size_t)n, sizeof *c->arg);
+    c->data = calloc((size_t)n, sizeof *c->data);
+    c->chunk = calloc((size_t)n, sizeof *c->chunk);
     if (!c->arg || !c->data || !c->chunk) {
         concat_destroy(&c->base);
-        return dqg_set_error(DQG_OUT_OF_MEMORY, "Concat kernel: out of memory");
+        return dqg_set_error(DQG_OUT_OF_MEMORY, "%s kernel: out of memory", what);
     }
-    int ax = cl ? y->rank - 1 : op->attrs.concat.axis;
+    int ax = cl ? y->rank - 1 : axis;
     int64_t yd[DQG_MAX_RANK];
     stored_dims(y, yd);
     size_t es = (size_t)dqg_dtype_bits(y->dtype) / 8;
@@ -152,24 +150,41 @@ dqg_status dqg_kernel_concat_build(const dqg_kernel_request *req, dqg_kernel **o
     for (int d = ax + 1; d < y->rank; d++)
         inner *= yd[d];
     c->row = (size_t)(yd[ax] * inner) * es;
-    c->out_arg = dqg_kernel_arg_index(g, op->outputs[0]);
-    for (int i = 0; i < c->n; i++) {
-        const dqg_tensor *t = &g->tensors[op->inputs[i]];
+    c->out_arg = dqg_kernel_arg_index(g, yt);
+    for (int i = 0; i < n; i++) {
+        const dqg_tensor *t = &g->tensors[xt[i]];
         int64_t td[DQG_MAX_RANK];
         stored_dims(t, td);
         c->chunk[i] = (size_t)(td[ax] * inner) * es;
-        c->arg[i] = dqg_kernel_arg_index(g, op->inputs[i]);
+        c->arg[i] = dqg_kernel_arg_index(g, xt[i]);
         if (c->arg[i] < 0) {
             void *d = malloc(t->nbytes ? t->nbytes : 1);
             if (!d) {
                 concat_destroy(&c->base);
-                return dqg_set_error(DQG_OUT_OF_MEMORY, "Concat kernel: out of memory");
+                return dqg_set_error(DQG_OUT_OF_MEMORY, "%s kernel: out of memory", what);
             }
             memcpy(d, t->data, t->nbytes);
             c->data[i] = d;
             c->base.bytes += t->nbytes;
         }
     }
+    *out = c;
+    return DQG_OK;
+}
+
+dqg_status dqg_kernel_concat_build(const dqg_kernel_request *req, dqg_kernel **out)
+{
+    const dqg_graph *g = req->mini;
+    const dqg_op *op = dqg_req_op(req, DQG_ROLE_MAIN);
+    const dqg_tensor *y = &g->tensors[op->outputs[0]];
+    if (dqg_dtype_bits(y->dtype) % 8 != 0)
+        return dqg_set_error(DQG_UNSUPPORTED, "Concat of %s elements", dqg_dtype_name(y->dtype));
+    concat_kernel *c;
+    dqg_status st = new_concat(g, op->inputs, op->n_inputs, op->outputs[0], op->attrs.concat.axis,
+                               "Concat", &c);
+    if (st != DQG_OK)
+        return st;
+    snprintf(c->base.impl, sizeof c->base.impl, "dqgraph:concat");
     *out = &c->base;
     return DQG_OK;
 }
@@ -222,51 +237,29 @@ dqg_status dqg_kernel_qconcat_build(const dqg_kernel_request *req, dqg_kernel **
     const dqg_graph *g = req->mini;
     const dqg_op *q = dqg_req_op(req, DQG_ROLE_MAIN);
     const dqg_op *cat = dqg_req_op(req, DQG_ROLE_POST);
-    const dqg_tensor *y = &g->tensors[q->outputs[0]];
-    bool cl = y->channels_last;
+    /* The int8 tensors behind the dequantizes, joined into the quantize's. */
+    dqg_tensor_id xs[DQG_MAX_PART_OPS];
+    const dqg_op *dqs[DQG_MAX_PART_OPS];
+    if (cat->n_inputs > DQG_MAX_PART_OPS)
+        return dqg_set_error(DQG_UNSUPPORTED, "int8 Concat of %d inputs", cat->n_inputs);
     for (int i = 0; i < cat->n_inputs; i++) {
-        const dqg_op *dq = &g->ops[g->tensors[cat->inputs[i]].producer];
-        if (g->tensors[dq->inputs[0]].channels_last != cl)
-            return dqg_set_error(DQG_UNSUPPORTED, "int8 Concat of tensors in different layouts");
+        dqs[i] = &g->ops[g->tensors[cat->inputs[i]].producer];
+        xs[i] = dqs[i]->inputs[0];
     }
-    if (cl && cat->attrs.concat.axis != 1)
-        return dqg_set_error(DQG_UNSUPPORTED, "int8 Concat of channels-last tensors along axis %d",
-                             cat->attrs.concat.axis);
-    concat_kernel *c = calloc(1, sizeof *c);
-    if (!c)
-        return dqg_set_error(DQG_OUT_OF_MEMORY, "int8 Concat kernel: out of memory");
-    c->base.execute = concat_execute;
-    c->base.destroy = concat_destroy;
-    c->n = cat->n_inputs;
-    c->arg = calloc((size_t)c->n, sizeof *c->arg);
-    c->chunk = calloc((size_t)c->n, sizeof *c->chunk);
+    concat_kernel *c;
+    dqg_status st =
+        new_concat(g, xs, cat->n_inputs, q->outputs[0], cat->attrs.concat.axis, "int8 Concat", &c);
+    if (st != DQG_OK)
+        return st;
     c->lut = calloc((size_t)c->n, sizeof *c->lut);
     c->copy = calloc((size_t)c->n, sizeof *c->copy);
-    if (!c->arg || !c->chunk || !c->lut || !c->copy) {
+    if (!c->lut || !c->copy) {
         concat_destroy(&c->base);
         return dqg_set_error(DQG_OUT_OF_MEMORY, "int8 Concat kernel: out of memory");
     }
-    int ax = cl ? y->rank - 1 : cat->attrs.concat.axis;
-    int64_t yd[DQG_MAX_RANK];
-    stored_dims(y, yd);
-    int64_t inner = 1;
-    c->outer = 1;
-    for (int d = 0; d < ax; d++)
-        c->outer *= yd[d];
-    for (int d = ax + 1; d < y->rank; d++)
-        inner *= yd[d];
-    c->row = (size_t)(yd[ax] * inner);
-    c->out_arg = dqg_kernel_arg_index(g, q->outputs[0]);
     int copies = 0;
     for (int i = 0; i < c->n; i++) {
-        const dqg_op *dq = &g->ops[g->tensors[cat->inputs[i]].producer];
-        const dqg_tensor *t = &g->tensors[dq->inputs[0]];
-        int64_t td[DQG_MAX_RANK];
-        stored_dims(t, td);
-        c->chunk[i] = (size_t)(td[ax] * inner);
-        c->arg[i] = dqg_kernel_arg_index(g, dq->inputs[0]);
-        dqg_status st = requantize_table(g, dq, q, c->lut[i], &c->copy[i]);
-        if (st != DQG_OK) {
+        if ((st = requantize_table(g, dqs[i], q, c->lut[i], &c->copy[i])) != DQG_OK) {
             concat_destroy(&c->base);
             return st;
         }
