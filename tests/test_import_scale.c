@@ -125,6 +125,18 @@ Test(import_scale, node_limit)
     free(bytes);
 }
 
+/* y = x * w, w two floats in the external file "weights.bin". */
+static tm_model *times_external_weights(void)
+{
+    int64_t d[] = {2};
+    tm_model *m = tm_new(13);
+    tm_input(m, "x", T_FLOAT, 1, d, NULL);
+    tm_init_external(m, "w", T_FLOAT, 1, d, "weights.bin");
+    tm_node(m, "Mul", NULL, "mul", "x,w", "y");
+    tm_output(m, "y", T_FLOAT, 1, d);
+    return m;
+}
+
 static char *temp_dir(void)
 {
     static char dir[64];
@@ -146,12 +158,7 @@ Test(import_scale, fifos_are_refused_not_waited_on, .timeout = 30)
     cr_assert(strstr(dqg_last_error(), "not a regular file"), "%s", dqg_last_error());
     cr_assert_null(g);
 
-    int64_t d[] = {2};
-    tm_model *m = tm_new(13);
-    tm_input(m, "x", T_FLOAT, 1, d, NULL);
-    tm_init_external(m, "w", T_FLOAT, 1, d, "weights.bin");
-    tm_node(m, "Mul", NULL, "mul", "x,w", "y");
-    tm_output(m, "y", T_FLOAT, 1, d);
+    tm_model *m = times_external_weights();
     snprintf(path, sizeof path, "%s/model.onnx", dir);
     cr_assert_eq(tm_write(m, path), 0);
     tm_free(m);
@@ -170,6 +177,7 @@ Test(import_scale, fifos_are_refused_not_waited_on, .timeout = 30)
     cr_assert_eq(dqg_tensor_file_read(fifo, &name, &t, &rank, dims, &data, &n), DQG_IO_ERROR);
     cr_assert(strstr(dqg_last_error(), "not a regular file"), "%s", dqg_last_error());
     const float v[] = {1, 2};
+    const int64_t d[] = {2};
     cr_assert_eq(dqg_tensor_file_write(fifo, "v", DQG_F32, 1, d, v), DQG_IO_ERROR);
     cr_assert(strstr(dqg_last_error(), "not a regular file"), "%s", dqg_last_error());
     unlink(fifo);
@@ -247,12 +255,7 @@ Test(import_scale, a_nul_byte_in_a_string_is_refused)
     cr_assert_not_null(f);
     cr_assert_eq(fwrite(w, sizeof w, 1, f), 1);
     fclose(f);
-    int64_t d[] = {2};
-    tm_model *m = tm_new(13);
-    tm_input(m, "x", T_FLOAT, 1, d, NULL);
-    tm_init_external(m, "w", T_FLOAT, 1, d, "weights.bin");
-    tm_node(m, "Mul", NULL, "mul", "x,w", "y");
-    tm_output(m, "y", T_FLOAT, 1, d);
+    tm_model *m = times_external_weights();
     size_t size;
     uint8_t *bytes = tm_pack(m, &size);
     tm_free(m);
