@@ -3,7 +3,16 @@
  * (ResNet 3x3, 64 -> 64 channels, 56x56, NHWC). "fused" is dqg_compile with
  * defaults, "unfused" the same graph with fusion off, "raw" the equivalent
  * oneDNN int8 primitive created directly. Medians (min-max) over repeated
- * runs; the ratios come from the same run. */
+ * runs; the ratios come from the same run.
+ *
+ * A second table takes the small-M shapes (M = 1 .. 16, K = N = 4096) of
+ * int8 decoders and classifier heads: the fused partition against every
+ * implementation oneDNN offers for the primitive, and against the two
+ * floors of this machine -- reading the 16 MiB of weights once with every
+ * thread, and the VNNI dot products the shape needs (M K N / 64 vpdpbusd)
+ * issued from registers. */
+#include <immintrin.h>
+#include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +91,8 @@ typedef struct raw_run {
     dnnl_stream_t stream;
     int n;
     dnnl_exec_arg_t args[4];
+    dnnl_memory_t w_mem;
+    char impl[64];
 } raw_run;
 
 static void run_raw(void *p)
@@ -101,18 +112,37 @@ static dnnl_memory_t mem(const dnnl_memory_desc_t *md, void *data)
     return m;
 }
 
-/* The raw oneDNN int8 primitive: weights reordered once into its layout. */
+/* The oneDNN primitive descriptor of implementation `impl` (0: the one
+ * oneDNN picks) for desc and attr, or NULL past the last. */
+static dnnl_primitive_desc_t nth_impl(const_dnnl_op_desc_t desc, const_dnnl_primitive_attr_t attr,
+                                      int impl)
+{
+    dnnl_primitive_desc_iterator_t it;
+    DNNL(dnnl_primitive_desc_iterator_create(&it, desc, attr, engine, NULL));
+    dnnl_status_t s = dnnl_success;
+    for (int i = 0; i < impl && s == dnnl_success; i++)
+        s = dnnl_primitive_desc_iterator_next(it);
+    dnnl_primitive_desc_t pd = s == dnnl_success ? dnnl_primitive_desc_iterator_fetch(it) : NULL;
+    dnnl_primitive_desc_iterator_destroy(it);
+    return pd;
+}
+
+/* The raw oneDNN int8 primitive (implementation `impl`, see nth_impl):
+ * weights reordered once into its layout. r.prim is NULL past the last
+ * implementation. */
 static raw_run make_raw(const_dnnl_op_desc_t desc, const float *scales, int64_t oc, int mask,
                         const dnnl_memory_desc_t *w_plain, void *w_data, void *src, void *dst,
-                        dnnl_query_t w_query)
+                        dnnl_query_t w_query, int impl)
 {
     dnnl_primitive_attr_t attr;
     DNNL(dnnl_primitive_attr_create(&attr));
     DNNL(dnnl_primitive_attr_set_output_scales(attr, oc, mask, scales));
     int32_t zp = 128;
     DNNL(dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &zp));
-    dnnl_primitive_desc_t pd;
-    DNNL(dnnl_primitive_desc_create(&pd, desc, attr, engine, NULL));
+    dnnl_primitive_desc_t pd = nth_impl(desc, attr, impl);
+    DNNL(dnnl_primitive_attr_destroy(attr));
+    if (!pd)
+        return (raw_run){0};
     const dnnl_memory_desc_t *w_md = dnnl_primitive_desc_query_md(pd, w_query, 0);
     dnnl_memory_t w_user = mem(w_plain, w_data), w_mem = mem(w_md, DNNL_MEMORY_ALLOCATE);
     dnnl_primitive_desc_t rpd;
@@ -129,7 +159,25 @@ static raw_run make_raw(const_dnnl_op_desc_t desc, const float *scales, int64_t 
     r.args[1] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, w_mem};
     r.args[2] = (dnnl_exec_arg_t){DNNL_ARG_DST,
                                   mem(dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), dst)};
+    const char *name = "?";
+    dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &name);
+    snprintf(r.impl, sizeof r.impl, "%s", name);
+    DNNL(dnnl_primitive_destroy(reorder));
+    DNNL(dnnl_primitive_desc_destroy(rpd));
+    DNNL(dnnl_memory_destroy(w_user));
+    r.w_mem = w_mem;
+    DNNL(dnnl_primitive_desc_destroy(pd));
     return r;
+}
+
+static void raw_free(raw_run *r)
+{
+    if (!r->prim)
+        return;
+    DNNL(dnnl_primitive_destroy(r->prim));
+    DNNL(dnnl_memory_destroy(r->args[0].memory));
+    DNNL(dnnl_memory_destroy(r->args[2].memory));
+    DNNL(dnnl_memory_destroy(r->w_mem));
 }
 
 /* Inputs of both sides: the same bytes in 64-byte-aligned buffers (AMX
@@ -186,19 +234,33 @@ static void report(const char *label, dqg_graph *g, raw_run *raw, size_t in_byte
     free(y);
 }
 
-static void bench_matmul(int64_t M, int64_t K, int64_t N)
-{
+/* DQ(u8 x, zero point 128) x DQ(s8 W, per-channel scales) -> MatMul, as a
+ * dqgraph graph and as the equivalent oneDNN matmul description. */
+typedef struct mm_case {
+    int64_t M, K, N;
     dqg_graph *g;
-    CHECK(dqg_graph_create(&g));
+    int8_t *w;
+    float *combined; /* x scale times the weights' scales: oneDNN's output scales */
+    dnnl_matmul_desc_t md;
+    dnnl_memory_desc_t wts;
+    void *rx, *ry; /* the raw primitives' source and destination */
+} mm_case;
+
+static mm_case mm_case_make(int64_t M, int64_t K, int64_t N)
+{
+    mm_case c = {.M = M, .K = K, .N = N};
+    CHECK(dqg_graph_create(&c.g));
+    dqg_graph *g = c.g;
     int64_t xd[] = {M, K}, wd[] = {K, N}, nd[] = {N}, one = 1;
-    int8_t *w = malloc((size_t)(K * N));
-    float *ws = malloc((size_t)N * sizeof(float)), *combined = malloc((size_t)N * sizeof(float));
+    c.w = malloc((size_t)(K * N));
+    float *ws = malloc((size_t)N * sizeof(float));
+    c.combined = malloc((size_t)N * sizeof(float));
     for (int64_t i = 0; i < K * N; i++)
-        w[i] = (int8_t)((i * 7 + 3) % 255 - 127);
+        c.w[i] = (int8_t)((i * 7 + 3) % 255 - 127);
     float xs = 0.02f;
     for (int64_t i = 0; i < N; i++) {
         ws[i] = 0.001f * (float)(1 + i % 9);
-        combined[i] = xs * ws[i];
+        c.combined[i] = xs * ws[i];
     }
     uint8_t xz = 128;
     dqg_tensor_id x = dqg_input(g, "x", DQG_U8, 2, xd);
@@ -207,31 +269,199 @@ static void bench_matmul(int64_t M, int64_t K, int64_t N)
         dqg_dequantize_linear(g, "x_dq", x, dqg_constant(g, "xs", DQG_F32, 0, &one, &xs, 4),
                               dqg_constant(g, "xz", DQG_U8, 0, &one, &xz, 1), &pt);
     dqg_tensor_id wf = dqg_dequantize_linear(
-        g, "w_dq", dqg_constant(g, "w", DQG_S8, 2, wd, w, (size_t)(K * N)),
+        g, "w_dq", dqg_constant(g, "w", DQG_S8, 2, wd, c.w, (size_t)(K * N)),
         dqg_constant(g, "ws", DQG_F32, 1, nd, ws, (size_t)N * 4), DQG_NONE, &pc);
     CHECK(dqg_output(g, dqg_matmul(g, "mm", xf, wf, NULL), "y"));
     CHECK(dqg_graph_finalize(g));
+    free(ws);
 
-    dnnl_memory_desc_t src, wts, wany, dst;
+    dnnl_memory_desc_t src, wany, dst;
     dnnl_dims_t sd = {M, K}, wdd = {K, N}, dd = {M, N};
     DNNL(dnnl_memory_desc_init_by_tag(&src, 2, sd, dnnl_u8, dnnl_ab));
-    DNNL(dnnl_memory_desc_init_by_tag(&wts, 2, wdd, dnnl_s8, dnnl_ab));
+    DNNL(dnnl_memory_desc_init_by_tag(&c.wts, 2, wdd, dnnl_s8, dnnl_ab));
     DNNL(dnnl_memory_desc_init_by_tag(&wany, 2, wdd, dnnl_s8, dnnl_format_tag_any));
     DNNL(dnnl_memory_desc_init_by_tag(&dst, 2, dd, dnnl_f32, dnnl_ab));
-    dnnl_matmul_desc_t md;
-    DNNL(dnnl_matmul_desc_init(&md, &src, &wany, NULL, &dst));
-    void *rx = input_bytes((size_t)(M * K)), *ry = output_bytes((size_t)(M * N) * 4);
-    raw_run raw = make_raw(&md, combined, N, 2, &wts, w, rx, ry, dnnl_query_weights_md);
+    DNNL(dnnl_matmul_desc_init(&c.md, &src, &wany, NULL, &dst));
+    c.rx = input_bytes((size_t)(M * K));
+    c.ry = output_bytes((size_t)(M * N) * 4);
+    return c;
+}
+
+static raw_run mm_case_raw(mm_case *c, int impl)
+{
+    return make_raw(&c->md, c->combined, c->N, 2, &c->wts, c->w, c->rx, c->ry,
+                    dnnl_query_weights_md, impl);
+}
+
+static void mm_case_free(mm_case *c)
+{
+    dqg_graph_destroy(c->g);
+    free(c->w);
+    free(c->combined);
+    free(c->rx);
+    free(c->ry);
+}
+
+static void bench_matmul(int64_t M, int64_t K, int64_t N)
+{
+    mm_case c = mm_case_make(M, K, N);
+    raw_run raw = mm_case_raw(&c, 0);
     char label[64];
     snprintf(label, sizeof label, "MatMul %lldx%lldx%lld", (long long)M, (long long)K,
              (long long)N);
-    report(label, g, &raw, (size_t)(M * K), (size_t)(M * N) * 4, M * K * N > (1LL << 32) ? 9 : 21);
-    dqg_graph_destroy(g);
-    free(w);
-    free(ws);
-    free(combined);
-    free(rx);
-    free(ry);
+    report(label, c.g, &raw, (size_t)(M * K), (size_t)(M * N) * 4,
+           M * K * N > (1LL << 32) ? 9 : 21);
+    raw_free(&raw);
+    mm_case_free(&c);
+}
+
+/* The floors of a small-M int8 matmul on this machine, with every thread:
+ * reading the weights' bytes once, and issuing the shape's VNNI dot
+ * products (64 multiply-adds each) from registers. */
+typedef struct floor_run {
+    const uint8_t *bytes;
+    size_t size;
+    int64_t dots; /* vpdpbusd in all */
+    int sink;
+} floor_run;
+
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void read_floor(void *p)
+{
+    floor_run *f = p;
+    int sink = 0;
+#pragma omp parallel reduction(+ : sink)
+    {
+        size_t nt = (size_t)omp_get_num_threads(), id = (size_t)omp_get_thread_num();
+        size_t per = f->size / nt / 256 * 256,
+               end = id + 1 == nt ? f->size / 256 * 256 : per * (id + 1);
+        const __m512i one = _mm512_set1_epi8(1);
+        __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
+        for (size_t i = per * id; i < end; i += 256) {
+            a0 = _mm512_dpbusd_epi32(a0, _mm512_load_si512(f->bytes + i), one);
+            a1 = _mm512_dpbusd_epi32(a1, _mm512_load_si512(f->bytes + i + 64), one);
+            a2 = _mm512_dpbusd_epi32(a2, _mm512_load_si512(f->bytes + i + 128), one);
+            a3 = _mm512_dpbusd_epi32(a3, _mm512_load_si512(f->bytes + i + 192), one);
+        }
+        sink += _mm512_reduce_add_epi32(
+            _mm512_add_epi32(_mm512_add_epi32(a0, a1), _mm512_add_epi32(a2, a3)));
+    }
+    f->sink += sink;
+}
+
+/* Eight independent accumulators, each with its own operand (identical
+ * chains would be merged by the compiler). */
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void dot_floor(void *p)
+{
+    floor_run *f = p;
+    int sink = 0;
+#pragma omp parallel reduction(+ : sink)
+    {
+        int64_t n = (f->dots / omp_get_num_threads() + 7) / 8;
+        const __m512i x = _mm512_set1_epi8(1);
+        __m512i y[8], a[8];
+        for (int j = 0; j < 8; j++) {
+            y[j] = _mm512_set1_epi8((char)(f->sink + j));
+            a[j] = _mm512_setzero_si512();
+        }
+        __m512i y0 = y[0], y1 = y[1], y2 = y[2], y3 = y[3], y4 = y[4], y5 = y[5], y6 = y[6],
+                y7 = y[7];
+        __m512i a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3], a4 = a[4], a5 = a[5], a6 = a[6],
+                a7 = a[7];
+        for (int64_t i = 0; i < n; i++) {
+            a0 = _mm512_dpbusd_epi32(a0, x, y0);
+            a1 = _mm512_dpbusd_epi32(a1, x, y1);
+            a2 = _mm512_dpbusd_epi32(a2, x, y2);
+            a3 = _mm512_dpbusd_epi32(a3, x, y3);
+            a4 = _mm512_dpbusd_epi32(a4, x, y4);
+            a5 = _mm512_dpbusd_epi32(a5, x, y5);
+            a6 = _mm512_dpbusd_epi32(a6, x, y6);
+            a7 = _mm512_dpbusd_epi32(a7, x, y7);
+        }
+        a0 = _mm512_add_epi32(_mm512_add_epi32(a0, a1), _mm512_add_epi32(a2, a3));
+        a4 = _mm512_add_epi32(_mm512_add_epi32(a4, a5), _mm512_add_epi32(a6, a7));
+        sink += _mm512_reduce_add_epi32(_mm512_add_epi32(a0, a4));
+    }
+    f->sink += sink;
+}
+
+/* One row per runner: the fused partition, every oneDNN implementation
+ * (but the reference loops; one per name), and the two floors. Each runner
+ * runs warm -- one untimed run, then INNER timed ones in a row, as a
+ * layer runs in a loop --, and the runners take turns ROUNDS times. */
+static void bench_small_m(int64_t M, int64_t K, int64_t N, bool floors)
+{
+    enum { MAX_IMPL = 8, ROUNDS = 7, INNER = 5, REPS = ROUNDS * INNER };
+    mm_case c = mm_case_make(M, K, N);
+    raw_run raws[MAX_IMPL];
+    int n_raw = 0;
+    for (int i = 0; i < 16 && n_raw < MAX_IMPL; i++) {
+        raw_run r = mm_case_raw(&c, i);
+        if (!r.prim)
+            break;
+        bool seen = strncmp(r.impl, "ref", 3) == 0; /* seconds per run */
+        for (int j = 0; j < n_raw && !seen; j++)
+            seen = strcmp(raws[j].impl, r.impl) == 0;
+        if (seen)
+            raw_free(&r);
+        else
+            raws[n_raw++] = r;
+    }
+    size_t in_bytes = (size_t)(M * K), out_bytes = (size_t)(M * N) * 4;
+    void *x = input_bytes(in_bytes), *y = output_bytes(out_bytes);
+    dq_run fused = {.in = {.name = "x", .data = x, .size = in_bytes},
+                    .out = {.name = "y", .data = y, .size = out_bytes}};
+    dqg_compile_options opt = dqg_compile_options_default();
+    CHECK(dqg_compile(c.g, &opt, &fused.c));
+    floor_run fl = {.bytes = input_bytes((size_t)(K * N)),
+                    .size = (size_t)(K * N),
+                    .dots = (M * K * N + 63) / 64};
+    int n = 1 + n_raw + (floors ? 2 : 0);
+    double t[MAX_IMPL + 3][REPS];
+    for (int r = 0; r < ROUNDS; r++)
+        for (int i = 0; i < n; i++)
+            for (int j = -1; j < INNER; j++) {
+                double t0 = now_ms();
+                if (i == 0)
+                    run_compiled(&fused);
+                else if (i <= n_raw)
+                    run_raw(&raws[i - 1]);
+                else if (i == n_raw + 1)
+                    read_floor(&fl);
+                else
+                    dot_floor(&fl);
+                if (j >= 0)
+                    t[i][r * INNER + j] = now_ms() - t0;
+            }
+    timing tm[MAX_IMPL + 3];
+    for (int i = 0; i < n; i++)
+        tm[i] = summarize(t[i], REPS);
+    double floor =
+        floors ? (tm[n_raw + 1].med > tm[n_raw + 2].med ? tm[n_raw + 1].med : tm[n_raw + 2].med)
+               : 0.0;
+    for (int i = 0; i < n; i++) {
+        char what[160];
+        if (i == 0)
+            snprintf(what, sizeof what, "dqgraph, fused: %s",
+                     dqg_compiled_partition_info(fused.c, 0));
+        else if (i <= n_raw)
+            snprintf(what, sizeof what, "oneDNN %s", raws[i - 1].impl);
+        else if (i == n_raw + 1)
+            snprintf(what, sizeof what, "floor: read the %.0f MiB of weights",
+                     (double)(K * N) / (1 << 20));
+        else
+            snprintf(what, sizeof what, "floor: %lld vpdpbusd from registers", (long long)fl.dots);
+        printf("| %lldx%lldx%lld | %s | %.3f (%.3f-%.3f) | %s%.2fx |\n", (long long)M, (long long)K,
+               (long long)N, what, tm[i].med, tm[i].lo, tm[i].hi, floors ? "" : "n/a ",
+               floors ? tm[i].med / floor : 0.0);
+    }
+    fflush(stdout);
+    for (int i = 0; i < n_raw; i++)
+        raw_free(&raws[i]);
+    dqg_compiled_destroy(fused.c);
+    free((void *)fl.bytes);
+    free(x);
+    free(y);
+    mm_case_free(&c);
 }
 
 static void bench_conv(void)
@@ -279,8 +509,9 @@ static void bench_conv(void)
                                                     dnnl_convolution_direct, &src, &wany, NULL,
                                                     &dst, st, dl, pl, pr));
     void *rx = input_bytes(C * H * W), *ry = output_bytes((size_t)O * H * W * 4);
-    raw_run raw = make_raw(&cd, combined, O, 2, &wts, w, rx, ry, dnnl_query_weights_md);
+    raw_run raw = make_raw(&cd, combined, O, 2, &wts, w, rx, ry, dnnl_query_weights_md, 0);
     report("Conv 3x3 64->64 56x56 NHWC", g, &raw, C * H * W, (size_t)O * H * W * 4, 21);
+    raw_free(&raw);
     dqg_graph_destroy(g);
     free(w);
     free(rx);
@@ -298,5 +529,18 @@ int main(void)
     bench_matmul(2048, 2048, 2048);
     bench_matmul(1, 4096, 4096);
     bench_conv();
+    /* The small-M table: its floors need AVX512-VNNI (as the int8 kernels
+     * that could reach them do). */
+    bool vnni = __builtin_cpu_supports("avx512vnni");
+    printf("\n### Small M: int8 GEMV, K = N = 4096\n\n");
+    printf("The floor of a shape is the larger of its two floor rows (%s). Each row's ratio is "
+           "its median over that floor.\n\n",
+           vnni ? "measured in the same run" : "not measured: no AVX512-VNNI");
+    printf("| shape | runner | ms (min-max) | / floor |\n|---|---|---|---|\n");
+    static const int64_t ms[] = {1, 2, 4, 8, 16};
+    for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
+        bench_small_m(ms[i], 4096, 4096, vnni);
+    DNNL(dnnl_stream_destroy(stream));
+    DNNL(dnnl_engine_destroy(engine));
     return 0;
 }
