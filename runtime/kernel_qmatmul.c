@@ -137,6 +137,18 @@ dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **
                                  &m->base.bytes, m->base.impl)) != DQG_OK)
         goto fail;
     m->base.scratch_size = m->pad_offset + dqg_dnnl_scratchpad(&m->prim);
+    /* Small M (decoders, classifier heads): say what reads the weights.
+     * bench_fusion's small-M table times every oneDNN implementation of
+     * these shapes against the CPU's weight-read and VNNI floors. */
+    if (!m->base.why[0] && facts.M <= 16) {
+        if (strstr(m->base.impl, "amx"))
+            snprintf(m->base.why, sizeof m->base.why, "M=%lld: AMX brgemm, kept above M = %d",
+                     (long long)facts.M, DQG_AMX_MIN_M);
+        else
+            snprintf(m->base.why, sizeof m->base.why,
+                     "M=%lld: oneDNN's first implementation (no AMX brgemm offered)",
+                     (long long)facts.M);
+    }
     dnnl_primitive_desc_destroy(pd);
     free(folded);
     dqg_weights_release(&w);

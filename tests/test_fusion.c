@@ -40,7 +40,8 @@ typedef struct gen {
     bool is_matmul;
     const char *expect_reason; /* substring of the refusal, when not fused into int8 */
     bool quantized_out;
-    int64_t K; /* MatMul reduction size (0 for convolutions) */
+    int64_t K;      /* MatMul reduction size (0 for convolutions) */
+    int64_t gemv_m; /* the rows of a small-M MatMul, whose kernel line says M (else 0) */
     char what[256];
 } gen;
 
@@ -216,6 +217,15 @@ static void check(gen *G)
                 cr_assert_eq(fused, 1u, "%s: fused %zu; log:\n%s", G->what, fused, log);
                 cr_assert(strstr(log, "fused: Dequantize 'x_dq' + Dequantize 'w_"), "%s:\n%s",
                           G->what, log);
+                if (G->gemv_m) { /* which kernel, and why */
+                    char m_part[48];
+                    snprintf(m_part, sizeof m_part, ": M=%lld: ", (long long)G->gemv_m);
+                    const char *line = strstr(log, "kernel: MatMul 'mm' -> onednn:matmul:");
+                    const char *end = line ? strchr(line, '\n') : NULL;
+                    const char *at = line ? strstr(line, m_part) : NULL;
+                    cr_assert(at && at < end, "%s: no kernel line with \"%s\" in:\n%s", G->what,
+                              m_part, log);
+                }
             } else {
                 cr_assert_eq(fused, 0u, "%s: fused %zu; log:\n%s", G->what, fused, log);
                 cr_assert(strstr(log, G->expect_reason), "%s: no \"%s\" in:\n%s", G->what,
@@ -324,6 +334,7 @@ static void matmul_case(int mode)
     G.expect_weight_only = mode != 0;
     G.is_matmul = true;
     G.K = K;
+    G.gemv_m = edge.small_m ? M : 0;
     G.expect_reason = mode == 1   ? "activation scales vary along axis"
                       : mode == 2 ? "does not fit s8"
                                   : "weights are s4";
