@@ -5,9 +5,10 @@
  *   and a VNNI CPU, at any M: the activations are quantized to int8 per
  *   K-block at run time and multiplied by VNNI dot products
  *   (runtime/wo_q8.c);
- * - otherwise at small M (up to WO_GEMV_MAX_M rows), an AVX-512 CPU, any
- *   weight type (but float8 weights holding codes an f16 cannot carry, see
- *   runtime/wo_gemv.c): dqgraph's own exact kernel, which keeps the weights
+ * - otherwise at small M (up to WO_GEMV_MAX_M rows), any weight type (but
+ *   float8 weights holding codes an f16 cannot carry, see
+ *   runtime/wo_gemv.c): dqgraph's own exact kernel (AVX-512, AVX2 or plain
+ *   C, by the CPU), which keeps the weights
  *   at their width and decodes them in registers (the layer is bound by
  *   the bytes of weights it reads and decodes);
  * - otherwise the weights are dequantized once, when the kernel is built,
@@ -124,8 +125,8 @@ static dqg_status build_own(const dqg_kernel_request *req, dqg_kernel **out, cha
         k->base.scratch_size = dqg_wo_q8_scratch(k->q8, M);
         k->base.bytes = dqg_wo_q8_bytes(k->q8);
     } else {
-        snprintf(k->base.impl, sizeof k->base.impl, "own:avx512:wo-gemv:%s:k-block%lld",
-                 dqg_dtype_name(w.dtype), (long long)kblock);
+        snprintf(k->base.impl, sizeof k->base.impl, "own:%s:wo-gemv:%s:k-block%lld",
+                 dqg_wo_gemv_isa(k->gemv), dqg_dtype_name(w.dtype), (long long)kblock);
         snprintf(k->base.why, sizeof k->base.why,
                  "M=%lld: bandwidth-bound, %s weights read at their width (%zu bytes), not as "
                  "f32%.90s",

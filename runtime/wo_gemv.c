@@ -17,8 +17,9 @@
  * per-channel scales). Sums are f32; the result is within the contract's
  * 1e-5 of the reference relative to the output's magnitude for the K of
  * real layers (the reference dequantizes first and accumulates in f32
- * too, in another order). Threads split the panels. AVX-512 only; other
- * CPUs use the expanded f32 path. */
+ * too, in another order). Threads split the panels. Three copies of the
+ * loop: AVX-512, AVX2 (+ FMA, F16C) and plain C, picked by the CPU (and
+ * DQG_MAX_ISA) when the weights are packed. */
 #include <immintrin.h>
 #include <math.h>
 #include <omp.h>
@@ -32,6 +33,13 @@
 #define PANEL    32
 #define HALF     16
 #define MAX_ROWS 4 /* rows of x per pass over a panel (accumulators in registers) */
+/* The longest run of k summed in one accumulator before it is scaled into
+ * the result: a K-block (or a whole per-channel K) is summed in runs of at
+ * most RUN, so the f32 rounding of long sums stays that of ~RUN terms plus
+ * K / RUN, not of K. The vector copies keep several sums per column in
+ * flight (runs of RUN / U), the plain-C copy one: its runs are shorter. */
+#define RUN   128
+#define RUN_C 32
 
 /* How a row of a panel turns into f32. */
 typedef enum wo_format {
@@ -47,8 +55,10 @@ typedef enum wo_format {
 struct dqg_wo_gemv {
     int64_t K, N, panels, block, n_blocks;
     wo_format fmt;
+    dqg_isa isa; /* the copy that runs: AVX512, AVX2 or SCALAR */
     bool has_zp;
     float table[16]; /* FMT_TABLE4: 4-bit code -> value (s4: -8 .. 7; f4e2m1) */
+    float *table8;   /* float8 code -> decoded value, for the plain-C copy */
     uint8_t *w;      /* [panels][K][bytes per k] */
     size_t k_bytes;  /* 16 (4-bit), 32 (8-bit) or 64 (16-bit) */
     float *scale;    /* [panels][n_blocks][32] */
@@ -143,8 +153,6 @@ dqg_status dqg_wo_gemv_create(const dqg_weights *w, dqg_wo_gemv **out, const cha
     float mult;
     if (!format_of(w->dtype, &fmt, &esize, &mult))
         return dqg_set_error(DQG_UNSUPPORTED, "%s: %s weights", what, dqg_dtype_name(w->dtype));
-    if (!dqg_cpu_has(DQG_ISA_AVX512))
-        return dqg_set_error(DQG_UNSUPPORTED, "%s: no AVX-512", what);
     /* The scale table: one K-block size, the scale constant across a row of
      * a block within each column. */
     if (w->block_k < 1 || w->block_n < 1)
@@ -163,15 +171,28 @@ dqg_status dqg_wo_gemv_create(const dqg_weights *w, dqg_wo_gemv **out, const cha
     g->block = w->block_k < w->K ? w->block_k : w->K;
     g->n_blocks = (w->K + g->block - 1) / g->block;
     g->fmt = fmt;
+    g->isa = dqg_cpu_has(DQG_ISA_AVX512) ? DQG_ISA_AVX512
+             : dqg_cpu_has(DQG_ISA_AVX2) ? DQG_ISA_AVX2
+                                         : DQG_ISA_SCALAR;
     g->has_zp = w->zp != NULL;
     for (uint8_t i = 0; four && i < 16; i++)
         g->table[i] = dqg_load_float(w->dtype, &i, 0);
+    if (g->isa == DQG_ISA_SCALAR && (fmt == FMT_E5M2 || fmt == FMT_E4M3)) {
+        g->table8 = malloc(256 * sizeof(float));
+        if (!g->table8) {
+            free(g);
+            return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory (float8 table)", what);
+        }
+        for (int c = 0; c < 256; c++)
+            g->table8[c] = float8_decoded(fmt, (uint8_t)c, 1.0f);
+    }
     g->k_bytes = four ? PANEL / 2 : PANEL * esize;
     size_t wbytes = round64((size_t)g->panels * (size_t)g->K * g->k_bytes);
     size_t sbytes = round64((size_t)g->panels * (size_t)g->n_blocks * PANEL * sizeof(float));
     dqg_status st =
         dqg_weights_panels_alloc(wbytes, sbytes, g->has_zp, &g->w, &g->scale, &g->zs, what);
     if (st != DQG_OK) {
+        free(g->table8);
         free(g);
         return st;
     }
@@ -295,47 +316,50 @@ panel_rows(const dqg_wo_gemv *g, const wo_format fmt, int64_t p, const float *x,
     const uint8_t *wp = g->w + (size_t)p * (size_t)K * g->k_bytes;
     const __m512 table = _mm512_loadu_ps(g->table);
     for (int64_t b = 0; b < g->n_blocks; b++) {
-        int64_t k0 = b * g->block, k1 = k0 + g->block < K ? k0 + g->block : K;
-        __m512 acc[4][MAX_ROWS][2];
-        for (int u = 0; u < U; u++)
-            for (int r = 0; r < ROWS; r++)
-                acc[u][r][0] = acc[u][r][1] = _mm512_setzero_ps();
-        int64_t k = k0;
-        for (; k + U <= k1; k += U)
-            for (int u = 0; u < U; u++) {
+        int64_t kb = b * g->block, kb1 = kb + g->block < K ? kb + g->block : K;
+        size_t at = ((size_t)p * (size_t)g->n_blocks + (size_t)b) * PANEL;
+        for (int64_t k0 = kb; k0 < kb1; k0 += RUN) {
+            int64_t k1 = k0 + RUN < kb1 ? k0 + RUN : kb1;
+            __m512 acc[4][MAX_ROWS][2];
+            for (int u = 0; u < U; u++)
+                for (int r = 0; r < ROWS; r++)
+                    acc[u][r][0] = acc[u][r][1] = _mm512_setzero_ps();
+            int64_t k = k0;
+            for (; k + U <= k1; k += U)
+                for (int u = 0; u < U; u++) {
+                    __m512 lo, hi;
+                    decode(fmt, table, wp + (size_t)(k + u) * g->k_bytes, &lo, &hi);
+                    for (int r = 0; r < ROWS; r++) {
+                        __m512 xv = _mm512_set1_ps(x[(m0 + r) * K + k + u]);
+                        acc[u][r][0] = _mm512_fmadd_ps(xv, lo, acc[u][r][0]);
+                        acc[u][r][1] = _mm512_fmadd_ps(xv, hi, acc[u][r][1]);
+                    }
+                }
+            for (; k < k1; k++) {
                 __m512 lo, hi;
-                decode(fmt, table, wp + (size_t)(k + u) * g->k_bytes, &lo, &hi);
+                decode(fmt, table, wp + (size_t)k * g->k_bytes, &lo, &hi);
                 for (int r = 0; r < ROWS; r++) {
-                    __m512 xv = _mm512_set1_ps(x[(m0 + r) * K + k + u]);
-                    acc[u][r][0] = _mm512_fmadd_ps(xv, lo, acc[u][r][0]);
-                    acc[u][r][1] = _mm512_fmadd_ps(xv, hi, acc[u][r][1]);
+                    __m512 xv = _mm512_set1_ps(x[(m0 + r) * K + k]);
+                    acc[0][r][0] = _mm512_fmadd_ps(xv, lo, acc[0][r][0]);
+                    acc[0][r][1] = _mm512_fmadd_ps(xv, hi, acc[0][r][1]);
                 }
             }
-        for (; k < k1; k++) {
-            __m512 lo, hi;
-            decode(fmt, table, wp + (size_t)k * g->k_bytes, &lo, &hi);
-            for (int r = 0; r < ROWS; r++) {
-                __m512 xv = _mm512_set1_ps(x[(m0 + r) * K + k]);
-                acc[0][r][0] = _mm512_fmadd_ps(xv, lo, acc[0][r][0]);
-                acc[0][r][1] = _mm512_fmadd_ps(xv, hi, acc[0][r][1]);
+            for (int u = 1; u < U; u++)
+                for (int r = 0; r < ROWS; r++) {
+                    acc[0][r][0] = _mm512_add_ps(acc[0][r][0], acc[u][r][0]);
+                    acc[0][r][1] = _mm512_add_ps(acc[0][r][1], acc[u][r][1]);
+                }
+            for (int h = 0; h < 2; h++) {
+                __m512 s = _mm512_load_ps(g->scale + at + h * HALF);
+                for (int r = 0; r < ROWS; r++)
+                    out[r][h] = _mm512_fmadd_ps(acc[0][r][h], s, out[r][h]);
             }
         }
-        for (int u = 1; u < U; u++)
-            for (int r = 0; r < ROWS; r++) {
-                acc[0][r][0] = _mm512_add_ps(acc[0][r][0], acc[u][r][0]);
-                acc[0][r][1] = _mm512_add_ps(acc[0][r][1], acc[u][r][1]);
-            }
-        size_t at = ((size_t)p * (size_t)g->n_blocks + (size_t)b) * PANEL;
-        for (int h = 0; h < 2; h++) {
-            __m512 s = _mm512_load_ps(g->scale + at + h * HALF);
+        for (int h = 0; h < 2 && g->zs; h++) {
+            __m512 zs = _mm512_load_ps(g->zs + at + h * HALF);
             for (int r = 0; r < ROWS; r++)
-                out[r][h] = _mm512_fmadd_ps(acc[0][r][h], s, out[r][h]);
-            if (g->zs) {
-                __m512 zs = _mm512_load_ps(g->zs + at + h * HALF);
-                for (int r = 0; r < ROWS; r++)
-                    out[r][h] = _mm512_fnmadd_ps(_mm512_set1_ps(xsum[(m0 + r) * g->n_blocks + b]),
-                                                 zs, out[r][h]);
-            }
+                out[r][h] = _mm512_fnmadd_ps(_mm512_set1_ps(xsum[(m0 + r) * g->n_blocks + b]), zs,
+                                             out[r][h]);
         }
     }
     int64_t n0 = p * PANEL, n = N - n0 < PANEL ? N - n0 : PANEL;
@@ -391,6 +415,241 @@ panel(const dqg_wo_gemv *g, int64_t p, const float *x, int64_t m0, int rows, con
     }
 }
 
+/* The AVX2 (+ FMA, F16C) copy: the same panels read as four groups of
+ * eight columns; 4-bit codes through two 8-entry vpermps tables and a
+ * blend on the code's bit 3; at most two rows per pass (sixteen ymm
+ * registers). */
+#define AVX2_ROWS 2
+
+__attribute__((target("avx2,fma,f16c"), always_inline)) static inline __m256
+table4_avx2(__m256i code, __m256 t_lo, __m256 t_hi)
+{
+    __m256 lo = _mm256_permutevar8x32_ps(t_lo, code), hi = _mm256_permutevar8x32_ps(t_hi, code);
+    return _mm256_blendv_ps(lo, hi, _mm256_castsi256_ps(_mm256_slli_epi32(code, 28)));
+}
+
+/* Eight float8 codes as f32 (see float8_row). */
+__attribute__((target("avx2,fma,f16c"), always_inline)) static inline __m256
+float8_avx2(wo_format fmt, const uint8_t *p)
+{
+    __m128i w = _mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)p));
+    if (fmt == FMT_E5M2)
+        return _mm256_cvtph_ps(_mm_slli_epi16(w, 8));
+    __m128i v = _mm_slli_epi16(w, 7);
+    return _mm256_cvtph_ps(_mm_add_epi16(v, _mm_and_si128(v, _mm_set1_epi16(0x4000))));
+}
+
+/* The 32 columns of row k of a panel as f32, eight per register. */
+__attribute__((target("avx2,fma,f16c"), always_inline)) static inline void
+decode_avx2(wo_format fmt, __m256 t_lo, __m256 t_hi, const uint8_t *row, __m256 q[4])
+{
+    switch (fmt) {
+    case FMT_TABLE4: { /* byte j: columns j (low nibble) and j + 16 (high) */
+        __m256i d0 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)row));
+        __m256i d1 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(row + 8)));
+        q[0] = table4_avx2(d0, t_lo, t_hi);
+        q[1] = table4_avx2(d1, t_lo, t_hi);
+        q[2] = table4_avx2(_mm256_srli_epi32(d0, 4), t_lo, t_hi);
+        q[3] = table4_avx2(_mm256_srli_epi32(d1, 4), t_lo, t_hi);
+        break;
+    }
+    case FMT_S8:
+    case FMT_U8:
+        for (int i = 0; i < 4; i++) {
+            __m128i b = _mm_loadl_epi64((const __m128i *)(row + 8 * i));
+            q[i] = _mm256_cvtepi32_ps(fmt == FMT_S8 ? _mm256_cvtepi8_epi32(b)
+                                                    : _mm256_cvtepu8_epi32(b));
+        }
+        break;
+    case FMT_E5M2:
+    case FMT_E4M3:
+        for (int i = 0; i < 4; i++)
+            q[i] = float8_avx2(fmt, row + 8 * i);
+        break;
+    default: /* FMT_S16, FMT_U16 */
+        for (int i = 0; i < 4; i++) {
+            __m128i h = _mm_load_si128((const __m128i *)row + i);
+            q[i] = _mm256_cvtepi32_ps(fmt == FMT_S16 ? _mm256_cvtepi16_epi32(h)
+                                                     : _mm256_cvtepu16_epi32(h));
+        }
+        break;
+    }
+}
+
+__attribute__((target("avx2,fma,f16c"), always_inline)) static inline void
+panel_rows_avx2(const dqg_wo_gemv *g, const wo_format fmt, int64_t p, const float *x, int64_t m0,
+                const int ROWS, const int U, const float *xsum, float *y, const dqg_epilogue *e,
+                const void *const *rt)
+{
+    const int64_t K = g->K, N = g->N;
+    __m256 out[AVX2_ROWS][4];
+    for (int r = 0; r < ROWS; r++)
+        for (int i = 0; i < 4; i++)
+            out[r][i] = _mm256_setzero_ps();
+    const uint8_t *wp = g->w + (size_t)p * (size_t)K * g->k_bytes;
+    const __m256 t_lo = _mm256_loadu_ps(g->table), t_hi = _mm256_loadu_ps(g->table + 8);
+    for (int64_t b = 0; b < g->n_blocks; b++) {
+        int64_t kb = b * g->block, kb1 = kb + g->block < K ? kb + g->block : K;
+        size_t at = ((size_t)p * (size_t)g->n_blocks + (size_t)b) * PANEL;
+        for (int64_t k0 = kb; k0 < kb1; k0 += RUN) {
+            int64_t k1 = k0 + RUN < kb1 ? k0 + RUN : kb1;
+            __m256 acc[2][AVX2_ROWS][4];
+            for (int u = 0; u < U; u++)
+                for (int r = 0; r < ROWS; r++)
+                    for (int i = 0; i < 4; i++)
+                        acc[u][r][i] = _mm256_setzero_ps();
+            int64_t k = k0;
+            for (; k + U <= k1; k += U)
+                for (int u = 0; u < U; u++) {
+                    __m256 q[4];
+                    decode_avx2(fmt, t_lo, t_hi, wp + (size_t)(k + u) * g->k_bytes, q);
+                    for (int r = 0; r < ROWS; r++) {
+                        __m256 xv = _mm256_broadcast_ss(x + (m0 + r) * K + k + u);
+                        for (int i = 0; i < 4; i++)
+                            acc[u][r][i] = _mm256_fmadd_ps(xv, q[i], acc[u][r][i]);
+                    }
+                }
+            for (; k < k1; k++) {
+                __m256 q[4];
+                decode_avx2(fmt, t_lo, t_hi, wp + (size_t)k * g->k_bytes, q);
+                for (int r = 0; r < ROWS; r++) {
+                    __m256 xv = _mm256_broadcast_ss(x + (m0 + r) * K + k);
+                    for (int i = 0; i < 4; i++)
+                        acc[0][r][i] = _mm256_fmadd_ps(xv, q[i], acc[0][r][i]);
+                }
+            }
+            for (int i = 0; i < 4; i++) {
+                __m256 s = _mm256_load_ps(g->scale + at + 8 * i);
+                for (int r = 0; r < ROWS; r++) {
+                    __m256 a = U > 1 ? _mm256_add_ps(acc[0][r][i], acc[1][r][i]) : acc[0][r][i];
+                    out[r][i] = _mm256_fmadd_ps(a, s, out[r][i]);
+                }
+            }
+        }
+        for (int i = 0; i < 4 && g->zs; i++)
+            for (int r = 0; r < ROWS; r++)
+                out[r][i] = _mm256_fnmadd_ps(_mm256_broadcast_ss(xsum + (m0 + r) * g->n_blocks + b),
+                                             _mm256_load_ps(g->zs + at + 8 * i), out[r][i]);
+    }
+    int64_t n0 = p * PANEL, n = N - n0 < PANEL ? N - n0 : PANEL;
+    for (int r = 0; r < ROWS; r++) {
+        float *yr = y + (m0 + r) * N + n0;
+        if (n == PANEL) {
+            for (int i = 0; i < 4; i++)
+                _mm256_storeu_ps(yr + 8 * i, out[r][i]);
+        } else {
+            float tmp[PANEL];
+            for (int i = 0; i < 4; i++)
+                _mm256_storeu_ps(tmp + 8 * i, out[r][i]);
+            memcpy(yr, tmp, (size_t)n * sizeof(float));
+        }
+        dqg_epilogue_apply(e, yr, m0 + r, n0, n, N, rt);
+    }
+}
+
+__attribute__((target("avx2,fma,f16c"))) static void
+panel_avx2(const dqg_wo_gemv *g, int64_t p, const float *x, int64_t m0, int rows, const float *xsum,
+           float *y, const dqg_epilogue *e, const void *const *rt)
+{
+    switch (g->fmt) {
+#define FORMAT(f)                                                                                  \
+    case f:                                                                                        \
+        if (rows == 1)                                                                             \
+            panel_rows_avx2(g, f, p, x, m0, 1, 2, xsum, y, e, rt);                                 \
+        else                                                                                       \
+            panel_rows_avx2(g, f, p, x, m0, 2, 1, xsum, y, e, rt);                                 \
+        break;
+        FORMAT(FMT_TABLE4)
+        FORMAT(FMT_S8)
+        FORMAT(FMT_U8)
+        FORMAT(FMT_E5M2)
+        FORMAT(FMT_E4M3)
+        FORMAT(FMT_S16)
+        FORMAT(FMT_U16)
+#undef FORMAT
+    }
+}
+
+/* The plain-C copy, for CPUs (or a DQG_MAX_ISA cap) below AVX2: a panel's
+ * row decoded into 32 floats (float8 through a table of what the vector
+ * copies' f16 decoding gives, so every copy refuses and decodes the same
+ * codes), then one multiply-add per column and row, which compilers
+ * vectorize. */
+static void decode_c(const dqg_wo_gemv *g, const uint8_t *row, float q[PANEL])
+{
+    switch (g->fmt) {
+    case FMT_TABLE4:
+        for (int j = 0; j < HALF; j++) {
+            q[j] = g->table[row[j] & 0x0F];
+            q[j + HALF] = g->table[row[j] >> 4];
+        }
+        break;
+    case FMT_S8:
+        for (int j = 0; j < PANEL; j++)
+            q[j] = (float)(int8_t)row[j];
+        break;
+    case FMT_U8:
+        for (int j = 0; j < PANEL; j++)
+            q[j] = (float)row[j];
+        break;
+    case FMT_E5M2:
+    case FMT_E4M3:
+        for (int j = 0; j < PANEL; j++)
+            q[j] = g->table8[row[j]];
+        break;
+    case FMT_S16:
+        for (int j = 0; j < PANEL; j++) {
+            int16_t v;
+            memcpy(&v, row + 2 * j, 2);
+            q[j] = (float)v;
+        }
+        break;
+    default: /* FMT_U16 */
+        for (int j = 0; j < PANEL; j++) {
+            uint16_t v;
+            memcpy(&v, row + 2 * j, 2);
+            q[j] = (float)v;
+        }
+        break;
+    }
+}
+
+static void panel_c(const dqg_wo_gemv *g, int64_t p, const float *x, int64_t m0, int rows,
+                    const float *xsum, float *y, const dqg_epilogue *e, const void *const *rt)
+{
+    const int64_t K = g->K, N = g->N;
+    float out[MAX_ROWS][PANEL] = {{0}}, acc[MAX_ROWS][PANEL], q[PANEL];
+    const uint8_t *wp = g->w + (size_t)p * (size_t)K * g->k_bytes;
+    for (int64_t b = 0; b < g->n_blocks; b++) {
+        int64_t kb = b * g->block, kb1 = kb + g->block < K ? kb + g->block : K;
+        size_t at = ((size_t)p * (size_t)g->n_blocks + (size_t)b) * PANEL;
+        for (int64_t k0 = kb; k0 < kb1; k0 += RUN_C) {
+            int64_t k1 = k0 + RUN_C < kb1 ? k0 + RUN_C : kb1;
+            memset(acc, 0, sizeof acc);
+            for (int64_t k = k0; k < k1; k++) {
+                decode_c(g, wp + (size_t)k * g->k_bytes, q);
+                for (int r = 0; r < rows; r++) {
+                    float xv = x[(m0 + r) * K + k];
+                    for (int j = 0; j < PANEL; j++)
+                        acc[r][j] += xv * q[j];
+                }
+            }
+            for (int r = 0; r < rows; r++)
+                for (int j = 0; j < PANEL; j++)
+                    out[r][j] += acc[r][j] * g->scale[at + j];
+        }
+        for (int r = 0; r < rows && g->zs; r++)
+            for (int j = 0; j < PANEL; j++)
+                out[r][j] -= xsum[(m0 + r) * g->n_blocks + b] * g->zs[at + j];
+    }
+    int64_t n0 = p * PANEL, n = N - n0 < PANEL ? N - n0 : PANEL;
+    for (int r = 0; r < rows; r++) {
+        float *yr = y + (m0 + r) * N + n0;
+        memcpy(yr, out[r], (size_t)n * sizeof(float));
+        dqg_epilogue_apply(e, yr, m0 + r, n0, n, N, rt);
+    }
+}
+
 dqg_status dqg_wo_gemv_run(const dqg_wo_gemv *g, int64_t M, const float *x, float *y, void *scratch,
                            const dqg_epilogue *e, const void *const *rt)
 {
@@ -404,16 +663,27 @@ dqg_status dqg_wo_gemv_run(const dqg_wo_gemv *g, int64_t M, const float *x, floa
                     s += x[m * g->K + k];
                 xsum[m * g->n_blocks + b] = s;
             }
-    int64_t chunks = (M + MAX_ROWS - 1) / MAX_ROWS, work = g->panels * chunks;
+    int per = g->isa == DQG_ISA_AVX2 ? AVX2_ROWS : MAX_ROWS; /* rows per pass */
+    int64_t chunks = (M + per - 1) / per, work = g->panels * chunks;
     /* Small layers stay on one thread: a fork costs more than they do. */
     int threads = g->K * g->N * M >= (1 << 16) ? omp_get_max_threads() : 1;
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (int64_t i = 0; i < work; i++) {
-        int64_t p = i % g->panels, c = i / g->panels, m0 = c * MAX_ROWS;
-        int rows = (int)(M - m0 < MAX_ROWS ? M - m0 : MAX_ROWS);
-        panel(g, p, x, m0, rows, xsum, y, e, rt);
+        int64_t p = i % g->panels, c = i / g->panels, m0 = c * per;
+        int rows = (int)(M - m0 < per ? M - m0 : per);
+        if (g->isa == DQG_ISA_AVX512)
+            panel(g, p, x, m0, rows, xsum, y, e, rt);
+        else if (g->isa == DQG_ISA_AVX2)
+            panel_avx2(g, p, x, m0, rows, xsum, y, e, rt);
+        else
+            panel_c(g, p, x, m0, rows, xsum, y, e, rt);
     }
     return DQG_OK;
+}
+
+const char *dqg_wo_gemv_isa(const dqg_wo_gemv *g)
+{
+    return dqg_isa_name(g->isa);
 }
 
 void dqg_wo_gemv_destroy(dqg_wo_gemv *g)
@@ -423,5 +693,6 @@ void dqg_wo_gemv_destroy(dqg_wo_gemv *g)
     free(g->w);
     free(g->scale);
     free(g->zs);
+    free(g->table8);
     free(g);
 }

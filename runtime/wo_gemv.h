@@ -20,6 +20,8 @@ dqg_status dqg_wo_gemv_run(const dqg_wo_gemv *g, int64_t M, const float *x, floa
 size_t dqg_wo_gemv_scratch(const dqg_wo_gemv *g, int64_t M);
 /* Bytes of packed weights, scales and zero-point terms. */
 size_t dqg_wo_gemv_bytes(const dqg_wo_gemv *g);
+/* The instruction set of the copy that runs ("avx512", "avx2", "scalar"). */
+const char *dqg_wo_gemv_isa(const dqg_wo_gemv *g);
 void dqg_wo_gemv_destroy(dqg_wo_gemv *g);
 
 #endif

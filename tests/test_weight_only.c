@@ -5,9 +5,9 @@
  * K and N off the block and panel sizes x weights stored transposed, with a
  * bias and a ReLU. The numerical contract: within 1e-5 of the reference
  * relative to the output's largest magnitude. Which kernel runs is checked
- * too: dqgraph's own (weights kept at their width) for 4- and 8-bit weights
- * at M <= 16 on AVX-512 CPUs, oneDNN's f32 matmul on expanded weights
- * otherwise. */
+ * too: dqgraph's own (weights kept at their width) at M <= 16, in its
+ * AVX-512, AVX2 or plain-C copy by the CPU (and DQG_MAX_ISA), oneDNN's f32
+ * matmul on expanded weights otherwise. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -197,7 +197,15 @@ static void run_case(const wcase *c, char *info, size_t info_size)
 /* Every weight type is decoded by the own kernel at small M. */
 static bool own_kernel_expected(const wcase *c)
 {
-    return c->M <= 16 && dqg_cpu_has(DQG_ISA_AVX512);
+    return c->M <= 16;
+}
+
+/* The exact kernel's copy for this CPU and DQG_MAX_ISA. */
+static const char *own_kernel_name(void)
+{
+    return dqg_cpu_has(DQG_ISA_AVX512) ? "own:avx512:wo-gemv"
+           : dqg_cpu_has(DQG_ISA_AVX2) ? "own:avx2:wo-gemv"
+                                       : "own:scalar:wo-gemv";
 }
 
 /* fpmath int8 quantizes the activations for 4- and 8-bit integer weights
@@ -232,7 +240,7 @@ static void random_cases_in(uint32_t seed, int count, const dqg_dtype *types, in
         char info[1024];
         run_case(&c, info, sizeof info);
         bool q8 = strstr(info, "own:avx512_vnni:wo-int8-act") != NULL;
-        bool own = q8 || strstr(info, "own:avx512:wo-gemv") != NULL;
+        bool own = q8 || strstr(info, own_kernel_name()) != NULL;
         cr_assert_eq(own, own_kernel_expected(&c) || int8_kernel_expected(&c), "M=%lld %s: %s",
                      (long long)c.M, dqg_dtype_name(c.wt), info);
         cr_assert_eq(q8, int8_kernel_expected(&c), "M=%lld %s block %lld: %s", (long long)c.M,
@@ -292,7 +300,7 @@ Test(weight_only, large_layers)
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char info[1024];
         run_case(&cases[i], info, sizeof info);
-        cr_assert_eq(strstr(info, "own:avx512") != NULL,
+        cr_assert_eq(strstr(info, "own:") != NULL,
                      own_kernel_expected(&cases[i]) || int8_kernel_expected(&cases[i]), "%s", info);
         cr_assert_eq(strstr(info, "wo-int8-act") != NULL, int8_kernel_expected(&cases[i]), "%s",
                      info);
@@ -304,8 +312,6 @@ Test(weight_only, large_layers)
  * weights and 2 MiB of scales), not 64 MiB of f32. */
 Test(weight_only, weights_stay_at_their_width)
 {
-    if (!dqg_cpu_has(DQG_ISA_AVX512))
-        return; /* the expanded f32 path holds f32 weights by design */
     const int64_t K = 4096, N = 4096, B = 32, one = 1;
     dqg_graph *g;
     cr_assert_eq(dqg_graph_create(&g), DQG_OK);
@@ -346,8 +352,6 @@ Test(weight_only, weights_stay_at_their_width)
  * large value is kept. */
 Test(weight_only, float8_codes_outside_the_kernel)
 {
-    if (!dqg_cpu_has(DQG_ISA_AVX512))
-        return;
     const struct {
         dqg_dtype t;
         uint8_t code;
