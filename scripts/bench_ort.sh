@@ -61,10 +61,11 @@ for f in "$models"/*.onnx; do
   # (accuracy level 4); level 0 keeps them f32 like dqgraph's exact mode.
   variants=("")
   [[ "$name" == wo_* ]] && variants=("" "--accuracy-level 0")
-  # The Llama layer at sequence 32 also runs with fpmath = bf16 (dqgraph's
-  # opt-in mode), against ONNX Runtime's default.
+  # The Llama layer at sequence 32 and the weight-only layers of 64 rows and
+  # more also run with fpmath = bf16 (dqgraph's opt-in mode), against ONNX
+  # Runtime's default.
   bf16=0
-  [[ "$name" == *llama_layer_s32* ]] && bf16=1
+  [[ "$name" == *llama_layer_s32* || "$name" =~ ^wo_.*_(64|128|512)x ]] && bf16=1
   # Weight-only layers of integer weights also run with fpmath = int8
   # (dqgraph's opt-in approximate mode, int8 activations as ORT's default).
   int8=0
