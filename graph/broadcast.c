@@ -73,3 +73,19 @@ dqg_status dqg_binary_reference(const dqg_graph *g, const dqg_op *op, dqg_ref_va
     }
     return DQG_OK;
 }
+
+int dqg_broadcast_axis(const dqg_tensor *c, const dqg_tensor *out)
+{
+    if (c->rank > out->rank || c->nelems <= 1)
+        return -1;
+    int axis = -1;
+    for (int i = 0; i < c->rank; i++) {
+        int oi = i + (out->rank - c->rank);
+        if (c->dims[i] == 1)
+            continue;
+        if (axis >= 0 || c->dims[i] != out->dims[oi])
+            return -1;
+        axis = oi;
+    }
+    return axis;
+}

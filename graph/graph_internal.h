@@ -437,6 +437,10 @@ bool dqg_check_same_dtype(dqg_graph *g, const char *kind, const char *name, dqg_
 /* "f32, f16 or bf16" */
 char *dqg_format_dtype_list(char *buf, size_t size, const dqg_dtype *list, int n);
 
+/* The axis of `out` along which operand c of a broadcasting element-wise op
+ * varies -- c's dimensions, aligned to out's last, are all 1 but one, equal
+ * to out's there -- or -1 (c holds one value, or is not of that form). */
+int dqg_broadcast_axis(const dqg_tensor *c, const dqg_tensor *out);
 /* NumPy broadcasting of two shapes; returns the output rank or -1 (sticky
  * error naming the first incompatible dimension). */
 int dqg_broadcast_shapes(dqg_graph *g, const char *kind, const char *name, const dqg_tensor *a,

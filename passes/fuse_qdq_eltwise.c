@@ -1,17 +1,24 @@
 /* fuse quantized element-wise chains (and concats, see fuse_concat):
  * QuantizeLinear of a chain of
  * element-wise ops whose inputs are per-tensor dequantizes of u8/s8
- * tensors (and scalar constants) -- a residual DQ(a) + DQ(b) -> ReLU -> Q,
- * a DQ -> Clip -> Q, a requantize DQ -> Q -- becomes one partition that
+ * tensors (and constants: scalars, or one value per index of one axis) --
+ * a residual DQ(a) + DQ(b) -> ReLU -> Q, a DQ -> Clip -> Q, a requantize
+ * DQ -> Q, DenseNet's DQ -> BatchNormalization -> ReLU -> Q -- becomes one
+ * partition that
  * reads the int8 inputs and writes the int8 output, computing every element
  * exactly as the reference does (float32, op by op), instead of a float
  * round trip through memory. */
 #include "passes/fuse_common.h"
 
-static bool const_scalar(const dqg_graph *g, dqg_tensor_id t)
+/* A constant operand the kernel takes: one f32 value, or one per index of a
+ * single axis of the chain's shape (a BatchNormalization's per-channel
+ * scale and shift, shaped [C, 1, 1]), broadcasting as ONNX does. */
+static bool const_operand(const dqg_graph *g, dqg_tensor_id t, dqg_tensor_id like)
 {
-    return dqg_fuse_is_const(g, t) && g->tensors[t].nelems == 1 && g->tensors[t].dtype == DQG_F32 &&
-           g->tensors[t].kind == DQG_TENSOR_CONSTANT;
+    const dqg_tensor *c = &g->tensors[t], *o = &g->tensors[like];
+    if (!dqg_fuse_is_const(g, t) || c->dtype != DQG_F32 || c->kind != DQG_TENSOR_CONSTANT)
+        return false;
+    return c->nelems == 1 || dqg_broadcast_axis(c, o) >= 0;
 }
 
 /* Adds the ops computing tensor t (of `nelems` elements) to m; false when t
@@ -20,7 +27,7 @@ static bool visit(const dqg_pass_state *s, dqg_tensor_id t, int32_t reader, int6
                   dqg_fusion_match *m)
 {
     const dqg_graph *g = s->graph;
-    if (const_scalar(g, t))
+    if (const_operand(g, t, g->ops[reader].outputs[0]))
         return true;
     int32_t p = g->tensors[t].producer;
     if (p < 0 || g->ops[p].removed || s->group[p] >= 0 ||

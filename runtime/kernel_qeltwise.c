@@ -1,6 +1,8 @@
 /* The int8 element-wise partition: per-tensor dequantizes of u8/s8 inputs,
  * a chain of element-wise ops, and the QuantizeLinear of the result, in one
- * pass over memory. Elements are processed in chunks that stay in L1; every
+ * pass over memory; constants are scalars or hold one value per index of one
+ * axis (a BatchNormalization's per-channel scale and shift). Elements are
+ * processed in chunks that stay in L1; every
  * step is the reference interpreter's arithmetic (dequantize (x - zp) *
  * scale in float32, the ops in float32, quantize round-half-even of
  * x / scale plus the zero point, saturated, NaN to 0), so the results are
@@ -31,6 +33,18 @@ typedef struct step {
     float lo, hi;
 } step;
 
+/* A constant holding one value per index of one axis (a per-channel scale
+ * or shift), as the slot's values for the elements of a chunk: with the
+ * axis innermost in storage (channels-last, or the last axis), a window of
+ * `rep`, else filled element by element. */
+typedef struct axis_const {
+    int slot;
+    int64_t period; /* values along the axis */
+    int64_t inner;  /* elements of storage per step along the axis */
+    float *vals;    /* inner > 1: the values */
+    float *rep;     /* inner == 1: vals[j % period] for j < period + CHUNK */
+} axis_const;
+
 typedef struct qeltwise_kernel qeltwise_kernel;
 struct qeltwise_kernel {
     dqg_kernel base;
@@ -40,6 +54,8 @@ struct qeltwise_kernel {
     step steps[DQG_MAX_PART_OPS];
     float consts[MAX_SLOTS]; /* slot -> value, for scalar-constant slots */
     bool is_const[MAX_SLOTS];
+    int n_axis;
+    axis_const axis[MAX_SLOTS];
     int in_slot, out_arg;
     bool out_s8;
     float out_scale;
@@ -55,10 +71,29 @@ __attribute__((always_inline)) static inline void
 chunk_body(const qeltwise_kernel *k, void *const *args, int64_t first, int64_t len)
 {
     float v[MAX_SLOTS][CHUNK];
-    for (int s = 0; s < k->n_slots; s++)
+    const float *in[MAX_SLOTS]; /* what each slot reads: v, or a window of constants */
+    for (int s = 0; s < k->n_slots; s++) {
+        in[s] = v[s];
         if (k->is_const[s])
             for (int64_t i = 0; i < len; i++)
                 v[s][i] = k->consts[s];
+    }
+    for (int a = 0; a < k->n_axis; a++) {
+        const axis_const *c = &k->axis[a];
+        if (c->rep) {
+            in[c->slot] = c->rep + first % c->period;
+            continue;
+        }
+        float *d = v[c->slot];
+        int64_t j = (first / c->inner) % c->period, p = first % c->inner;
+        for (int64_t i = 0; i < len; i++) {
+            d[i] = c->vals[j];
+            if (++p == c->inner) {
+                p = 0;
+                j = j + 1 == c->period ? 0 : j + 1;
+            }
+        }
+    }
     for (int l = 0; l < k->n_leaves; l++) {
         const leaf *f = &k->leaves[l];
         float *d = v[f->slot];
@@ -74,7 +109,7 @@ chunk_body(const qeltwise_kernel *k, void *const *args, int64_t first, int64_t l
     }
     for (int s = 0; s < k->n_steps; s++) {
         const step *p = &k->steps[s];
-        const float *a = v[p->a], *b = p->b >= 0 ? v[p->b] : NULL;
+        const float *a = in[p->a], *b = p->b >= 0 ? in[p->b] : NULL;
         float *o = v[p->out];
         switch (p->kind) {
         case DQG_OP_ADD:
@@ -102,7 +137,7 @@ chunk_body(const qeltwise_kernel *k, void *const *args, int64_t first, int64_t l
      * default rounding mode, by adding and subtracting 1.5 * 2^23: exact for
      * |q| <= 2^22, where the sum's spacing is 1 (beyond, the result
      * saturates anyway). Unlike a call to nearbyintf, this vectorizes. */
-    const float *r = v[k->in_slot];
+    const float *r = in[k->in_slot];
     const float lo = k->out_s8 ? -128.0f : 0.0f, hi = k->out_s8 ? 127.0f : 255.0f;
     const float big = 4194304.0f, magic = 12582912.0f, zp = (float)k->out_zp;
     float y[CHUNK];
@@ -156,9 +191,54 @@ static dqg_status qeltwise_execute(dqg_kernel *kb, void *const *args, void *scra
     return DQG_OK;
 }
 
-static void qeltwise_destroy(dqg_kernel *k)
+static void qeltwise_destroy(dqg_kernel *kb)
 {
+    qeltwise_kernel *k = (qeltwise_kernel *)kb;
+    for (int a = 0; a < k->n_axis; a++) {
+        free(k->axis[a].vals);
+        free(k->axis[a].rep);
+    }
     free(k);
+}
+
+/* Slot `slot` as constant t, which varies along one axis of `like` (the
+ * op's output; its storage is channels-last when the partition's output
+ * is: the layout pass marks the partition's edges). */
+static dqg_status add_axis_const(qeltwise_kernel *k, const dqg_tensor *t, const dqg_tensor *like,
+                                 bool channels_last, int slot)
+{
+    int axis = dqg_broadcast_axis(t, like);
+    if (axis < 0)
+        return dqg_set_error(DQG_UNSUPPORTED,
+                             "int8 element-wise kernel: a constant of %lld values not along one "
+                             "axis",
+                             (long long)t->nelems);
+    /* Channels-last storage puts axis 1 innermost and shifts the spatial
+     * axes up by one. */
+    int r = like->rank, pos = axis;
+    bool cl = channels_last && r >= 3;
+    if (cl)
+        pos = axis == 0 ? 0 : axis == 1 ? r - 1 : axis - 1;
+    int64_t inner = 1;
+    for (int i = r - 1; i > pos; i--) {
+        int logical = cl ? (i == r - 1 ? 1 : i == 0 ? 0 : i + 1) : i;
+        inner *= like->dims[logical];
+    }
+    axis_const *c = &k->axis[k->n_axis++];
+    c->slot = slot;
+    c->period = t->nelems;
+    c->inner = inner;
+    size_t n = inner == 1 ? (size_t)(c->period + CHUNK) : (size_t)c->period;
+    float *vals = malloc(n * sizeof *vals);
+    if (!vals)
+        return dqg_set_error(DQG_OUT_OF_MEMORY, "int8 element-wise kernel: out of memory");
+    for (size_t j = 0; j < n; j++)
+        vals[j] = dqg_load_float(t->dtype, t->data, (int64_t)(j % (size_t)c->period));
+    if (inner == 1)
+        c->rep = vals;
+    else
+        c->vals = vals;
+    return DQG_OK;
 }
 
 static float load_scale(const dqg_graph *g, dqg_tensor_id t)
@@ -194,6 +274,14 @@ dqg_status dqg_kernel_qeltwise_build(const dqg_kernel_request *req, dqg_kernel *
         const dqg_op *op = &g->ops[i];
         if (op == q)
             break;
+        /* Each op takes at most three new slots (two constants and its
+         * result); a chain holding more values than MAX_SLOTS is refused
+         * (and runs unfused). */
+        if (k->n_slots + 3 > MAX_SLOTS) {
+            st = dqg_set_error(DQG_UNSUPPORTED, "int8 element-wise kernel: more than %d values",
+                               MAX_SLOTS - 3);
+            break;
+        }
         if (op->kind == DQG_OP_DEQUANTIZE) {
             leaf *f = &k->leaves[k->n_leaves++];
             f->arg = dqg_kernel_arg_index(g, op->inputs[0]);
@@ -208,9 +296,15 @@ dqg_status dqg_kernel_qeltwise_build(const dqg_kernel_request *req, dqg_kernel *
         int operands[2] = {-1, -1};
         for (int j = 0; j < op->n_inputs && j < 2; j++) {
             dqg_tensor_id t = op->inputs[j];
-            if (slot_of[t] < 0) { /* a scalar constant */
+            if (slot_of[t] < 0 && g->tensors[t].nelems == 1) { /* a scalar constant */
                 k->is_const[k->n_slots] = true;
                 k->consts[k->n_slots] = load_scale(g, t);
+                slot_of[t] = k->n_slots++;
+            } else if (slot_of[t] < 0) { /* one value per index of an axis */
+                st = add_axis_const(k, &g->tensors[t], &g->tensors[op->outputs[0]],
+                                    g->tensors[q->outputs[0]].channels_last, k->n_slots);
+                if (st != DQG_OK)
+                    break;
                 slot_of[t] = k->n_slots++;
             }
             operands[j] = slot_of[t];
@@ -222,8 +316,6 @@ dqg_status dqg_kernel_qeltwise_build(const dqg_kernel_request *req, dqg_kernel *
             p->hi = op->attrs.clip.hi;
         }
         p->out = slot_of[op->outputs[0]] = k->n_slots++;
-        if (k->n_slots > MAX_SLOTS)
-            st = dqg_set_error(DQG_UNSUPPORTED, "int8 element-wise kernel: %d values", k->n_slots);
     }
     if (st == DQG_OK) {
         k->in_slot = slot_of[q->inputs[0]];
@@ -237,12 +329,13 @@ dqg_status dqg_kernel_qeltwise_build(const dqg_kernel_request *req, dqg_kernel *
         k->run = isa == DQG_ISA_AVX512 ? run_chunk_avx512
                  : isa == DQG_ISA_AVX2 ? run_chunk_avx2
                                        : run_chunk_scalar;
-        snprintf(k->base.impl, sizeof k->base.impl, "own:%s:int8-eltwise:%d-in:%d-ops",
-                 dqg_isa_name(isa), k->n_leaves, k->n_steps);
+        snprintf(k->base.impl, sizeof k->base.impl, "own:%s:int8-eltwise:%d-in:%d-ops%s",
+                 dqg_isa_name(isa), k->n_leaves, k->n_steps,
+                 k->n_axis ? ":per-axis-constants" : "");
     }
     free(slot_of);
     if (st != DQG_OK) {
-        free(k);
+        qeltwise_destroy(&k->base);
         return st;
     }
     *out = &k->base;

@@ -178,6 +178,56 @@ Test(layout, channel_concat_between_convolutions_does_not_reorder)
     dqg_graph_destroy(g);
 }
 
+/* DenseNet's pre-activation between two convolutions: DQ -> per-channel
+ * Mul and Add (a BatchNormalization, constants shaped [C, 1, 1]) -> ReLU ->
+ * Q runs as one int8 element-wise partition on the channels-last tensor,
+ * each element taking its own channel's constants; within one unit of the
+ * reference (a constant of the wrong channel moves values by many). */
+Test(layout, per_channel_batchnorm_between_convolutions)
+{
+    enum { C = 16 };
+    dqg_graph *g;
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    int64_t xd[] = {1, 8, 10, 10}, cd[] = {C, 1, 1}, one = 1;
+    dqg_tensor_id x = dqg_input(g, "x", DQG_U8, 4, xd);
+    dqg_tensor_id a = qconv(g, "c1", x, 8, C, false, 1);
+    float s = 0.05f, scale[C], shift[C];
+    for (int i = 0; i < C; i++) {
+        scale[i] = 0.25f + 0.125f * (float)i;
+        shift[i] = 0.4f * (float)(i % 5) - 0.8f;
+    }
+    uint8_t z = 128;
+    dqg_dequantize_linear_attrs da = {.opset = 13};
+    dqg_quantize_linear_attrs qa = {.opset = 13};
+    dqg_tensor_id sc = test_const_f32(g, 0, &one, &s),
+                  zp = dqg_constant(g, NULL, DQG_U8, 0, &one, &z, 1);
+    dqg_tensor_id t = dqg_dequantize_linear(g, NULL, a, sc, zp, &da);
+    t = dqg_mul(g, "bn_scale", t, test_const_f32(g, 3, cd, scale));
+    t = dqg_add(g, "bn_shift", t, test_const_f32(g, 3, cd, shift));
+    t = dqg_quantize_linear(g, NULL, dqg_relu(g, "bn_relu", t), sc, zp, &qa);
+    dqg_tensor_id c = qconv(g, "c2", t, C, 8, false, 2);
+    dqg_output(g, dqg_dequantize_linear(g, "out_dq", c, sc, zp, &da), "y");
+    finalize_ok(g);
+    float ref[800], fused[800];
+    static char log[16384];
+    run(g, NULL, ref, NULL, 0);
+    dqg_compile_options o = dqg_compile_options_default();
+    run(g, &o, fused, log, sizeof log);
+    cr_assert(strstr(log, "stored channels-last"), "%s", log);
+    cr_assert_eq(count(log, "reorders its"), 2, "%s", log);
+    dqg_compiled *cc = NULL;
+    cr_assert_eq(dqg_compile(g, &o, &cc), DQG_OK, "%s", dqg_last_error());
+    int per_axis = 0;
+    for (size_t p = 0; p < dqg_compiled_partition_count(cc); p++)
+        per_axis += strstr(dqg_compiled_partition_info(cc, p), "per-axis-constants") != NULL;
+    cr_assert_eq(per_axis, 1, "per-axis int8 element-wise partitions: %d", per_axis);
+    dqg_compiled_destroy(cc);
+    for (int i = 0; i < 800; i++)
+        cr_assert(fabsf(fused[i] - ref[i]) <= 0.05f + 1e-6f, "fused [%d] %g vs %g", i, fused[i],
+                  ref[i]);
+    dqg_graph_destroy(g);
+}
+
 /* A convolution whose bias is computed when the graph compiles (a folded
  * Mul of two constants), followed by a ReLU and another convolution (so
  * its output is stored channels-last): with the ReLU as a post-op the bias

@@ -243,6 +243,51 @@ Test(qdq_patterns, concat_of_differently_quantized_inputs)
     }
 }
 
+/* Constants holding one value per index of one axis -- a BatchNormalization's
+ * per-channel scale and shift, shaped [C, 1, 1], [1, C, 1, 1], or along
+ * the last or a middle axis -- stay in the int8 element-wise partition,
+ * bit-identical to the reference; a constant varying along two axes does
+ * not. */
+Test(qdq_patterns, per_axis_constants)
+{
+    test_rng = 55;
+    for (int trial = 0; trial < 40; trial++) {
+        dqg_graph *g;
+        cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+        int64_t d[] = {1 + (int64_t)(test_rnd() % 2), 2 + (int64_t)(test_rnd() % 40),
+                       1 + (int64_t)(test_rnd() % 9), 2 + (int64_t)(test_rnd() % 20)};
+        int axis = 1 + (int)(test_rnd() % 3);
+        bool two_axes = trial % 8 == 7; /* [d1, 1, d3]: not one axis */
+        int64_t cd[4] = {1, 1, 1, 1};
+        int crank;
+        if (two_axes) {
+            crank = 3;
+            cd[0] = d[1];
+            cd[2] = d[3];
+        } else if (test_rnd() % 2) { /* rank 4: [1, .., d[axis], .., 1] */
+            crank = 4;
+            cd[axis] = d[axis];
+        } else { /* the trailing dims only: [C, 1, 1] for axis 1 */
+            crank = 4 - axis;
+            cd[0] = d[axis];
+        }
+        int64_t n = 1;
+        for (int i = 0; i < crank; i++)
+            n *= cd[i];
+        float *v = malloc((size_t)n * 2 * sizeof *v);
+        for (int64_t i = 0; i < 2 * n; i++)
+            v[i] = 0.1f * (float)(test_rnd() % 40) - 2.0f;
+        dqg_dtype xt = test_rnd() % 2 ? DQG_U8 : DQG_S8;
+        dqg_tensor_id t = dq(g, dqg_input(g, "x", xt, 4, d), xt);
+        t = dqg_mul(g, "scale", t, dqg_constant(g, NULL, DQG_F32, crank, cd, v, (size_t)n * 4));
+        t = dqg_add(g, "shift", dqg_constant(g, NULL, DQG_F32, crank, cd, v + n, (size_t)n * 4), t);
+        t = dqg_relu(g, NULL, t);
+        dqg_output(g, quantize(g, t, test_rnd() % 2 ? DQG_U8 : DQG_S8), "y");
+        free(v);
+        check(g, two_axes ? "constants along two axes" : "per-axis constants", two_axes ? 0 : 1);
+    }
+}
+
 /* Quark's dequantize takes an f32 zero point, which need not be an integer:
  * with 127.5, (x - 127.5) * s rounds to even after the quantize, which no
  * integer zero point reproduces. The int8 rewrites (element-wise chain,
