@@ -288,6 +288,22 @@ Test(qdq_patterns, per_axis_constants)
     }
 }
 
+/* A chain of 30 multiplications by scalars holds more values than the int8
+ * element-wise kernel keeps: it is refused when built (before writing past
+ * its tables) and the chain runs unfused, still bit-identical. */
+Test(qdq_patterns, a_chain_longer_than_the_kernel_holds)
+{
+    test_rng = 66;
+    dqg_graph *g;
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    int64_t d[] = {3, 50};
+    dqg_tensor_id t = dq(g, dqg_input(g, "x", DQG_U8, 2, d), DQG_U8);
+    for (int i = 0; i < 30; i++)
+        t = dqg_mul(g, NULL, t, scalar(g, i % 2 ? 1.03125f : 0.96875f));
+    dqg_output(g, quantize(g, t, DQG_U8), "y");
+    check(g, "30 multiplications", 0);
+}
+
 /* Quark's dequantize takes an f32 zero point, which need not be an integer:
  * with 127.5, (x - 127.5) * s rounds to even after the quantize, which no
  * integer zero point reproduces. The int8 rewrites (element-wise chain,
