@@ -84,14 +84,17 @@ chunk_body(const qeltwise_kernel *k, void *const *args, int64_t first, int64_t l
             in[c->slot] = c->rep + first % c->period;
             continue;
         }
+        /* Runs of one value, `inner` elements long. */
         float *d = v[c->slot];
         int64_t j = (first / c->inner) % c->period, p = first % c->inner;
-        for (int64_t i = 0; i < len; i++) {
-            d[i] = c->vals[j];
-            if (++p == c->inner) {
-                p = 0;
-                j = j + 1 == c->period ? 0 : j + 1;
-            }
+        for (int64_t i = 0; i < len;) {
+            int64_t run = c->inner - p < len - i ? c->inner - p : len - i;
+            const float value = c->vals[j];
+            for (int64_t e = 0; e < run; e++)
+                d[i + e] = value;
+            i += run;
+            p = 0;
+            j = j + 1 == c->period ? 0 : j + 1;
         }
     }
     for (int l = 0; l < k->n_leaves; l++) {
