@@ -57,6 +57,10 @@
  *   bytes.
  * - f16 and bf16 elements are stored as their 16-bit patterns, float8 types
  *   as one byte each, in the machine's (little-endian) byte order.
+ * - bool elements take one byte each, 0 (false) or 1 (true). A bool constant
+ *   holding another byte value is refused; in a bool buffer given at run
+ *   time any non-zero byte reads as true. Ops that compute a bool write 0
+ *   or 1; ops that move elements (Reshape, Gather, Where, ...) copy them.
  */
 #ifndef DQGRAPH_H
 #define DQGRAPH_H
@@ -157,6 +161,7 @@ typedef enum dqg_dtype {
     DQG_F8E5M2FNUZ,
     DQG_F4E2M1,
     DQG_S64,
+    DQG_BOOL, /**< one byte per element: 0 is false, 1 is true */
     DQG_DTYPE_COUNT
 } dqg_dtype;
 
@@ -165,11 +170,11 @@ typedef enum dqg_dtype {
  * message. Names are static strings.
  */
 
-/** "f32", "s4", "f8e4m3fn", ...; "undef" for anything else. */
+/** "f32", "s4", "f8e4m3fn", "bool", ...; "undef" for anything else. */
 DQG_API const char *dqg_dtype_name(dqg_dtype dtype);
 /** Parses a name returned by dqg_dtype_name; DQG_DTYPE_UNDEF if unknown or NULL. */
 DQG_API dqg_dtype dqg_dtype_from_name(const char *name);
-/** Bits per element: 4, 8, 16, 32 or 64; 0 for an invalid type. */
+/** Bits per element: 4, 8 (bool too), 16, 32 or 64; 0 for an invalid type. */
 DQG_API int dqg_dtype_bits(dqg_dtype dtype);
 /**
  * Bytes taken by n elements, with 4-bit types packed two per byte; 0 for an
@@ -178,7 +183,7 @@ DQG_API int dqg_dtype_bits(dqg_dtype dtype);
 DQG_API size_t dqg_dtype_storage_size(dqg_dtype dtype, int64_t nelems);
 /** True for f32, f16, bf16, the float8 types and f4e2m1. */
 DQG_API bool dqg_dtype_is_float(dqg_dtype dtype);
-/** True for s4, u4, s8, u8, s16, u16, s32, u32 and s64. */
+/** True for s4, u4, s8, u8, s16, u16, s32, u32 and s64 (not bool). */
 DQG_API bool dqg_dtype_is_integer(dqg_dtype dtype);
 /** True for s4, s8, s16, s32, s64 and every float type; false otherwise. */
 DQG_API bool dqg_dtype_is_signed(dqg_dtype dtype);
@@ -187,7 +192,8 @@ DQG_API bool dqg_dtype_is_signed(dqg_dtype dtype);
  * Element codecs. decode reads n elements of `dtype` starting at element
  * `first` of `src` and writes them as float; encode writes n floats into
  * elements first..first+n-1 of `dst`, rounding to nearest even and, for
- * integers, saturating (float8 and float4: saturate selects the ONNX
+ * integers, saturating (bool: any non-zero value, NaN included, is true
+ * and decodes as 1; float8 and float4: saturate selects the ONNX
  * saturating conversion; otherwise out-of-range values become infinity or
  * NaN as the format allows). For 32-bit integers, prefer exact conversions
  * through int64 when exactness beyond 2^24 matters. `first` lets 4-bit
@@ -473,9 +479,10 @@ DQG_API dqg_tensor_id dqg_reshape(dqg_graph *graph, const char *name, dqg_tensor
 DQG_API dqg_tensor_id dqg_transpose(dqg_graph *graph, const char *name, dqg_tensor_id x,
                                     const int64_t *perm);
 /**
- * Conversion to a float type (f32, f16, bf16) from any float or integer type,
- * rounding to nearest even; or to s8, u8, s16, u16, s32 or u32, rounding to
- * nearest even and saturating to the type's range (NaN gives 0).
+ * Conversion to a float type (f32, f16, bf16) from any float, integer or
+ * bool type, rounding to nearest even; or to s8, u8, s16, u16, s32 or u32,
+ * rounding to nearest even and saturating to the type's range (NaN gives 0);
+ * or to bool, x != 0 (NaN is true, as ONNX's Cast). A bool converts as 0 or 1.
  */
 DQG_API dqg_tensor_id dqg_typecast(dqg_graph *graph, const char *name, dqg_tensor_id x,
                                    dqg_dtype to);
