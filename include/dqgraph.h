@@ -241,6 +241,10 @@ typedef enum dqg_op_kind {
     DQG_OP_POOL,
     DQG_OP_SLICE,
     DQG_OP_GATHER,
+    DQG_OP_COMPARE,
+    DQG_OP_LOGICAL,
+    DQG_OP_WHERE,
+    DQG_OP_GATHER_ELEMENTS,
     DQG_OP_KIND_COUNT
 } dqg_op_kind;
 
@@ -468,6 +472,66 @@ DQG_API dqg_tensor_id dqg_slice(dqg_graph *graph, const char *name, dqg_tensor_i
  */
 DQG_API dqg_tensor_id dqg_gather(dqg_graph *graph, const char *name, dqg_tensor_id data,
                                  dqg_tensor_id indices, int axis);
+
+/**
+ * ONNX GatherElements: y has the shape of `indices` (s32 or s64, of data's
+ * rank, every dimension but `axis` at most data's) and y[i...] is data at
+ * i... with the coordinate on `axis` (negative counts from the end) replaced
+ * by indices[i...] (negative values count from the end). An index outside
+ * the axis is refused when the graph is built if `indices` is a constant,
+ * else it is an error when the graph runs, naming the element. Any data
+ * type but the 4-bit ones.
+ */
+DQG_API dqg_tensor_id dqg_gather_elements(dqg_graph *graph, const char *name, dqg_tensor_id data,
+                                          dqg_tensor_id indices, int axis);
+
+/** The comparisons of dqg_compare. */
+typedef enum dqg_compare_op {
+    DQG_COMPARE_EQUAL = 0,     /**< a == b (ONNX Equal) */
+    DQG_COMPARE_LESS,          /**< a < b (ONNX Less) */
+    DQG_COMPARE_LESS_EQUAL,    /**< a <= b (ONNX LessOrEqual) */
+    DQG_COMPARE_GREATER,       /**< a > b (ONNX Greater) */
+    DQG_COMPARE_GREATER_EQUAL, /**< a >= b (ONNX GreaterOrEqual) */
+    DQG_COMPARE_COUNT
+} dqg_compare_op;
+
+/**
+ * a OP b element-wise with NumPy broadcasting, as ONNX's comparisons: a and
+ * b of one type, f32, f16, bf16, s8, u8, s16, u16, s32, u32 or s64 (and
+ * bool for DQG_COMPARE_EQUAL); the output is bool of the broadcast shape.
+ * Values compare exactly (integers as integers); a NaN is unequal to
+ * everything and neither less nor greater.
+ */
+DQG_API dqg_tensor_id dqg_compare(dqg_graph *graph, const char *name, dqg_compare_op op,
+                                  dqg_tensor_id a, dqg_tensor_id b);
+/** "Equal", "Less", "LessOrEqual", ...: static strings; "Unknown" out of range. */
+DQG_API const char *dqg_compare_op_name(dqg_compare_op op);
+
+/** The functions of dqg_logical. */
+typedef enum dqg_logical_op {
+    DQG_LOGICAL_AND = 0,
+    DQG_LOGICAL_OR,
+    DQG_LOGICAL_XOR,
+    DQG_LOGICAL_NOT, /**< takes a only: b must be DQG_NONE */
+    DQG_LOGICAL_COUNT
+} dqg_logical_op;
+
+/**
+ * ONNX And, Or, Xor (a and b bool, NumPy broadcasting) and Not (a bool, b
+ * DQG_NONE): the output is bool of the broadcast shape (a's for Not).
+ */
+DQG_API dqg_tensor_id dqg_logical(dqg_graph *graph, const char *name, dqg_logical_op op,
+                                  dqg_tensor_id a, dqg_tensor_id b);
+/** "And", "Or", "Xor", "Not": static strings; "Unknown" out of range. */
+DQG_API const char *dqg_logical_op_name(dqg_logical_op op);
+
+/**
+ * ONNX Where: condition ? x : y element-wise, the three inputs broadcast
+ * together (NumPy rules) to the output's shape. condition is bool; x and y
+ * have one type, any but the 4-bit ones, which the output has.
+ */
+DQG_API dqg_tensor_id dqg_where(dqg_graph *graph, const char *name, dqg_tensor_id condition,
+                                dqg_tensor_id x, dqg_tensor_id y);
 
 /**
  * ONNX Reshape (allowzero = 0): a 0 copies the input's dimension, one -1 is
