@@ -28,8 +28,7 @@ dqg_tensor_id dqg_binary_build(dqg_graph *g, dqg_op_kind kind, const char *name,
     return op < 0 ? DQG_NONE : g->ops[op].outputs[0];
 }
 
-/* Offset into operand t for output element i (output shape y). */
-static int64_t broadcast_offset(const dqg_tensor *t, const dqg_tensor *y, int64_t i)
+int64_t dqg_broadcast_offset(const dqg_tensor *t, const dqg_tensor *y, int64_t i)
 {
     int64_t off = 0, stride = 1;
     for (int d = y->rank - 1; d >= 0; d--) {
@@ -58,8 +57,8 @@ dqg_status dqg_binary_reference(const dqg_graph *g, const dqg_op *op, dqg_ref_va
         uint64_t mask = bits == 64 ? ~(uint64_t)0 : ((uint64_t)1 << bits) - 1;
         bool sgn = dqg_int_min(y->dtype) < 0;
         for (int64_t i = 0; i < y->nelems; i++) {
-            uint64_t r = ifn((uint64_t)dqg_load_int(a->dtype, A, broadcast_offset(a, y, i)),
-                             (uint64_t)dqg_load_int(b->dtype, B, broadcast_offset(b, y, i))) &
+            uint64_t r = ifn((uint64_t)dqg_load_int(a->dtype, A, dqg_broadcast_offset(a, y, i)),
+                             (uint64_t)dqg_load_int(b->dtype, B, dqg_broadcast_offset(b, y, i))) &
                          mask;
             int64_t s = sgn && (r >> (bits - 1)) ? (int64_t)(r | ~mask) : (int64_t)r;
             dqg_store_int(y->dtype, Y, i, s);
@@ -67,8 +66,8 @@ dqg_status dqg_binary_reference(const dqg_graph *g, const dqg_op *op, dqg_ref_va
         return DQG_OK;
     }
     for (int64_t i = 0; i < y->nelems; i++) {
-        float r = fn(dqg_load_float(a->dtype, A, broadcast_offset(a, y, i)),
-                     dqg_load_float(b->dtype, B, broadcast_offset(b, y, i)));
+        float r = fn(dqg_load_float(a->dtype, A, dqg_broadcast_offset(a, y, i)),
+                     dqg_load_float(b->dtype, B, dqg_broadcast_offset(b, y, i)));
         dqg_store_float(y->dtype, Y, i, r);
     }
     return DQG_OK;

@@ -29,6 +29,7 @@ static const char *const dtype_names[DQG_DTYPE_COUNT] = {
     [DQG_F8E5M2FNUZ] = "f8e5m2fnuz",
     [DQG_F4E2M1] = "f4e2m1",
     [DQG_S64] = "s64",
+    [DQG_BOOL] = "bool",
 };
 
 static bool dtype_valid(dqg_dtype dtype)
@@ -64,6 +65,7 @@ int dqg_dtype_bits(dqg_dtype dtype)
     case DQG_F8E4M3FNUZ:
     case DQG_F8E5M2:
     case DQG_F8E5M2FNUZ:
+    case DQG_BOOL:
         return 8;
     case DQG_F16:
     case DQG_BF16:
@@ -593,6 +595,8 @@ int64_t dqg_load_int(dqg_dtype dtype, const void *base, int64_t i)
 {
     if (dqg_dtype_is_integer(dtype))
         return load_integer(dtype, base, i);
+    if (dtype == DQG_BOOL)
+        return ((const uint8_t *)base)[i] != 0;
     if (dqg_dtype_is_float(dtype)) /* not meant for floats; defined anyway */
         return round_sat(dqg_load_double(dtype, base, i), INT64_MIN, INT64_MAX);
     return 0;
@@ -602,6 +606,8 @@ void dqg_store_int(dqg_dtype dtype, void *base, int64_t i, int64_t v)
 {
     if (dqg_dtype_is_integer(dtype)) {
         store_integer(dtype, base, i, clamp_i64(v, dqg_int_min(dtype), dqg_int_max(dtype)));
+    } else if (dtype == DQG_BOOL) {
+        ((uint8_t *)base)[i] = v != 0;
     } else if (dtype == DQG_F32) {
         float f = (float)v;
         store_bytes(base, i, &f, 4);
@@ -634,6 +640,8 @@ float dqg_load_float(dqg_dtype dtype, const void *base, int64_t i)
         return f8_decode(f8_format_of(dtype), p[i]);
     case DQG_F4E2M1:
         return dqg_f4e2m1_to_f32(dqg_nibble_get(base, i));
+    case DQG_BOOL:
+        return p[i] != 0 ? 1.0f : 0.0f;
     default:
         if (dqg_dtype_is_integer(dtype))
             return (float)load_integer(dtype, base, i);
@@ -667,6 +675,9 @@ static void store_float_sat(dqg_dtype dtype, void *base, int64_t i, float v, boo
         break;
     case DQG_F4E2M1:
         dqg_nibble_set(base, i, dqg_f32_to_f4e2m1(v));
+        break;
+    case DQG_BOOL:
+        p[i] = v != 0.0f; /* NaN is non-zero: true, as ONNX's Cast */
         break;
     default:
         if (dqg_dtype_is_integer(dtype))

@@ -45,9 +45,10 @@ static inline void dqg_nibble_set(void *base, int64_t i, uint8_t v)
     *p = (i & 1) ? (uint8_t)((*p & 0x0F) | ((v & 0x0F) << 4)) : (uint8_t)((*p & 0xF0) | (v & 0x0F));
 }
 
-/* Exact integer value of element i of an integer tensor (s4..u32, s64). */
+/* Exact integer value of element i of an integer tensor (s4..u32, s64);
+ * a bool reads as 0 or 1 (any non-zero byte is 1). */
 int64_t dqg_load_int(dqg_dtype dtype, const void *base, int64_t i);
-/* Writes an integer, saturating to the type's range. */
+/* Writes an integer, saturating to the type's range (bool: v != 0). */
 void dqg_store_int(dqg_dtype dtype, void *base, int64_t i, int64_t v);
 
 /* Element i of any tensor as double (exact for every type). */

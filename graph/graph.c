@@ -335,6 +335,12 @@ dqg_tensor_id dqg_constant(dqg_graph *g, const char *name, dqg_dtype dtype, int 
                               "Constant '%s': data has %zu bytes; a %s tensor of %lld elements "
                               "needs %zu",
                               shown, nbytes, dqg_dtype_name(dtype), (long long)n, need);
+    if (dtype == DQG_BOOL)
+        for (int64_t i = 0; i < n; i++)
+            if (((const uint8_t *)data)[i] > 1)
+                return dqg_graph_fail(g, DQG_INVALID_ARGUMENT,
+                                      "Constant '%s': bool element %lld is %u; a bool is 0 or 1",
+                                      shown, (long long)i, ((const uint8_t *)data)[i]);
     void *copy = malloc(need ? need : 1);
     if (!copy)
         return dqg_graph_fail(g, DQG_OUT_OF_MEMORY, "Constant '%s': out of memory (%zu bytes)",

@@ -136,7 +136,13 @@ typedef struct dqg_op {
         } slice;
         struct {
             int axis; /* normalized to [0, rank of data) */
-        } gather;
+        } gather;     /* Gather and GatherElements */
+        struct {
+            dqg_compare_op op;
+        } compare;
+        struct {
+            dqg_logical_op op;
+        } logical;
         struct {
             dqg_reduce_op op;
             uint32_t axes; /* bit i: axis i of x is reduced */
@@ -285,10 +291,14 @@ extern const dqg_op_def dqg_op_def_reduce;
 extern const dqg_op_def dqg_op_def_pool;
 extern const dqg_op_def dqg_op_def_slice;
 extern const dqg_op_def dqg_op_def_gather;
+extern const dqg_op_def dqg_op_def_compare;
+extern const dqg_op_def dqg_op_def_logical;
+extern const dqg_op_def dqg_op_def_where;
+extern const dqg_op_def dqg_op_def_gather_elements;
 
-/* Gather's index checks, shared by the reference and the kernel: every
- * index within [-dim, dim). DQG_INVALID_ARGUMENT naming the op and the
- * element otherwise. */
+/* The index checks of Gather and GatherElements, shared by the reference
+ * and the kernels: every index within [-dim, dim). DQG_INVALID_ARGUMENT
+ * naming the op and the element otherwise. */
 dqg_status dqg_gather_check_indices(const dqg_op *op, const dqg_tensor *idx, const void *data,
                                     int64_t dim);
 
@@ -359,6 +369,9 @@ dqg_status dqg_dequantize_check_s32_zero_point(dqg_dq_dialect dialect, const cha
 
 dqg_tensor_id dqg_binary_build(dqg_graph *g, dqg_op_kind kind, const char *name, dqg_tensor_id a,
                                dqg_tensor_id b);
+/* The element of operand t (right-aligned to y's rank, size-1 dimensions
+ * broadcast) that output element i of y reads. */
+int64_t dqg_broadcast_offset(const dqg_tensor *t, const dqg_tensor *y, int64_t i);
 /* Floats: y = fn(a, b) in float32, rounded once to the output type.
  * Integers: y = ifn(a, b) modulo 2^64, wrapped to the output type. */
 dqg_status dqg_binary_reference(const dqg_graph *g, const dqg_op *op, dqg_ref_values *v,

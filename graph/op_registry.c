@@ -27,6 +27,10 @@ static const dqg_op_def *const defs[DQG_OP_KIND_COUNT] = {
     [DQG_OP_POOL] = &dqg_op_def_pool,
     [DQG_OP_SLICE] = &dqg_op_def_slice,
     [DQG_OP_GATHER] = &dqg_op_def_gather,
+    [DQG_OP_COMPARE] = &dqg_op_def_compare,
+    [DQG_OP_LOGICAL] = &dqg_op_def_logical,
+    [DQG_OP_WHERE] = &dqg_op_def_where,
+    [DQG_OP_GATHER_ELEMENTS] = &dqg_op_def_gather_elements,
 };
 
 const dqg_op_def *dqg_op_def_of(dqg_op_kind kind)
@@ -62,6 +66,10 @@ const char *dqg_op_kind_name(dqg_op_kind kind)
         [DQG_OP_POOL] = "Pool",
         [DQG_OP_SLICE] = "Slice",
         [DQG_OP_GATHER] = "Gather",
+        [DQG_OP_COMPARE] = "Compare",
+        [DQG_OP_LOGICAL] = "Logical",
+        [DQG_OP_WHERE] = "Where",
+        [DQG_OP_GATHER_ELEMENTS] = "GatherElements",
     };
     return (kind >= 0 && kind < DQG_OP_KIND_COUNT) ? names[kind] : "Unknown";
 }

@@ -57,6 +57,10 @@
  *   bytes.
  * - f16 and bf16 elements are stored as their 16-bit patterns, float8 types
  *   as one byte each, in the machine's (little-endian) byte order.
+ * - bool elements take one byte each, 0 (false) or 1 (true). A bool constant
+ *   holding another byte value is refused; in a bool buffer given at run
+ *   time any non-zero byte reads as true. Ops that compute a bool write 0
+ *   or 1; ops that move elements (Reshape, Gather, Where, ...) copy them.
  */
 #ifndef DQGRAPH_H
 #define DQGRAPH_H
@@ -157,6 +161,7 @@ typedef enum dqg_dtype {
     DQG_F8E5M2FNUZ,
     DQG_F4E2M1,
     DQG_S64,
+    DQG_BOOL, /**< one byte per element: 0 is false, 1 is true */
     DQG_DTYPE_COUNT
 } dqg_dtype;
 
@@ -165,11 +170,11 @@ typedef enum dqg_dtype {
  * message. Names are static strings.
  */
 
-/** "f32", "s4", "f8e4m3fn", ...; "undef" for anything else. */
+/** "f32", "s4", "f8e4m3fn", "bool", ...; "undef" for anything else. */
 DQG_API const char *dqg_dtype_name(dqg_dtype dtype);
 /** Parses a name returned by dqg_dtype_name; DQG_DTYPE_UNDEF if unknown or NULL. */
 DQG_API dqg_dtype dqg_dtype_from_name(const char *name);
-/** Bits per element: 4, 8, 16, 32 or 64; 0 for an invalid type. */
+/** Bits per element: 4, 8 (bool too), 16, 32 or 64; 0 for an invalid type. */
 DQG_API int dqg_dtype_bits(dqg_dtype dtype);
 /**
  * Bytes taken by n elements, with 4-bit types packed two per byte; 0 for an
@@ -178,7 +183,7 @@ DQG_API int dqg_dtype_bits(dqg_dtype dtype);
 DQG_API size_t dqg_dtype_storage_size(dqg_dtype dtype, int64_t nelems);
 /** True for f32, f16, bf16, the float8 types and f4e2m1. */
 DQG_API bool dqg_dtype_is_float(dqg_dtype dtype);
-/** True for s4, u4, s8, u8, s16, u16, s32, u32 and s64. */
+/** True for s4, u4, s8, u8, s16, u16, s32, u32 and s64 (not bool). */
 DQG_API bool dqg_dtype_is_integer(dqg_dtype dtype);
 /** True for s4, s8, s16, s32, s64 and every float type; false otherwise. */
 DQG_API bool dqg_dtype_is_signed(dqg_dtype dtype);
@@ -187,7 +192,8 @@ DQG_API bool dqg_dtype_is_signed(dqg_dtype dtype);
  * Element codecs. decode reads n elements of `dtype` starting at element
  * `first` of `src` and writes them as float; encode writes n floats into
  * elements first..first+n-1 of `dst`, rounding to nearest even and, for
- * integers, saturating (float8 and float4: saturate selects the ONNX
+ * integers, saturating (bool: any non-zero value, NaN included, is true
+ * and decodes as 1; float8 and float4: saturate selects the ONNX
  * saturating conversion; otherwise out-of-range values become infinity or
  * NaN as the format allows). For 32-bit integers, prefer exact conversions
  * through int64 when exactness beyond 2^24 matters. `first` lets 4-bit
@@ -235,6 +241,10 @@ typedef enum dqg_op_kind {
     DQG_OP_POOL,
     DQG_OP_SLICE,
     DQG_OP_GATHER,
+    DQG_OP_COMPARE,
+    DQG_OP_LOGICAL,
+    DQG_OP_WHERE,
+    DQG_OP_GATHER_ELEMENTS,
     DQG_OP_KIND_COUNT
 } dqg_op_kind;
 
@@ -464,6 +474,66 @@ DQG_API dqg_tensor_id dqg_gather(dqg_graph *graph, const char *name, dqg_tensor_
                                  dqg_tensor_id indices, int axis);
 
 /**
+ * ONNX GatherElements: y has the shape of `indices` (s32 or s64, of data's
+ * rank, every dimension but `axis` at most data's) and y[i...] is data at
+ * i... with the coordinate on `axis` (negative counts from the end) replaced
+ * by indices[i...] (negative values count from the end). An index outside
+ * the axis is refused when the graph is built if `indices` is a constant,
+ * else it is an error when the graph runs, naming the element. Any data
+ * type but the 4-bit ones.
+ */
+DQG_API dqg_tensor_id dqg_gather_elements(dqg_graph *graph, const char *name, dqg_tensor_id data,
+                                          dqg_tensor_id indices, int axis);
+
+/** The comparisons of dqg_compare. */
+typedef enum dqg_compare_op {
+    DQG_COMPARE_EQUAL = 0,     /**< a == b (ONNX Equal) */
+    DQG_COMPARE_LESS,          /**< a < b (ONNX Less) */
+    DQG_COMPARE_LESS_EQUAL,    /**< a <= b (ONNX LessOrEqual) */
+    DQG_COMPARE_GREATER,       /**< a > b (ONNX Greater) */
+    DQG_COMPARE_GREATER_EQUAL, /**< a >= b (ONNX GreaterOrEqual) */
+    DQG_COMPARE_COUNT
+} dqg_compare_op;
+
+/**
+ * a OP b element-wise with NumPy broadcasting, as ONNX's comparisons: a and
+ * b of one type, f32, f16, bf16, s8, u8, s16, u16, s32, u32 or s64 (and
+ * bool for DQG_COMPARE_EQUAL); the output is bool of the broadcast shape.
+ * Values compare exactly (integers as integers); a NaN is unequal to
+ * everything and neither less nor greater.
+ */
+DQG_API dqg_tensor_id dqg_compare(dqg_graph *graph, const char *name, dqg_compare_op op,
+                                  dqg_tensor_id a, dqg_tensor_id b);
+/** "Equal", "Less", "LessOrEqual", ...: static strings; "Unknown" out of range. */
+DQG_API const char *dqg_compare_op_name(dqg_compare_op op);
+
+/** The functions of dqg_logical. */
+typedef enum dqg_logical_op {
+    DQG_LOGICAL_AND = 0,
+    DQG_LOGICAL_OR,
+    DQG_LOGICAL_XOR,
+    DQG_LOGICAL_NOT, /**< takes a only: b must be DQG_NONE */
+    DQG_LOGICAL_COUNT
+} dqg_logical_op;
+
+/**
+ * ONNX And, Or, Xor (a and b bool, NumPy broadcasting) and Not (a bool, b
+ * DQG_NONE): the output is bool of the broadcast shape (a's for Not).
+ */
+DQG_API dqg_tensor_id dqg_logical(dqg_graph *graph, const char *name, dqg_logical_op op,
+                                  dqg_tensor_id a, dqg_tensor_id b);
+/** "And", "Or", "Xor", "Not": static strings; "Unknown" out of range. */
+DQG_API const char *dqg_logical_op_name(dqg_logical_op op);
+
+/**
+ * ONNX Where: condition ? x : y element-wise, the three inputs broadcast
+ * together (NumPy rules) to the output's shape. condition is bool; x and y
+ * have one type, any but the 4-bit ones, which the output has.
+ */
+DQG_API dqg_tensor_id dqg_where(dqg_graph *graph, const char *name, dqg_tensor_id condition,
+                                dqg_tensor_id x, dqg_tensor_id y);
+
+/**
  * ONNX Reshape (allowzero = 0): a 0 copies the input's dimension, one -1 is
  * inferred. Any data type.
  */
@@ -473,9 +543,10 @@ DQG_API dqg_tensor_id dqg_reshape(dqg_graph *graph, const char *name, dqg_tensor
 DQG_API dqg_tensor_id dqg_transpose(dqg_graph *graph, const char *name, dqg_tensor_id x,
                                     const int64_t *perm);
 /**
- * Conversion to a float type (f32, f16, bf16) from any float or integer type,
- * rounding to nearest even; or to s8, u8, s16, u16, s32 or u32, rounding to
- * nearest even and saturating to the type's range (NaN gives 0).
+ * Conversion to a float type (f32, f16, bf16) from any float, integer or
+ * bool type, rounding to nearest even; or to s8, u8, s16, u16, s32 or u32,
+ * rounding to nearest even and saturating to the type's range (NaN gives 0);
+ * or to bool, x != 0 (NaN is true, as ONNX's Cast). A bool converts as 0 or 1.
  */
 DQG_API dqg_tensor_id dqg_typecast(dqg_graph *graph, const char *name, dqg_tensor_id x,
                                    dqg_dtype to);

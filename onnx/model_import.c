@@ -467,9 +467,9 @@ dqg_status onnx_check_arity(onnx_import *c, int min_in, int max_in, int min_out,
 static const onnx_op_entry *find_op(const char *domain, const char *op_type)
 {
     const char *d = is_default_domain(domain) ? "" : domain;
-    const onnx_op_entry *tables[] = {onnx_quant_ops, onnx_nn_ops, onnx_more_ops};
-    size_t counts[] = {onnx_n_quant_ops, onnx_n_nn_ops, onnx_n_more_ops};
-    for (int t = 0; t < 3; t++)
+    const onnx_op_entry *tables[] = {onnx_quant_ops, onnx_nn_ops, onnx_more_ops, onnx_logic_ops};
+    size_t counts[] = {onnx_n_quant_ops, onnx_n_nn_ops, onnx_n_more_ops, onnx_n_logic_ops};
+    for (int t = 0; t < 4; t++)
         for (size_t i = 0; i < counts[t]; i++)
             if (strcmp(tables[t][i].domain, d) == 0 && strcmp(tables[t][i].op_type, op_type) == 0)
                 return &tables[t][i];
@@ -1053,12 +1053,18 @@ static bool foldable(onnx_import *c)
         "Gather",     "Unsqueeze", "Squeeze",   "Concat",    "Cast",      "Add", "Sub", "Mul",
         "Div",        "Slice",     "Reshape",   "Flatten",   "Transpose", "Neg", "Abs", "Sqrt",
         "ReduceProd", "ReduceSum", "ReduceMax", "ReduceMin", "Pow",       NULL};
+    /* Comparisons and selections on shapes (Where(Equal(shape, 0), ...)). */
+    static const char *const selections[] = {
+        "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Not",
+        "And",   "Or",   "Xor",         "Where",   "GatherElements", NULL};
     const Onnx__NodeProto *n = c->node;
     if (!is_default_domain(n->domain) || n->n_input == 0)
         return false;
     bool known = false;
     for (int k = 0; kinds[k] && !known; k++)
         known = strcmp(n->op_type, kinds[k]) == 0;
+    for (int k = 0; selections[k] && !known; k++)
+        known = strcmp(n->op_type, selections[k]) == 0;
     if (!known)
         return false;
     for (size_t i = 0; i < n->n_input; i++) {

@@ -163,6 +163,8 @@ extern const onnx_op_entry onnx_nn_ops[];
 extern const size_t onnx_n_nn_ops;
 extern const onnx_op_entry onnx_more_ops[];
 extern const size_t onnx_n_more_ops;
+extern const onnx_op_entry onnx_logic_ops[];
+extern const size_t onnx_n_logic_ops;
 /* Most inputs of a variadic node (Concat, Sum): the graph's limit. */
 #define DQG_ONNX_MAX_VARIADIC 4096
 

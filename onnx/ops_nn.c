@@ -547,11 +547,12 @@ static dqg_status import_cast(onnx_import *c)
                               onnx_dtype_name(to, b, sizeof b));
     if (t == from)
         return onnx_alias_output(c, 0, 0);
-    if (dqg_dtype_is_integer(t) && !dqg_dtype_is_integer(from))
+    /* A bool converts as 0 or 1, and to bool as x != 0, exactly both ways. */
+    if (dqg_dtype_is_integer(t) && !dqg_dtype_is_integer(from) && from != DQG_BOOL)
         return onnx_node_fail(c, DQG_UNSUPPORTED,
                               "Cast from %s to %s: ONNX truncates toward zero, dqgraph's TypeCast "
-                              "rounds; only casts to f32, f16, bf16 and between integers are "
-                              "imported",
+                              "rounds; only casts to f32, f16, bf16 and bool, from bool and "
+                              "between integers are imported",
                               dqg_dtype_name(from), dqg_dtype_name(t));
     if (dqg_dtype_is_integer(t) && dqg_dtype_is_integer(from) &&
         (dqg_int_min(from) < dqg_int_min(t) || dqg_int_max(from) > dqg_int_max(t)))

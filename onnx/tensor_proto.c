@@ -31,7 +31,7 @@ static const struct {
     {ONNX_INT32, DQG_S32, "INT32"},
     {ONNX_INT64, DQG_S64, "INT64"},
     {ONNX_STRING, DQG_DTYPE_UNDEF, "STRING"},
-    {ONNX_BOOL, DQG_DTYPE_UNDEF, "BOOL"},
+    {ONNX_BOOL, DQG_BOOL, "BOOL"},
     {ONNX_FLOAT16, DQG_F16, "FLOAT16"},
     {ONNX_DOUBLE, DQG_DTYPE_UNDEF, "DOUBLE"},
     {ONNX_UINT32, DQG_U32, "UINT32"},
@@ -346,6 +346,18 @@ static const char *present_field(const Onnx__TensorProto *t)
     return NULL;
 }
 
+/* ONNX stores a bool as a byte (raw) or an int32 (typed), true being 1;
+ * any other non-zero value is taken as true too, as dqgraph's bool
+ * constants hold only 0 and 1. */
+static void normalize_bool(onnx_tensor *o)
+{
+    if (o->dtype != DQG_BOOL)
+        return;
+    uint8_t *d = o->data;
+    for (int64_t i = 0; i < o->nelems; i++)
+        d[i] = d[i] != 0;
+}
+
 dqg_status onnx_tensor_decode(const Onnx__TensorProto *t, const char *what, bool allow_empty,
                               onnx_external_ctx *ext, onnx_tensor *o)
 {
@@ -414,6 +426,8 @@ dqg_status onnx_tensor_decode(const Onnx__TensorProto *t, const char *what, bool
         dqg_status st = read_external(t, what, ext, &o->data, o->nbytes);
         if (st != DQG_OK)
             onnx_tensor_release(o);
+        else
+            normalize_bool(o);
         return st;
     }
     o->data = malloc(o->nbytes ? o->nbytes : 1);
@@ -429,5 +443,7 @@ dqg_status onnx_tensor_decode(const Onnx__TensorProto *t, const char *what, bool
         st = decode_typed(t, what, o);
     if (st != DQG_OK)
         onnx_tensor_release(o);
+    else
+        normalize_bool(o);
     return st;
 }

@@ -82,6 +82,9 @@ dqg_status dqg_kernel_concat_build(const dqg_kernel_request *req, dqg_kernel **o
 dqg_status dqg_kernel_qconcat_build(const dqg_kernel_request *req, dqg_kernel **out);
 dqg_status dqg_kernel_slice_build(const dqg_kernel_request *req, dqg_kernel **out);
 dqg_status dqg_kernel_gather_build(const dqg_kernel_request *req, dqg_kernel **out);
+dqg_status dqg_kernel_gather_elements_build(const dqg_kernel_request *req, dqg_kernel **out);
+/* Compare, Logical and Where: broadcasting loops of dqgraph's own. */
+dqg_status dqg_kernel_select_build(const dqg_kernel_request *req, dqg_kernel **out);
 dqg_status dqg_kernel_norm_build(const dqg_kernel_request *req, dqg_kernel **out);
 dqg_status dqg_kernel_quantize_build(const dqg_kernel_request *req, dqg_kernel **out);
 /* The same kernel for one QUANTIZE op of a larger partition, and a run of

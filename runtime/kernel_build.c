@@ -72,6 +72,14 @@ dqg_status dqg_kernel_build(const dqg_kernel_request *req, dqg_kernel **out)
     case DQG_OP_GATHER:
         st = dqg_kernel_gather_build(req, out);
         break;
+    case DQG_OP_GATHER_ELEMENTS:
+        st = dqg_kernel_gather_elements_build(req, out);
+        break;
+    case DQG_OP_COMPARE:
+    case DQG_OP_LOGICAL:
+    case DQG_OP_WHERE:
+        st = dqg_kernel_select_build(req, out);
+        break;
     case DQG_OP_CONCAT:
         st = dqg_kernel_concat_build(req, out);
         break;

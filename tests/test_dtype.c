@@ -136,8 +136,9 @@ static uint8_t enc8(dqg_dtype dt, float v, bool saturate)
 Test(dtype, names_round_trip)
 {
     static const char *const want[DQG_DTYPE_COUNT] = {
-        "undef", "f32", "f16", "bf16",     "s4",         "u4",     "s8",         "u8",     "s16",
-        "u16",   "s32", "u32", "f8e4m3fn", "f8e4m3fnuz", "f8e5m2", "f8e5m2fnuz", "f4e2m1", "s64",
+        "undef",  "f32",        "f16",    "bf16", "s4",   "u4",       "s8",
+        "u8",     "s16",        "u16",    "s32",  "u32",  "f8e4m3fn", "f8e4m3fnuz",
+        "f8e5m2", "f8e5m2fnuz", "f4e2m1", "s64",  "bool",
     };
     for (int t = 0; t < DQG_DTYPE_COUNT; t++) {
         cr_assert_str_eq(dqg_dtype_name((dqg_dtype)t), want[t]);
@@ -160,16 +161,16 @@ Test(dtype, bits_and_predicates)
         int bits;
         bool is_float, is_int, is_signed;
     } rows[] = {
-        {DQG_F32, 32, true, false, true},          {DQG_F16, 16, true, false, true},
-        {DQG_BF16, 16, true, false, true},         {DQG_S4, 4, false, true, true},
-        {DQG_U4, 4, false, true, false},           {DQG_S8, 8, false, true, true},
-        {DQG_U8, 8, false, true, false},           {DQG_S16, 16, false, true, true},
-        {DQG_U16, 16, false, true, false},         {DQG_S32, 32, false, true, true},
-        {DQG_U32, 32, false, true, false},         {DQG_F8E4M3FN, 8, true, false, true},
-        {DQG_F8E4M3FNUZ, 8, true, false, true},    {DQG_F8E5M2, 8, true, false, true},
-        {DQG_F8E5M2FNUZ, 8, true, false, true},    {DQG_F4E2M1, 4, true, false, true},
-        {DQG_S64, 64, false, true, true},          {DQG_DTYPE_UNDEF, 0, false, false, false},
-        {DQG_DTYPE_COUNT, 0, false, false, false},
+        {DQG_F32, 32, true, false, true},       {DQG_F16, 16, true, false, true},
+        {DQG_BF16, 16, true, false, true},      {DQG_S4, 4, false, true, true},
+        {DQG_U4, 4, false, true, false},        {DQG_S8, 8, false, true, true},
+        {DQG_U8, 8, false, true, false},        {DQG_S16, 16, false, true, true},
+        {DQG_U16, 16, false, true, false},      {DQG_S32, 32, false, true, true},
+        {DQG_U32, 32, false, true, false},      {DQG_F8E4M3FN, 8, true, false, true},
+        {DQG_F8E4M3FNUZ, 8, true, false, true}, {DQG_F8E5M2, 8, true, false, true},
+        {DQG_F8E5M2FNUZ, 8, true, false, true}, {DQG_F4E2M1, 4, true, false, true},
+        {DQG_S64, 64, false, true, true},       {DQG_DTYPE_UNDEF, 0, false, false, false},
+        {DQG_BOOL, 8, false, false, false},     {DQG_DTYPE_COUNT, 0, false, false, false},
     };
     for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
         const char *n = dqg_dtype_name(rows[r].t);
@@ -199,6 +200,7 @@ Test(dtype, storage_sizes)
     cr_assert_eq(dqg_dtype_storage_size(DQG_F32, 3), 12);
     cr_assert_eq(dqg_dtype_storage_size(DQG_U32, 3), 12);
     cr_assert_eq(dqg_dtype_storage_size(DQG_S64, 3), 24);
+    cr_assert_eq(dqg_dtype_storage_size(DQG_BOOL, 3), 3);
     cr_assert_eq(dqg_dtype_storage_size(DQG_F32, 0), 0);
     cr_assert_eq(dqg_dtype_storage_size(DQG_F32, -5), 0);
     cr_assert_eq(dqg_dtype_storage_size(DQG_DTYPE_UNDEF, 4), 0);
@@ -976,4 +978,28 @@ Test(dtype, bulk_f32_f16_bf16_offsets)
     dqg_dtype_decode(DQG_F32, f32, 0, 0, out);
     dqg_dtype_decode(DQG_F32, f32, 0, -3, out);
     cr_assert_eq(out[0], 42.0f);
+}
+
+/* bool: one byte, 0 or 1; any non-zero byte reads as true; a value stored
+ * is true when it is not zero (NaN included, as ONNX's Cast). */
+Test(dtype, bool_codecs)
+{
+    const uint8_t b[] = {0, 1, 2, 255};
+    float f[4];
+    dqg_dtype_decode(DQG_BOOL, b, 0, 4, f);
+    cr_assert(f[0] == 0.0f && f[1] == 1.0f && f[2] == 1.0f && f[3] == 1.0f);
+    cr_assert_eq(dqg_load_int(DQG_BOOL, b, 0), 0);
+    cr_assert_eq(dqg_load_int(DQG_BOOL, b, 3), 1);
+    cr_assert_eq(dqg_load_double(DQG_BOOL, b, 2), 1.0);
+    const float src[] = {0.0f, -0.0f, 0.5f, -3.0f, NAN, INFINITY};
+    uint8_t out[6];
+    memset(out, 7, sizeof out);
+    dqg_dtype_encode(DQG_BOOL, src, 6, out, 0, false);
+    const uint8_t want[] = {0, 0, 1, 1, 1, 1};
+    cr_assert_arr_eq(out, want, 6);
+    uint8_t one = 9;
+    dqg_store_int(DQG_BOOL, &one, 0, -5);
+    cr_assert_eq(one, 1);
+    dqg_store_int(DQG_BOOL, &one, 0, 0);
+    cr_assert_eq(one, 0);
 }

@@ -384,7 +384,7 @@ static uint64_t rng_seed(uint64_t seed)
 
 /*
  * Deterministic data: floats uniform in [-1, 1], integers random bytes (so
- * uniform over their type's whole range, 4-bit types included).
+ * uniform over their type's whole range, 4-bit types included), bools 0 or 1.
  */
 static dqg_status generate_data(dqg_dtype dt, int64_t nelems, size_t size, uint64_t *rng,
                                 void **out)
@@ -404,6 +404,9 @@ static dqg_status generate_data(dqg_dtype dt, int64_t nelems, size_t size, uint6
     } else {
         for (size_t i = 0; i < size; i++)
             p[i] = (unsigned char)(rng_next(rng) >> 56);
+        if (dt == DQG_BOOL)
+            for (size_t i = 0; i < size; i++)
+                p[i] &= 1;
     }
     *out = p;
     return DQG_OK;

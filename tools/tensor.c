@@ -124,7 +124,7 @@ void diff_tensors(dqg_dtype dt, const void *got, const void *expected, int64_t n
     memset(d, 0, sizeof *d);
     d->n = n;
     d->first_outside = -1;
-    bool slack = int_slack_one && !dqg_dtype_is_float(dt);
+    bool slack = int_slack_one && dqg_dtype_is_integer(dt); /* never for bool */
     double g[CHUNK], e[CHUNK];
     double dot = 0, gg = 0, ee = 0;
     for (int64_t first = 0; first < n; first += CHUNK) {

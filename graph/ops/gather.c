@@ -65,10 +65,11 @@ dqg_status dqg_gather_check_indices(const dqg_op *op, const dqg_tensor *idx, con
         int64_t v = dqg_load_int(idx->dtype, data, i);
         if (v < -dim || v >= dim)
             return dqg_set_error(DQG_INVALID_ARGUMENT,
-                                 KIND " '%s': input 1 (indices) element %lld is %lld, outside "
-                                      "[-%lld, %lld) for axis %d",
-                                 dqg_op_display_name(op->name), (long long)i, (long long)v,
-                                 (long long)dim, (long long)dim, op->attrs.gather.axis);
+                                 "%s '%s': input 1 (indices) element %lld is %lld, outside "
+                                 "[-%lld, %lld) for axis %d",
+                                 dqg_op_kind_name(op->kind), dqg_op_display_name(op->name),
+                                 (long long)i, (long long)v, (long long)dim, (long long)dim,
+                                 op->attrs.gather.axis);
     }
     return DQG_OK;
 }

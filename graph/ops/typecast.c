@@ -3,7 +3,9 @@
  * every dqgraph type on the input side), and to 8-, 16- and 32-bit integers
  * rounding to nearest even and saturating (as oneDNN's reorder; NaN gives
  * 0). The ONNX front end uses the integer targets for the exact integer
- * results of MatMulInteger, ConvInteger and integer Clip. */
+ * results of MatMulInteger, ConvInteger and integer Clip. A bool converts
+ * as 0 or 1, and a conversion to bool is x != 0 (NaN is true), as ONNX's
+ * Cast. */
 #include <math.h>
 
 #include "graph/dtype.h"
@@ -17,10 +19,10 @@ dqg_tensor_id dqg_typecast(dqg_graph *g, const char *name, dqg_tensor_id x, dqg_
         !dqg_graph_check_input(g, KIND, name, 0, "x", x, false))
         return DQG_NONE;
     if (to != DQG_F32 && to != DQG_F16 && to != DQG_BF16 && to != DQG_S8 && to != DQG_U8 &&
-        to != DQG_S16 && to != DQG_U16 && to != DQG_S32 && to != DQG_U32)
+        to != DQG_S16 && to != DQG_U16 && to != DQG_S32 && to != DQG_U32 && to != DQG_BOOL)
         return dqg_graph_fail(g, DQG_INVALID_ARGUMENT,
                               KIND " '%s': target type %s is not supported; expected f32, f16, "
-                                   "bf16, s8, u8, s16, u16, s32 or u32",
+                                   "bf16, s8, u8, s16, u16, s32, u32 or bool",
                               dqg_op_display_name(name), dqg_dtype_name(to));
     const dqg_tensor *t = &g->tensors[x];
     int rank = t->rank;

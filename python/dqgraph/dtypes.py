@@ -5,6 +5,7 @@ tensor's bytes exactly as dqgraph lays them out:
 
     f32 float32   f16 float16   bf16 uint16 (bit patterns)
     s8 int8   u8 uint8   s16 int16   u16 uint16   s32 int32   u32 uint32   s64 int64
+    bool bool_ (one byte, 0 or 1)
     f8e4m3fn, f8e4m3fnuz, f8e5m2, f8e5m2fnuz: uint8 (bit patterns)
     s4, u4, f4e2m1: uint8, packed two per byte, low nibble first; an array of
         (n + 1) // 2 bytes for n elements
@@ -25,7 +26,7 @@ _lib = _native.lib
 # dqg_dtype values (include/dqgraph.h), by name.
 NAMES = (
     "undef", "f32", "f16", "bf16", "s4", "u4", "s8", "u8", "s16", "u16", "s32", "u32",
-    "f8e4m3fn", "f8e4m3fnuz", "f8e5m2", "f8e5m2fnuz", "f4e2m1", "s64",
+    "f8e4m3fn", "f8e4m3fnuz", "f8e5m2", "f8e5m2fnuz", "f4e2m1", "s64", "bool",
 )
 _CODE = {name: code for code, name in enumerate(NAMES)}
 
@@ -34,7 +35,7 @@ _STORAGE = {
     "s8": np.int8, "u8": np.uint8, "s16": np.int16, "u16": np.uint16,
     "s32": np.int32, "u32": np.uint32, "s64": np.int64,
     "f8e4m3fn": np.uint8, "f8e4m3fnuz": np.uint8, "f8e5m2": np.uint8, "f8e5m2fnuz": np.uint8,
-    "s4": np.uint8, "u4": np.uint8, "f4e2m1": np.uint8,
+    "s4": np.uint8, "u4": np.uint8, "f4e2m1": np.uint8, "bool": np.bool_,
 }
 
 # The dqgraph type a NumPy array is taken as when no type is given.
@@ -43,6 +44,7 @@ _FROM_NUMPY = {
     np.dtype(np.int8): "s8", np.dtype(np.uint8): "u8",
     np.dtype(np.int16): "s16", np.dtype(np.uint16): "u16",
     np.dtype(np.int32): "s32", np.dtype(np.uint32): "u32", np.dtype(np.int64): "s64",
+    np.dtype(np.bool_): "bool",
 }
 
 PACKED = ("s4", "u4", "f4e2m1")
@@ -72,7 +74,7 @@ def storage(dtype):
 
 
 def from_numpy(np_dtype):
-    """The dqgraph type a NumPy dtype stands for, or None (float64, bool, ...)."""
+    """The dqgraph type a NumPy dtype stands for, or None (float64, ...)."""
     return _FROM_NUMPY.get(np.dtype(np_dtype))
 
 

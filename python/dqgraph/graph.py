@@ -235,6 +235,26 @@ def _k_reduce(g, what, v, call):
     raise errors.InvalidArgument("%s: %r is not one of %s" % (what, v, ", ".join(_REDUCE_OPS)))
 
 
+_COMPARE_OPS = ["equal", "less", "less_equal", "greater", "greater_equal"]
+_LOGICAL_OPS = ["and", "or", "xor", "not"]
+
+
+def _k_compare(g, what, v, call):
+    if isinstance(v, str) and v.lower() in _COMPARE_OPS:
+        return [_COMPARE_OPS.index(v.lower())]
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return [int(v)]  # the library checks the range
+    raise errors.InvalidArgument("%s: %r is not one of %s" % (what, v, ", ".join(_COMPARE_OPS)))
+
+
+def _k_logical(g, what, v, call):
+    if isinstance(v, str) and v.lower() in _LOGICAL_OPS:
+        return [_LOGICAL_OPS.index(v.lower())]
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return [int(v)]  # the library checks the range
+    raise errors.InvalidArgument("%s: %r is not one of %s" % (what, v, ", ".join(_LOGICAL_OPS)))
+
+
 def _k_slices(g, what, v, call):
     rows = [tuple(int(e) for e in r) for r in v]
     if any(len(r) not in (3, 4) for r in rows):
@@ -249,6 +269,8 @@ KINDS = {
     "slices": ([ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p],
                _k_slices),
     "reduce": ([ctypes.c_int], _k_reduce),
+    "compare": ([ctypes.c_int], _k_compare),
+    "logical": ([ctypes.c_int], _k_logical),
     "tensors": ([ctypes.c_int, ctypes.c_void_p], _k_tensors),
     "unary": ([ctypes.c_int], _k_unary),
     "int32": ([ctypes.c_int], _k_int32),
@@ -461,6 +483,18 @@ _BUILDERS = {
               "ONNX (use sys.maxsize for 'to the end')."),
     "gather": ("dqg_gather", [Param("data", T), Param("indices", T), Param("axis", "int32", 0)],
                "ONNX Gather: slices of data along axis chosen by s32/s64 indices."),
+    "gather_elements": ("dqg_gather_elements",
+                        [Param("data", T), Param("indices", T), Param("axis", "int32", 0)],
+                        "ONNX GatherElements: data read along axis at s32/s64 indices of "
+                        "data's rank; the output has the indices' shape."),
+    "compare": ("dqg_compare", [Param("function", "compare"), Param("a", T), Param("b", T)],
+                "a OP b with NumPy broadcasting, a bool result, for OP one of: "
+                + ", ".join(_COMPARE_OPS) + "."),
+    "logical": ("dqg_logical", [Param("function", "logical"), Param("a", T),
+                                Param("b", O, None)],
+                "And, Or, Xor of two bool tensors (NumPy broadcasting), or Not of one (b None)."),
+    "where": ("dqg_where", [Param("condition", T), Param("x", T), Param("y", T)],
+              "condition ? x : y element-wise (condition bool), the three broadcast together."),
     "lrn": ("dqg_lrn", [Param("x", T), Param("size", "int32"), Param("alpha", "float", 1e-4),
                         Param("beta", "float", 0.75), Param("bias", "float", 1.0)],
             "Local response normalization across channels (ONNX LRN) of an NCX f32 tensor."),

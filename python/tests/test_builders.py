@@ -405,3 +405,22 @@ def test_gather():
     g.output(g.gather(g.constant(table), ids, 0), "y")
     out = run_all(g, {"ids": np.array([4, 0, -1], np.int32)})
     np.testing.assert_array_equal(out["y"], table[[4, 0, -1]])
+
+
+def test_compare_logical_where_gather_elements():
+    a = np.array([[1, 2, 3], [4, 5, 6]], np.float32)
+    b = np.array([2, 5, 3], np.float32)
+    g = dqgraph.Graph()
+    x = g.input("a", "f32", (2, 3))
+    lt = g.compare("less", x, g.constant(b))
+    eq = g.compare("equal", x, g.constant(b))
+    keep = g.logical("or", lt, eq)
+    g.output(g.logical("not", keep), "drop")
+    g.output(g.where(keep, x, g.constant(np.float32(-1))), "y")
+    ix = np.array([[2, 0], [-1, 1]], np.int64)
+    g.output(g.gather_elements(x, g.constant(ix), axis=1), "picked")
+    out = run_all(g, {"a": a})
+    assert out["drop"].dtype == np.bool_
+    np.testing.assert_array_equal(out["drop"], ~(a <= b))
+    np.testing.assert_array_equal(out["y"], np.where(a <= b, a, -1).astype(np.float32))
+    np.testing.assert_array_equal(out["picked"], np.take_along_axis(a, ix % 3, axis=1))
