@@ -33,6 +33,8 @@ function(dqg_register_python_tests)
   set(_env "DQGRAPH_LIBRARY=$<TARGET_FILE:dqgraph_shared>"
            "DQGRAPH_TOOL=$<TARGET_FILE:dqgraph_tool>"
            "DQGRAPH_ONNX_TESTDATA=${DQG_ONNX_TESTDATA}"
+           "DQGRAPH_ONNX_CASES=${PROJECT_BINARY_DIR}/onnx_conformance_cases.txt"
+           "DQGRAPH_CC=${CMAKE_C_COMPILER}"
            "PYTHONDONTWRITEBYTECODE=1")
   add_test(NAME python/pytest
            COMMAND ${_python} -m pytest -q -p no:cacheprovider ${PROJECT_SOURCE_DIR}/python/tests

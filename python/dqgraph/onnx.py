@@ -48,8 +48,8 @@ def _options(dims, shapes, values, max_model_bytes, max_nodes, keep):
             arr[i].rank = -1
             if "value" in h:
                 v = h["value"]
-                if not isinstance(v, np.ndarray):
-                    raise errors.InvalidArgument(
+                if not isinstance(v, (np.ndarray, np.generic)):
+                    raise errors.InvalidArgumentType(
                         "load_onnx: the value of %r must be a numpy array" % k)
                 dt = dtypes.from_numpy(v.dtype)
                 if dt is None:
