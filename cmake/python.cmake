@@ -39,7 +39,9 @@ function(dqg_register_python_tests)
   add_test(NAME python/pytest
            COMMAND ${_python} -m pytest -q -p no:cacheprovider ${PROJECT_SOURCE_DIR}/python/tests
            WORKING_DIRECTORY ${PROJECT_BINARY_DIR})
-  set_tests_properties(python/pytest PROPERTIES ENVIRONMENT "${_env}")
+  # About 15 s here (the ONNX cases, the C tool's runs, an offline pip
+  # install and 10,000 compile/run cycles); the limit stops a hung install.
+  set_tests_properties(python/pytest PROPERTIES ENVIRONMENT "${_env}" TIMEOUT 600)
   if(DQG_BUILD_SAMPLES)
     add_test(NAME sample/python/quickstart
              COMMAND ${_python} ${PROJECT_SOURCE_DIR}/samples/python/quickstart.py
