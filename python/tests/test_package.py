@@ -142,3 +142,26 @@ def test_version_mismatch_is_refused(monkeypatch):
         dqgraph._check_version()
     monkeypatch.setattr(dqgraph, "version", lambda: dqgraph.__version__)
     dqgraph._check_version()  # neither
+
+
+def test_the_readme_example_runs(tmp_path, monkeypatch):
+    """README.md's Python example, as printed, on made-up data and a model
+    with a symbolic "batch" dimension (tests/corpus/symbolic_dim.onnx)."""
+    import numpy as np
+    with open(os.path.join(ROOT, "README.md")) as f:
+        readme = f.read()
+    section = readme[readme.index("\n## Python\n"):]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    M, K, N = 8, 64, 16
+    rng = np.random.default_rng(9)
+    env = {"M": M, "K": K, "w_s8": rng.integers(-127, 128, (K, N)).astype(np.int8),
+           "w_scale": rng.uniform(0.001, 0.01, N).astype(np.float32),
+           "x_u8": rng.integers(0, 256, (M, K)).astype(np.uint8),
+           "y_buf": np.empty((M, N), np.float32)}
+    shutil.copy(os.path.join(ROOT, "tests", "corpus", "symbolic_dim.onnx"), tmp_path / "model.onnx")
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "README.md", "exec"), env)
+    out, ref = env["out"], env["ref"]
+    assert out.shape == (M, N) and np.array_equal(env["y_buf"], out)
+    assert np.abs(out - ref).max() <= 1e-5 * np.abs(ref).max()
+    assert env["m"].inputs[0].shape == (8, 4)
