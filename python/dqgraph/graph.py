@@ -178,11 +178,13 @@ def _k_qaxis(g, what, v, call):
 def _k_perm(g, what, v, call):
     if v is None:
         return [None]
-    # The library reads as many entries as the input has dimensions.
+    # The library reads as many entries as the input has dimensions: the
+    # list must have that many, and the array never holds fewer than the
+    # most a tensor can have (x given as a raw id the library may refuse).
     x = call.values[0]
-    rank = x.rank if isinstance(x, Tensor) else None
-    items = _int_list(what, v, rank)
-    arr = _int64_array(items)
+    rank = _lib.dqg_tensor_rank(g._handle(), _tensor_arg(g, what, x, False))
+    items = _int_list(what, v, rank if rank >= 0 else None)
+    arr = _int64_array(items + [0] * (_native.MAX_RANK - len(items)))
     call.keep.append(arr)
     return [arr]
 

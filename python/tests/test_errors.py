@@ -307,3 +307,17 @@ def test_unaligned_arrays_are_used_in_place():
     assert not yu.flags.aligned and yu.flags.writeable and yu.flags.c_contiguous
     c.run_into({"x": xu}, {"y": yu})
     assert yu.tobytes() == want.tobytes()
+
+
+def test_transpose_of_a_raw_id_checks_the_permutation_length():
+    """transpose(x, perm) with x as a raw id: the permutation is checked
+    against the tensor's rank as for a Tensor (the library reads rank
+    entries)."""
+    g = dqgraph.Graph()
+    x = g.input("x", "f32", (2, 3, 4))
+    with pytest.raises(dqgraph.InvalidArgument, match="expected 3 values, got 2"):
+        g.transpose(x.id, (1, 0))
+    y = g.transpose(x.id, (2, 0, 1))
+    assert y.shape == (4, 2, 3)
+    with pytest.raises(dqgraph.InvalidArgument, match="unknown tensor id 77"):
+        g.transpose(77, (1, 0))
