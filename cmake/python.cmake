@@ -33,11 +33,15 @@ function(dqg_register_python_tests)
   set(_env "DQGRAPH_LIBRARY=$<TARGET_FILE:dqgraph_shared>"
            "DQGRAPH_TOOL=$<TARGET_FILE:dqgraph_tool>"
            "DQGRAPH_ONNX_TESTDATA=${DQG_ONNX_TESTDATA}"
+           "DQGRAPH_ONNX_CASES=${PROJECT_BINARY_DIR}/onnx_conformance_cases.txt"
+           "DQGRAPH_CC=${CMAKE_C_COMPILER}"
            "PYTHONDONTWRITEBYTECODE=1")
   add_test(NAME python/pytest
            COMMAND ${_python} -m pytest -q -p no:cacheprovider ${PROJECT_SOURCE_DIR}/python/tests
            WORKING_DIRECTORY ${PROJECT_BINARY_DIR})
-  set_tests_properties(python/pytest PROPERTIES ENVIRONMENT "${_env}")
+  # About 15 s here (the ONNX cases, the C tool's runs, an offline pip
+  # install and 10,000 compile/run cycles); the limit stops a hung install.
+  set_tests_properties(python/pytest PROPERTIES ENVIRONMENT "${_env}" TIMEOUT 600)
   if(DQG_BUILD_SAMPLES)
     add_test(NAME sample/python/quickstart
              COMMAND ${_python} ${PROJECT_SOURCE_DIR}/samples/python/quickstart.py

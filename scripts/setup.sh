@@ -14,7 +14,7 @@ DQG_PACKAGES=(
   libonnx-testdata # ONNX backend node tests, registered as conformance tests
   clang-format     # the suite checks every C file against .clang-format
   python3-numpy python3-pytest # the Python binding (python/) and its tests
-  python3-setuptools python3-pip # pip install --no-build-isolation ./python
+  python3-pip      # pip install ./python (offline: the package builds itself)
 )
 
 dqg_install_missing() {

@@ -23,6 +23,7 @@ from .errors import (
     BackendError,
     Error,
     InvalidArgument,
+    InvalidArgumentType,
     InvalidGraph,
     IOError,
     OutOfMemory,
@@ -57,7 +58,8 @@ def _check_version():
 _check_version()
 
 __all__ = [
-    "BackendError", "Compiled", "Error", "Graph", "IOError", "InvalidArgument", "InvalidGraph",
+    "BackendError", "Compiled", "Error", "Graph", "IOError", "InvalidArgument",
+    "InvalidArgumentType", "InvalidGraph",
     "Op", "OutOfMemory", "ParseError", "Tensor", "Unsupported", "cache_capacity", "cache_clear",
     "cache_stats", "compile", "decode", "encode", "from_bf16", "library_path", "load_onnx",
     "load_onnx_bytes", "pack_int4", "read_tensor", "set_cache_capacity", "to_bf16", "unpack_int4",

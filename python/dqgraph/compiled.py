@@ -5,7 +5,7 @@ import ctypes
 import types
 import weakref
 
-from . import _native, dtypes, errors
+from . import _args, _native, dtypes, errors
 from .graph import Graph, Owned, bind_inputs, check_array, io_spec, make_buffers
 
 _lib = _native.lib
@@ -24,12 +24,15 @@ def compile(graph, *, fuse=True, backend="onednn", threads=0, fpmath="strict"): 
     bf16) or "int8" (weight-only MatMuls with 4- or 8-bit integer weights
     may quantize their activations to int8 per K-block: approximate). The GIL is released while the library compiles."""
     if not isinstance(graph, Graph):
-        raise TypeError("compile: expected a dqgraph.Graph, got %s" % type(graph).__name__)
-    if backend not in _BACKENDS:
+        raise errors.InvalidArgumentType(
+            "compile: expected a dqgraph.Graph, got %s" % type(graph).__name__)
+    fuse = _args.flag("compile: fuse", fuse)
+    if not isinstance(backend, str) or backend not in _BACKENDS:
         raise errors.InvalidArgument("compile: backend %r is not one of %s" % (backend, list(_BACKENDS)))
-    if fpmath not in _FPMATH:
+    if not isinstance(fpmath, str) or fpmath not in _FPMATH:
         raise errors.InvalidArgument("compile: fpmath %r is not one of %s" % (fpmath, list(_FPMATH)))
-    if isinstance(threads, bool) or not isinstance(threads, int) or not 0 <= threads <= MAX_THREADS:
+    threads = _args.integer("compile: threads", threads)
+    if not 0 <= threads <= MAX_THREADS:
         raise errors.InvalidArgument(
             "compile: threads is %r; use 0 for all cores, or 1 to %d" % (threads, MAX_THREADS)
         )
@@ -94,7 +97,7 @@ class Compiled(Owned):
         output name to a writable C-contiguous array of the right shape and
         dtype. Returns `outputs`. For loops that reuse their buffers."""
         ins = bind_inputs(self._spec, inputs, {})
-        outputs = dict(outputs)
+        outputs = _args.mapping("outputs", outputs, optional=False)
         for k in outputs:
             if k not in self._spec.output_names:
                 raise errors.InvalidArgument(
@@ -212,6 +215,4 @@ def cache_capacity():
 
 def set_cache_capacity(capacity):
     """Entries kept per cache; 0 disables the cache and clears it."""
-    if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 0:
-        raise errors.InvalidArgument("set_cache_capacity: %r is not a count" % (capacity,))
-    _lib.dqg_cache_set_capacity(capacity)
+    _lib.dqg_cache_set_capacity(_args.integer("set_cache_capacity", capacity, *_args.UINT64))

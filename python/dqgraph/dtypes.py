@@ -19,7 +19,7 @@ import ctypes
 
 import numpy as np
 
-from . import _native, errors
+from . import _args, _native, errors
 
 _lib = _native.lib
 
@@ -118,7 +118,7 @@ def encode(values, dtype, saturate=False):
     nearest even; integers saturate; for float8 and float4, `saturate`
     selects ONNX's saturating conversion). Returns the storage array; packed
     types come back flat."""
-    values = np.ascontiguousarray(values, dtype=np.float32)
+    values = _args.c_array(values, np.float32)
     n = values.size
     out = empty(dtype, values.shape)
     out[...] = 0
@@ -130,7 +130,7 @@ def decode(data, dtype, shape=None):
     """Elements of `dtype` held in a storage array -> float32 values. For
     packed types give the tensor's `shape` (the bytes do not say whether the
     last nibble is used); otherwise the array's shape is kept."""
-    data = np.ascontiguousarray(data)
+    data = _args.c_array(data)
     if data.dtype != storage(dtype):
         raise errors.InvalidArgument(
             "decode: %s elements are held in %s arrays, not %s"
@@ -140,6 +140,7 @@ def decode(data, dtype, shape=None):
         if name(dtype) in PACKED:
             raise errors.InvalidArgument("decode: give the shape of packed %s data" % name(dtype))
         shape = data.shape
+    shape = tuple(_args.integers("decode: shape", shape, lo=0))
     n = int(np.prod(shape, dtype=np.int64))
     if storage_size(dtype, n) != data.nbytes:
         raise errors.InvalidArgument(
@@ -170,6 +171,7 @@ def pack_int4(values, signed=True):
 
 def unpack_int4(packed, count, signed=True):
     """Packed bytes -> `count` 4-bit integers (int8 array)."""
+    count = _args.integer("unpack_int4: count", count, lo=0)
     p = np.asarray(packed, dtype=np.uint8).reshape(-1)
     if (count + 1) // 2 != p.size:
         raise errors.InvalidArgument(

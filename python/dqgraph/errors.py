@@ -35,6 +35,13 @@ class InvalidArgument(Error, ValueError):
 InvalidGraph = InvalidArgument
 
 
+class InvalidArgumentType(InvalidArgument, TypeError):
+    """An argument of the wrong Python type (a string where an integer is
+    due, a float for a dimension, a missing argument): refused by the
+    binding before any call into the library. A dqgraph.InvalidArgument that
+    is also a TypeError."""
+
+
 class Unsupported(Error):
     """DQG_UNSUPPORTED: valid, but not supported by dqgraph."""
 

@@ -7,7 +7,7 @@ import threading
 
 import numpy as np
 
-from . import _native, dtypes, errors
+from . import _args, _native, dtypes, errors
 
 _lib = _native.lib
 _REQUIRED = inspect.Parameter.empty
@@ -103,23 +103,15 @@ def _tensor_arg(graph, what, value, optional):
         if value.graph is not graph:
             raise errors.InvalidArgument("%s: tensor %r belongs to another graph" % (what, value))
         return value.id
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        return int(value)  # a raw id: the library checks it
-    raise TypeError("%s: expected a dqgraph.Tensor, got %s" % (what, type(value).__name__))
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        # A raw id (dqg_tensor_id, int32): the library checks that it exists.
+        return _args.integer(what, value, *_args.INT32)
+    raise errors.InvalidArgumentType(
+        "%s: expected a dqgraph.Tensor, got %s" % (what, type(value).__name__))
 
 
-def _int_list(what, value, length=None, lo=None):
-    try:
-        items = [int(v) for v in value]
-    except TypeError:
-        raise TypeError("%s: expected a sequence of integers, got %r" % (what, value)) from None
-    if length is not None and len(items) != length:
-        raise errors.InvalidArgument("%s: expected %d values, got %d" % (what, length, len(items)))
-    if len(items) > _native.MAX_RANK:
-        raise errors.InvalidArgument(
-            "%s: %d values; dqgraph's rank limit is %d" % (what, len(items), _native.MAX_RANK)
-        )
-    return items
+def _int_list(what, value, length=None):
+    return _args.integers(what, value, length=length, max_length=_native.MAX_RANK)
 
 
 def _int64_array(items):
@@ -132,7 +124,8 @@ _FORMATS = {"ncx": 0, "nchw": 0, "ncw": 0, "ncdhw": 0, "nxc": 1, "nhwc": 1, "nwc
 def _data_format(what, value):
     if isinstance(value, str) and value.lower() in _FORMATS:
         return _FORMATS[value.lower()]
-    if value in (0, 1):
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) \
+            and value in (0, 1):
         return int(value)
     raise errors.InvalidArgument("%s: data_format %r is not 'ncx' or 'nxc'" % (what, value))
 
@@ -147,11 +140,11 @@ def _k_optional(g, what, v, call):
 
 
 def _k_float(g, what, v, call):
-    return [float(v)]
+    return [_args.real(what, v)]
 
 
 def _k_int(g, what, v, call):
-    return [int(v)]
+    return [_args.integer(what, v)]
 
 
 def _k_dtype(g, what, v, call):
@@ -159,7 +152,7 @@ def _k_dtype(g, what, v, call):
 
 
 def _k_str(g, what, v, call):
-    return [None if v is None else str(v).encode()]
+    return [_args.text(what, v)]
 
 
 def _k_format(g, what, v, call):
@@ -179,17 +172,19 @@ def _k_qaxis(g, what, v, call):
     if v is None:
         per_channel = any(x == "per_channel" for x in call.values if isinstance(x, str))
         return [1 if per_channel else 0]
-    return [int(v)]
+    return [_args.integer(what, v)]
 
 
 def _k_perm(g, what, v, call):
     if v is None:
         return [None]
-    # The library reads as many entries as the input has dimensions.
+    # The library reads as many entries as the input has dimensions: the
+    # list must have that many, and the array never holds fewer than the
+    # most a tensor can have (x given as a raw id the library may refuse).
     x = call.values[0]
-    rank = x.rank if isinstance(x, Tensor) else None
-    items = _int_list(what, v, rank)
-    arr = _int64_array(items)
+    rank = _lib.dqg_tensor_rank(g._handle(), _tensor_arg(g, what, x, False))
+    items = _int_list(what, v, rank if rank >= 0 else None)
+    arr = _int64_array(items + [0] * (_native.MAX_RANK - len(items)))
     call.keep.append(arr)
     return [arr]
 
@@ -201,23 +196,23 @@ _UNARY_OPS = ["sigmoid", "tanh", "erf", "gelu", "gelu_tanh", "neg", "abs", "sqrt
 def _k_unary(g, what, v, call):
     if isinstance(v, str) and v.lower() in _UNARY_OPS:
         return [_UNARY_OPS.index(v.lower())]
-    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
-        return [int(v)]  # the library checks the range
+    if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
+        return [_args.integer(what, v, *_args.INT32)]  # the library checks the range
     raise errors.InvalidArgument("%s: %r is not one of %s" % (what, v, ", ".join(_UNARY_OPS)))
 
 
 def _k_int32(g, what, v, call):
-    v = int(v)
-    if not -(2**31) <= v < 2**31:
-        raise errors.InvalidArgument("%s: %d does not fit a C int" % (what, v))
-    return [v]
+    return [_args.integer(what, v, *_args.INT32)]
 
 
 def _k_bool(g, what, v, call):
-    return [bool(v)]
+    return [_args.flag(what, v)]
 
 
 def _k_tensors(g, what, v, call):
+    if isinstance(v, (Tensor, str, bytes)) or not isinstance(v, (list, tuple)):
+        raise errors.InvalidArgumentType(
+            "%s: expected a list of dqgraph.Tensor, got %s" % (what, type(v).__name__))
     ids = [_tensor_arg(g, "%s[%d]" % (what, i), t, False) for i, t in enumerate(v)]
     arr = (ctypes.c_int32 * max(len(ids), 1))(*ids)
     call.keep.append(arr)
@@ -230,8 +225,8 @@ _REDUCE_OPS = ["sum", "mean", "max", "min", "prod"]
 def _k_reduce(g, what, v, call):
     if isinstance(v, str) and v.lower() in _REDUCE_OPS:
         return [_REDUCE_OPS.index(v.lower())]
-    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
-        return [int(v)]  # the library checks the range
+    if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
+        return [_args.integer(what, v, *_args.INT32)]  # the library checks the range
     raise errors.InvalidArgument("%s: %r is not one of %s" % (what, v, ", ".join(_REDUCE_OPS)))
 
 
@@ -256,9 +251,15 @@ def _k_logical(g, what, v, call):
 
 
 def _k_slices(g, what, v, call):
-    rows = [tuple(int(e) for e in r) for r in v]
+    if isinstance(v, (str, bytes)) or not isinstance(v, (list, tuple)):
+        raise errors.InvalidArgumentType(
+            "%s: expected a list of (axis, start, end[, step]), got %r" % (what, v))
+    rows = [tuple(_args.integers("%s[%d]" % (what, i), r)) for i, r in enumerate(v)]
     if any(len(r) not in (3, 4) for r in rows):
         raise errors.InvalidArgument("%s: each slice is (axis, start, end[, step])" % what)
+    if len(rows) > _native.MAX_RANK:
+        raise errors.InvalidArgument(
+            "%s: %d slices; dqgraph's rank limit is %d" % (what, len(rows), _native.MAX_RANK))
     cols = [_int64_array([r[k] if k < len(r) else 1 for r in rows]) for k in range(4)]
     call.keep.extend(cols)
     return [len(rows)] + cols
@@ -296,22 +297,26 @@ class Attrs:
 
 
 def _fill_matmul(s, kw, call):
-    s.transpose_a = bool(kw["transpose_a"])
-    s.transpose_b = bool(kw["transpose_b"])
+    s.transpose_a = _args.flag("MatMul: transpose_a", kw["transpose_a"])
+    s.transpose_b = _args.flag("MatMul: transpose_b", kw["transpose_b"])
+
+
+def _is_int(value):
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
 def _spatial(what, value, rank, default):
     if value is None:
         return [default] * rank
-    if isinstance(value, (int, np.integer)):
-        return [int(value)] * rank
+    if _is_int(value):
+        return [_args.integer(what, value)] * rank
     return _int_list(what, value, rank)
 
 
 def _fill_conv(s, kw, call):
     weights = call.values[1]
     given = [kw[k] for k in ("strides", "pads_begin", "pads_end", "dilations")]
-    rank = next((len(v) for v in given if v is not None and not isinstance(v, (int, np.integer))),
+    rank = next((len(_int_list("Convolution", v)) for v in given if v is not None and not _is_int(v)),
                 None)
     if rank is None:
         rank = weights.rank - 2 if isinstance(weights, Tensor) and weights.rank >= 3 else 2
@@ -323,7 +328,7 @@ def _fill_conv(s, kw, call):
         arr = getattr(s, field)
         for i, v in enumerate(values):
             arr[i] = v
-    s.groups = int(kw["groups"])
+    s.groups = _args.integer("Convolution: groups", kw["groups"])
     s.data_format = _data_format("Convolution", kw["data_format"])
 
 
@@ -332,21 +337,21 @@ _POOL_ALGORITHMS = {"max": 0, "avg_include_pad": 1, "avg_exclude_pad": 2}
 
 def _fill_pool(s, kw, call):
     alg = kw["algorithm"]
-    if alg not in _POOL_ALGORITHMS:
+    if not isinstance(alg, str) or alg not in _POOL_ALGORITHMS:
         raise errors.InvalidArgument(
             "Pool: algorithm %r is not one of %s" % (alg, ", ".join(_POOL_ALGORITHMS)))
     s.algorithm = _POOL_ALGORITHMS[alg]
-    if kw["global_pool"]:
+    if _args.flag("Pool: global_pool", kw["global_pool"]):
         s.global_ = True
         return
     x = call.values[0]
     kernel = kw["kernel"]
     if kernel is None:
         raise errors.InvalidArgument("Pool: kernel is required unless global_pool")
-    if isinstance(kernel, (int, np.integer)):
+    if _is_int(kernel):
         rank = x.rank - 2 if isinstance(x, Tensor) and x.rank >= 3 else 2
     else:
-        rank = len(kernel)
+        rank = len(_int_list("Pool: kernel", kernel))
     if not 1 <= rank <= 3:
         raise errors.InvalidArgument("Pool: spatial rank %d is not 1, 2 or 3" % rank)
     s.spatial_rank = rank
@@ -356,20 +361,20 @@ def _fill_pool(s, kw, call):
         arr = getattr(s, field)
         for i, v in enumerate(values):
             arr[i] = v
-    s.ceil_mode = bool(kw["ceil_mode"])
+    s.ceil_mode = _args.flag("Pool: ceil_mode", kw["ceil_mode"])
 
 
 def _fill_dequantize_linear(s, kw, call):
-    s.opset = int(kw["opset"])
+    s.opset = _args.integer("opset", kw["opset"], *_args.INT32)
     if kw["axis"] is not None:
-        s.has_axis, s.axis = True, int(kw["axis"])
-    s.block_size = int(kw["block_size"])
+        s.has_axis, s.axis = True, _args.integer("axis", kw["axis"])
+    s.block_size = _args.integer("block_size", kw["block_size"])
     s.output_dtype = 0 if kw["output_dtype"] is None else dtypes.code(kw["output_dtype"])
 
 
 def _fill_quantize_linear(s, kw, call):
     _fill_dequantize_linear(s, kw, call)
-    s.no_saturate = not kw["saturate"]
+    s.no_saturate = not _args.flag("saturate", kw["saturate"])
 
 
 _MATMUL = Attrs(
@@ -567,7 +572,10 @@ def _make_builder(method, cname, params, doc):
     def builder(self, *args, **kwargs):
         if cfunc is None:
             raise errors.Unsupported("%s: this libdqgraph has no %s" % (method, cname))
-        bound = signature.bind(self, *args, **kwargs)
+        try:
+            bound = signature.bind(self, *args, **kwargs)
+        except TypeError as e:  # a missing, extra or unknown argument
+            raise errors.InvalidArgumentType("%s: %s" % (method, e)) from None
         bound.apply_defaults()
         values = bound.arguments
         call = _Call([values[p.name] for p in positional])
@@ -592,7 +600,7 @@ def _make_builder(method, cname, params, doc):
 
 
 def _name_arg(name):
-    return None if name is None else str(name).encode()
+    return _args.text("name", name)
 
 
 def _out_name(name):
@@ -689,10 +697,11 @@ class Graph(Owned):
 
     def input(self, name, dtype, shape):
         """A graph input of a static shape; dtype a name such as "u8"."""
+        cname = _args.text("input: name", name, optional=False)
         dims = _int_list("input %r: shape" % (name,), shape)
         arr = _int64_array(dims)
         return self._built(
-            _lib.dqg_input(self._handle(), _name_arg(name), dtypes.code(dtype), len(dims), arr)
+            _lib.dqg_input(self._handle(), cname, dtypes.code(dtype), len(dims), arr)
         )
 
     def constant(self, value, dtype=None, *, name=None, shape=None):
@@ -708,10 +717,13 @@ class Graph(Owned):
           f4e2m1), encoded rounding to nearest even;
         - integer values for s4/u4, packed here.
         """
+        cname = _name_arg(name)
+        if shape is not None:
+            shape = tuple(_int_list("constant: shape", shape))
         data, dt, shp = _constant_data(value, dtype, shape)
         dims = _int64_array(list(shp))
         return self._built(
-            _lib.dqg_constant(self._handle(), _name_arg(name), dtypes.code(dt), len(shp), dims,
+            _lib.dqg_constant(self._handle(), cname, dtypes.code(dt), len(shp), dims,
                               data.ctypes.data, data.nbytes)
         )
 
@@ -748,11 +760,11 @@ class Graph(Owned):
     def tensor(self, key):
         """The tensor named `key` (or of id `key`)."""
         if isinstance(key, str):
-            tid = _lib.dqg_graph_find_tensor(self._handle(), key.encode())
+            tid = _lib.dqg_graph_find_tensor(self._handle(), _args.text("tensor", key))
             if tid < 0:
                 raise errors.InvalidArgument("no tensor named %r" % key)
             return Tensor(self, tid)
-        tid = int(key)
+        tid = _args.integer("tensor", key)
         if not 0 <= tid < _lib.dqg_graph_tensor_count(self._handle()):
             raise errors.InvalidArgument("no tensor of id %d" % tid)
         return Tensor(self, tid)
@@ -793,7 +805,7 @@ class Graph(Owned):
 
     def dump(self, format="text"):
         """The graph as text (format "text") or Graphviz DOT ("dot")."""
-        fmt = {"text": 0, "dot": 1}.get(format)
+        fmt = {"text": 0, "dot": 1}.get(format) if isinstance(format, str) else None
         if fmt is None:
             raise errors.InvalidArgument("dump: format %r is not 'text' or 'dot'" % (format,))
         h = self._handle()
@@ -840,44 +852,53 @@ for _method, (_cname, _params, _doc) in _BUILDERS.items():
 
 def _constant_data(value, dtype, shape):
     """(contiguous storage array, dtype name, shape) of a constant."""
-    arr = np.asarray(value)
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError) as e:  # ragged lists, objects NumPy cannot hold
+        raise errors.InvalidArgumentType("constant: not an array of numbers: %s" % e) from None
+
+    def shaped():
+        shp = tuple(arr.shape) if shape is None else tuple(shape)
+        if int(np.prod(shp, dtype=np.int64)) != arr.size:
+            raise errors.InvalidArgument("constant: %d values for shape %s" % (arr.size, shp))
+        return shp
+
     if dtype is None:
         dt = dtypes.from_numpy(arr.dtype)
         if dt is None:
             raise errors.InvalidArgument(
                 "constant: NumPy type %s has no dqgraph type; give dtype= (e.g. 'f32')" % arr.dtype
             )
-        return np.ascontiguousarray(arr), dt, tuple(arr.shape) if shape is None else tuple(shape)
+        return _args.c_array(arr), dt, shaped()
     dt = dtypes.name(dtype)
     store = dtypes.storage(dt)
     if dt in dtypes.PACKED:
         if arr.dtype == np.uint8 and shape is not None:
             n = int(np.prod(shape, dtype=np.int64))
             if arr.size == (n + 1) // 2:
-                return np.ascontiguousarray(arr.reshape(-1)), dt, tuple(shape)
-        shp = tuple(arr.shape) if shape is None else tuple(shape)
+                return _args.c_array(arr.reshape(-1)), dt, tuple(shape)
         if dt in ("s4", "u4") and arr.dtype.kind in "iu":
-            if int(np.prod(shp, dtype=np.int64)) != arr.size:
-                raise errors.InvalidArgument("constant: %d values for shape %s" % (arr.size, shp))
+            shp = shaped()
             return dtypes.pack_int4(arr, dt == "s4"), dt, shp
         if arr.dtype.kind == "f":
+            shp = shaped()
             return dtypes.encode(arr.reshape(shp), dt), dt, shp
         raise errors.InvalidArgument(
             "constant: %s takes integer values, float values, or packed uint8 bytes with shape="
             % dt
         )
-    shp = tuple(arr.shape) if shape is None else tuple(shape)
     if arr.dtype == store:
-        if int(np.prod(shp, dtype=np.int64)) != arr.size:
-            raise errors.InvalidArgument("constant: %d values for shape %s" % (arr.size, shp))
-        return np.ascontiguousarray(arr.reshape(shp)), dt, shp
+        shp = shaped()
+        return _args.c_array(arr.reshape(shp)), dt, shp
     if arr.dtype.kind == "f" and dtypes.is_float(dt):
+        shp = shaped()
         return dtypes.encode(arr.reshape(shp), dt), dt, shp
     if arr.dtype.kind in "iub" and dtypes.is_integer(dt):
+        shp = shaped()
         info = np.iinfo(store)
         if arr.size and (arr.min() < info.min or arr.max() > info.max):
             raise errors.InvalidArgument("constant: values outside the range of %s" % dt)
-        return np.ascontiguousarray(arr.reshape(shp).astype(store)), dt, shp
+        return _args.c_array(arr.reshape(shp).astype(store)), dt, shp
     raise errors.InvalidArgument(
         "constant: cannot make %s from a %s array (give values of type %s)" % (dt, arr.dtype, store)
     )
@@ -938,7 +959,7 @@ def check_array(spec, what, array, writable=False):
 
 
 def bind_inputs(spec, inputs, named):
-    arrays = dict(inputs or {})
+    arrays = _args.mapping("inputs", inputs)
     for k, v in named.items():
         if k in arrays:
             raise errors.InvalidArgument("input '%s' is given twice" % k)

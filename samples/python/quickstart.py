@@ -10,7 +10,7 @@ unit, f32 outputs within 1e-5 of the largest magnitude), and exits 1 if a
 check fails.
 
     DQGRAPH_LIBRARY=build/libdqgraph.so python3 samples/python/quickstart.py
-(or with the package installed: pip install --no-build-isolation ./python)
+(or with the package installed: pip install ./python)
 """
 
 import os
