@@ -371,11 +371,12 @@ static void op_dynamic_quantize_linear(state *s, const char *name)
 }
 
 /* The operators of whole networks: unary functions, Sub/Div/Pow, Softmax,
- * Concat, LRN, LayerNorm, reductions, Slice, Gather and pooling. */
+ * Concat, LRN, LayerNorm, reductions, Slice, Gather, pooling, comparisons,
+ * logical ops, Where and GatherElements. */
 static void op_network(state *s, const char *name, uint8_t which)
 {
     dqg_graph *g = s->g;
-    switch (which % 12) {
+    switch (which % 15) {
     case 0: {
         dqg_tensor_id x = pick(s);
         dqg_unary_op f = (dqg_unary_op)(fz_u8(&s->r) % (DQG_UNARY_COUNT + 2));
@@ -463,6 +464,25 @@ static void op_network(state *s, const char *name, uint8_t which)
             a.dilations[i] = small_signed(s, 3);
         }
         remember(s, dqg_pool(g, name, x, fz_u8(&s->r) == 0xFF ? NULL : &a));
+        break;
+    }
+    case 12: {
+        dqg_tensor_id a = pick(s), b = pick(s);
+        uint8_t f = fz_u8(&s->r);
+        remember(
+            s, f & 1 ? dqg_compare(g, name, (dqg_compare_op)(f / 2 % (DQG_COMPARE_COUNT + 1)), a, b)
+                     : dqg_logical(g, name, (dqg_logical_op)(f / 2 % (DQG_LOGICAL_COUNT + 1)), a,
+                                   f & 2 ? DQG_NONE : b));
+        break;
+    }
+    case 13: {
+        dqg_tensor_id c = pick(s), x = pick(s), y = pick(s);
+        remember(s, dqg_where(g, name, c, x, y));
+        break;
+    }
+    case 14: {
+        dqg_tensor_id d = pick(s), ix = pick(s);
+        remember(s, dqg_gather_elements(g, name, d, ix, small_signed(s, 9)));
         break;
     }
     }
