@@ -7,6 +7,7 @@
  * scale in float32, the ops in float32, quantize round-half-even of
  * x / scale plus the zero point, saturated, NaN to 0), so the results are
  * bit-identical to it. Split over chunks between threads. */
+#include <immintrin.h>
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -61,6 +62,7 @@ struct qeltwise_kernel {
     float out_scale;
     int32_t out_zp;
     void (*run)(const qeltwise_kernel *k, void *const *args, int64_t first, int64_t len);
+    struct fast_step *fast; /* the register-fused form of a linear chain, or NULL */
 };
 
 /* The arithmetic of a chunk, compiled once per instruction set below: the
@@ -180,6 +182,135 @@ run_chunk_avx512(const qeltwise_kernel *k, void *const *args, int64_t first, int
     chunk_body(k, args, first, len);
 }
 
+/* Linear chains -- one or two int8 inputs, each op taking the previous
+ * result and a constant (scalar, or per-axis innermost in storage) or the
+ * other input: DenseNet's BatchNormalization + ReLU, ResNet's residual Add +
+ * ReLU -- run 16 elements at a time with every value in registers, the
+ * same IEEE operations in the same order as chunk_body (Add and Mul are
+ * commutative bit for bit, NaN payloads aside, and the quantize maps any
+ * NaN to 0). */
+typedef struct fast_step {
+    dqg_op_kind kind;
+    int operand; /* ADD/MUL: FAST_LEAF1, FAST_SCALAR or an axis_const index */
+    float value, lo, hi;
+} fast_step;
+
+#define FAST_LEAF1  (-1)
+#define FAST_SCALAR (-2)
+
+/* The linear form of k's steps in f (false: not linear). */
+static bool fast_plan(const qeltwise_kernel *k, fast_step *f)
+{
+    if (k->n_leaves < 1 || k->n_leaves > 2 || k->n_steps < 1 || k->n_steps > DQG_MAX_PART_OPS)
+        return false;
+    int axis_of[MAX_SLOTS];
+    for (int s = 0; s < MAX_SLOTS; s++)
+        axis_of[s] = -1;
+    for (int a = 0; a < k->n_axis; a++) {
+        if (!k->axis[a].rep)
+            return false; /* filled per chunk: the staged path */
+        axis_of[k->axis[a].slot] = a;
+    }
+    int cur = k->leaves[0].slot, leaf1 = k->n_leaves == 2 ? k->leaves[1].slot : -1;
+    bool leaf1_used = false;
+    for (int s = 0; s < k->n_steps; s++) {
+        const step *p = &k->steps[s];
+        fast_step *o = &f[s];
+        o->kind = p->kind;
+        o->lo = p->lo;
+        o->hi = p->hi;
+        if (p->kind == DQG_OP_RELU || p->kind == DQG_OP_CLIP) {
+            if (p->a != cur)
+                return false;
+        } else {
+            int other = p->a == cur ? p->b : p->b == cur ? p->a : -2;
+            if (other == -2 || other == cur)
+                return false;
+            if (other == leaf1 && !leaf1_used) {
+                o->operand = FAST_LEAF1;
+                leaf1_used = true;
+            } else if (k->is_const[other]) {
+                o->operand = FAST_SCALAR;
+                o->value = k->consts[other];
+            } else if (axis_of[other] >= 0) {
+                o->operand = axis_of[other];
+            } else {
+                return false;
+            }
+        }
+        cur = p->out;
+    }
+    return cur == k->in_slot && (leaf1 < 0 || leaf1_used);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"), always_inline)) static inline __m512
+fast_leaf(const leaf *f, void *const *args, int64_t at, __mmask16 m)
+{
+    const uint8_t *p = (const uint8_t *)args[f->arg] + at;
+    __m128i b = _mm_maskz_loadu_epi8(m, p);
+    __m512i v = f->s8 ? _mm512_cvtepi8_epi32(b) : _mm512_cvtepu8_epi32(b);
+    v = _mm512_sub_epi32(v, _mm512_set1_epi32(f->zp));
+    return _mm512_mul_ps(_mm512_cvtepi32_ps(v), _mm512_set1_ps(f->scale));
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static void
+run_fast_avx512(const qeltwise_kernel *k, void *const *args, int64_t first, int64_t len)
+{
+    const fast_step *f = k->fast;
+    int64_t off[MAX_SLOTS]; /* per axis constant: the window's start */
+    for (int a = 0; a < k->n_axis; a++)
+        off[a] = first % k->axis[a].period;
+    const float lo = k->out_s8 ? -128.0f : 0.0f, hi = k->out_s8 ? 127.0f : 255.0f;
+    const __m512 inv_big = _mm512_set1_ps(-4194304.0f), big = _mm512_set1_ps(4194304.0f),
+                 magic = _mm512_set1_ps(12582912.0f), zp = _mm512_set1_ps((float)k->out_zp),
+                 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi),
+                 scale = _mm512_set1_ps(k->out_scale), zero = _mm512_setzero_ps();
+    for (int64_t i = 0; i < len; i += 16) {
+        __mmask16 m = len - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (len - i)) - 1);
+        int64_t at = first + i;
+        __m512 v = fast_leaf(&k->leaves[0], args, at, m);
+        for (int s = 0; s < k->n_steps; s++) {
+            const fast_step *p = &f[s];
+            __m512 b;
+            switch (p->kind) {
+            case DQG_OP_RELU:
+                v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), zero);
+                continue;
+            case DQG_OP_CLIP:
+                v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, _mm512_set1_ps(p->lo), _CMP_LT_OQ),
+                                       _mm512_set1_ps(p->lo));
+                v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, _mm512_set1_ps(p->hi), _CMP_GT_OQ),
+                                       _mm512_set1_ps(p->hi));
+                continue;
+            default:
+                break;
+            }
+            if (p->operand == FAST_LEAF1)
+                b = fast_leaf(&k->leaves[1], args, at, m);
+            else if (p->operand == FAST_SCALAR)
+                b = _mm512_set1_ps(p->value);
+            else
+                b = _mm512_loadu_ps(k->axis[p->operand].rep + off[p->operand]);
+            v = p->kind == DQG_OP_ADD ? _mm512_add_ps(v, b) : _mm512_mul_ps(v, b);
+        }
+        /* The quantize, as chunk_body computes it. */
+        __m512 q = _mm512_div_ps(v, scale);
+        __m512 c = _mm512_mask_mov_ps(q, _mm512_cmp_ps_mask(q, inv_big, _CMP_LT_OQ), inv_big);
+        c = _mm512_mask_mov_ps(c, _mm512_cmp_ps_mask(q, big, _CMP_GT_OQ), big);
+        __m512 t = _mm512_add_ps(_mm512_sub_ps(_mm512_add_ps(c, magic), magic), zp);
+        t = _mm512_mask_mov_ps(t, _mm512_cmp_ps_mask(q, q, _CMP_UNORD_Q), zero);
+        t = _mm512_mask_mov_ps(t, _mm512_cmp_ps_mask(t, vlo, _CMP_LT_OQ), vlo);
+        t = _mm512_mask_mov_ps(t, _mm512_cmp_ps_mask(t, vhi, _CMP_GT_OQ), vhi);
+        __m128i y = _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(t));
+        _mm_mask_storeu_epi8((uint8_t *)args[k->out_arg] + at, m, y);
+        for (int a = 0; a < k->n_axis; a++) {
+            off[a] += 16;
+            while (off[a] >= k->axis[a].period)
+                off[a] -= k->axis[a].period;
+        }
+    }
+}
+
 static dqg_status qeltwise_execute(dqg_kernel *kb, void *const *args, void *scratch)
 {
     const qeltwise_kernel *k = (const qeltwise_kernel *)kb;
@@ -201,6 +332,7 @@ static void qeltwise_destroy(dqg_kernel *kb)
         free(k->axis[a].vals);
         free(k->axis[a].rep);
     }
+    free(k->fast);
     free(k);
 }
 
@@ -332,9 +464,22 @@ dqg_status dqg_kernel_qeltwise_build(const dqg_kernel_request *req, dqg_kernel *
         k->run = isa == DQG_ISA_AVX512 ? run_chunk_avx512
                  : isa == DQG_ISA_AVX2 ? run_chunk_avx2
                                        : run_chunk_scalar;
-        snprintf(k->base.impl, sizeof k->base.impl, "own:%s:int8-eltwise:%d-in:%d-ops%s",
-                 dqg_isa_name(isa), k->n_leaves, k->n_steps,
-                 k->n_axis ? ":per-axis-constants" : "");
+        if (isa == DQG_ISA_AVX512) {
+            fast_step f[DQG_MAX_PART_OPS];
+            if (fast_plan(k, f)) {
+                k->fast = malloc((size_t)k->n_steps * sizeof *k->fast);
+                if (!k->fast)
+                    st =
+                        dqg_set_error(DQG_OUT_OF_MEMORY, "int8 element-wise kernel: out of memory");
+                else {
+                    memcpy(k->fast, f, (size_t)k->n_steps * sizeof *k->fast);
+                    k->run = run_fast_avx512;
+                }
+            }
+        }
+        snprintf(k->base.impl, sizeof k->base.impl, "own:%s:int8-eltwise:%d-in:%d-ops%s%s",
+                 dqg_isa_name(isa), k->n_leaves, k->n_steps, k->n_axis ? ":per-axis-constants" : "",
+                 k->fast ? ":in-registers" : "");
     }
     free(slot_of);
     if (st != DQG_OK) {

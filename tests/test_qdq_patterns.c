@@ -6,6 +6,7 @@
  * tensor). */
 #include <stdlib.h>
 
+#include "runtime/cpu_isa.h"
 #include "test_common.h"
 
 static dqg_tensor_id scalar(dqg_graph *g, float v)
@@ -302,6 +303,36 @@ Test(qdq_patterns, a_chain_longer_than_the_kernel_holds)
         t = dqg_mul(g, NULL, t, scalar(g, i % 2 ? 1.03125f : 0.96875f));
     dqg_output(g, quantize(g, t, DQG_U8), "y");
     check(g, "30 multiplications", 0);
+}
+
+/* With AVX-512, a linear chain (each op takes the previous result and a
+ * constant or the other input) runs with its values in registers; Add(x, x)
+ * (one input read twice) takes the staged loop. Both stay bit-identical. */
+Test(qdq_patterns, linear_chains_run_in_registers)
+{
+    test_rng = 77;
+    for (int shape = 0; shape < 2; shape++) {
+        dqg_graph *g;
+        cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+        int64_t d[] = {2, 33, 5};
+        dqg_tensor_id a = dq(g, dqg_input(g, "a", DQG_U8, 3, d), DQG_U8), t;
+        if (shape == 0)
+            t = dqg_add(g, NULL, a, dq(g, dqg_input(g, "b", DQG_S8, 3, d), DQG_S8));
+        else
+            t = dqg_add(g, NULL, a, a);
+        t = dqg_clip(g, NULL, dqg_mul(g, NULL, t, scalar(g, 0.75f)), -1.0f, 2.0f);
+        dqg_output(g, quantize(g, t, DQG_S8), "y");
+        finalize_ok(g);
+        dqg_compiled *c = NULL;
+        cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+        const char *info = dqg_compiled_partition_info(c, 0);
+        bool fast = shape == 0 && dqg_cpu_has(DQG_ISA_AVX512);
+        cr_assert(strstr(info, "int8 element-wise [") &&
+                      (strstr(info, ":in-registers") != NULL) == fast,
+                  "shape %d: %s", shape, info);
+        dqg_compiled_destroy(c);
+        check(g, shape ? "Add(x, x)" : "residual", 1);
+    }
 }
 
 /* Quark's dequantize takes an f32 zero point, which need not be an integer:
