@@ -774,6 +774,33 @@ Test(slice, random_windows_match_the_definition)
     }
 }
 
+/* Steps of any size, INT64_MIN and INT64_MAX included, take one element per
+ * axis they run past (ONNX: start, then nothing within the axis). */
+Test(slice, extreme_steps_take_one_element)
+{
+    const int64_t steps[] = {INT64_MIN, INT64_MIN + 1, -7, 7, INT64_MAX};
+    for (size_t i = 0; i < sizeof steps / sizeof *steps; i++) {
+        dqg_graph *g;
+        dqg_graph_create(&g);
+        int64_t d[] = {5}, ax[] = {0}, st[] = {steps[i] < 0 ? 3 : 1},
+                en[] = {steps[i] < 0 ? INT64_MIN : INT64_MAX};
+        dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 1, d);
+        dqg_tensor_id y = dqg_slice(g, "s", x, 1, ax, st, en, &steps[i]);
+        cr_assert_neq(y, DQG_NONE, "step %lld: %s", (long long)steps[i], dqg_last_error());
+        int64_t yd[1];
+        dqg_tensor_dims(g, y, yd);
+        cr_assert_eq(yd[0], 1, "step %lld: %lld elements", (long long)steps[i], (long long)yd[0]);
+        dqg_output(g, y, "y");
+        finalize_ok(g);
+        float X[5] = {10, 11, 12, 13, 14}, Y[1] = {0}, R[1] = {0};
+        cr_assert_eq(compile_run(g, X, sizeof X, Y, sizeof Y), DQG_OK, "%s", dqg_last_error());
+        cr_assert_eq(run_ref_1(g, x, X, sizeof X, y, R, sizeof R), DQG_OK);
+        cr_assert_eq(Y[0], X[st[0]], "step %lld", (long long)steps[i]);
+        cr_assert_eq(R[0], X[st[0]], "step %lld", (long long)steps[i]);
+        dqg_graph_destroy(g);
+    }
+}
+
 /* ---- Recognized functions and their post-ops -------------------------------- */
 
 static bool explained(const dqg_compiled *c, const char *what)

@@ -60,8 +60,11 @@ dqg_tensor_id dqg_slice(dqg_graph *g, const char *name, dqg_tensor_id x, int n, 
         } else {
             s = clamp(s, 0, dim - 1);
             e = clamp(e, -1, dim - 1);
-            count = s > e ? (s - e - 1) / -st + 1 : 0;
+            /* -st as unsigned: st may be INT64_MIN. */
+            count = s > e ? (int64_t)((uint64_t)(s - e - 1) / (0 - (uint64_t)st)) + 1 : 0;
         }
+        if (count == 1)
+            st = 1; /* one element: the step no longer matters (and no kernel sees 2^63) */
         if (count == 0)
             return dqg_graph_fail(g, DQG_INVALID_ARGUMENT,
                                   KIND " '%s': axis %lld selects no element (start %lld, end "
