@@ -273,14 +273,14 @@ run_fast_avx512(const qeltwise_kernel *k, void *const *args, int64_t first, int6
             const fast_step *p = &f[s];
             __m512 b;
             switch (p->kind) {
+            /* vmaxps/vminps return their second operand when the two are
+             * equal or either is NaN: with v second, max(0, v) is exactly
+             * v < 0 ? 0 : v (NaN and -0 kept), and so for Clip. */
             case DQG_OP_RELU:
-                v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), zero);
+                v = _mm512_max_ps(zero, v);
                 continue;
             case DQG_OP_CLIP:
-                v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, _mm512_set1_ps(p->lo), _CMP_LT_OQ),
-                                       _mm512_set1_ps(p->lo));
-                v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, _mm512_set1_ps(p->hi), _CMP_GT_OQ),
-                                       _mm512_set1_ps(p->hi));
+                v = _mm512_min_ps(_mm512_set1_ps(p->hi), _mm512_max_ps(_mm512_set1_ps(p->lo), v));
                 continue;
             default:
                 break;
@@ -294,13 +294,13 @@ run_fast_avx512(const qeltwise_kernel *k, void *const *args, int64_t first, int6
             v = p->kind == DQG_OP_ADD ? _mm512_add_ps(v, b) : _mm512_mul_ps(v, b);
         }
         /* The quantize, as chunk_body computes it. */
+        /* A NaN q's clamped value does not matter: it becomes 0 below. t
+         * is never NaN or -0 when clamped to [lo, hi]. */
         __m512 q = _mm512_div_ps(v, scale);
-        __m512 c = _mm512_mask_mov_ps(q, _mm512_cmp_ps_mask(q, inv_big, _CMP_LT_OQ), inv_big);
-        c = _mm512_mask_mov_ps(c, _mm512_cmp_ps_mask(q, big, _CMP_GT_OQ), big);
+        __m512 c = _mm512_min_ps(big, _mm512_max_ps(inv_big, q));
         __m512 t = _mm512_add_ps(_mm512_sub_ps(_mm512_add_ps(c, magic), magic), zp);
         t = _mm512_mask_mov_ps(t, _mm512_cmp_ps_mask(q, q, _CMP_UNORD_Q), zero);
-        t = _mm512_mask_mov_ps(t, _mm512_cmp_ps_mask(t, vlo, _CMP_LT_OQ), vlo);
-        t = _mm512_mask_mov_ps(t, _mm512_cmp_ps_mask(t, vhi, _CMP_GT_OQ), vhi);
+        t = _mm512_min_ps(vhi, _mm512_max_ps(vlo, t));
         __m128i y = _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(t));
         _mm_mask_storeu_epi8((uint8_t *)args[k->out_arg] + at, m, y);
         for (int a = 0; a < k->n_axis; a++) {

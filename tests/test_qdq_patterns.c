@@ -4,6 +4,7 @@
  * DequantizeLinear read by several ops is given to each of them, so each
  * can still fuse it (as quantization tools write one DequantizeLinear per
  * tensor). */
+#include <math.h>
 #include <stdlib.h>
 
 #include "runtime/cpu_isa.h"
@@ -307,31 +308,37 @@ Test(qdq_patterns, a_chain_longer_than_the_kernel_holds)
 
 /* With AVX-512, a linear chain (each op takes the previous result and a
  * constant or the other input) runs with its values in registers; Add(x, x)
- * (one input read twice) takes the staged loop. Both stay bit-identical. */
+ * (one input read twice) takes the staged loop. Both stay bit-identical,
+ * NaN and infinities included (ReLU and Clip keep a NaN, which quantizes to
+ * 0, not to the zero point). */
 Test(qdq_patterns, linear_chains_run_in_registers)
 {
     test_rng = 77;
-    for (int shape = 0; shape < 2; shape++) {
+    for (int shape = 0; shape < 4; shape++) {
         dqg_graph *g;
         cr_assert_eq(dqg_graph_create(&g), DQG_OK);
         int64_t d[] = {2, 33, 5};
         dqg_tensor_id a = dq(g, dqg_input(g, "a", DQG_U8, 3, d), DQG_U8), t;
-        if (shape == 0)
-            t = dqg_add(g, NULL, a, dq(g, dqg_input(g, "b", DQG_S8, 3, d), DQG_S8));
-        else
+        if (shape == 1)
             t = dqg_add(g, NULL, a, a);
-        t = dqg_clip(g, NULL, dqg_mul(g, NULL, t, scalar(g, 0.75f)), -1.0f, 2.0f);
+        else
+            t = dqg_add(g, NULL, a, dq(g, dqg_input(g, "b", DQG_S8, 3, d), DQG_S8));
+        /* shape 2: Inf * x is NaN where x is 0, +-Inf elsewhere; shape 3:
+         * NaN everywhere. */
+        float f = shape == 2 ? INFINITY : shape == 3 ? NAN : 0.75f;
+        t = dqg_mul(g, NULL, t, scalar(g, f));
+        t = shape == 3 ? dqg_relu(g, NULL, t) : dqg_clip(g, NULL, t, -1.0f, 2.0f);
         dqg_output(g, quantize(g, t, DQG_S8), "y");
         finalize_ok(g);
         dqg_compiled *c = NULL;
         cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
         const char *info = dqg_compiled_partition_info(c, 0);
-        bool fast = shape == 0 && dqg_cpu_has(DQG_ISA_AVX512);
+        bool fast = shape != 1 && dqg_cpu_has(DQG_ISA_AVX512);
         cr_assert(strstr(info, "int8 element-wise [") &&
                       (strstr(info, ":in-registers") != NULL) == fast,
                   "shape %d: %s", shape, info);
         dqg_compiled_destroy(c);
-        check(g, shape ? "Add(x, x)" : "residual", 1);
+        check(g, shape == 1 ? "Add(x, x)" : "residual", 1);
     }
 }
 
