@@ -51,6 +51,25 @@ static void gather_destroy(dqg_kernel *k)
     free(g);
 }
 
+/* Inputs 0 (data) and 1 (indices) of op: kernel arguments, or copies of
+ * their constant values the kernel owns (counted in *bytes). False when out
+ * of memory. */
+static bool bind_inputs(const dqg_graph *mg, const dqg_op *op, int arg[2], void *cdata[2],
+                        size_t *bytes)
+{
+    for (int i = 0; i < 2; i++) {
+        const dqg_tensor *t = &mg->tensors[op->inputs[i]];
+        arg[i] = dqg_kernel_arg_index(mg, op->inputs[i]);
+        if (arg[i] >= 0)
+            continue;
+        if (!(cdata[i] = malloc(t->nbytes ? t->nbytes : 1)))
+            return false;
+        memcpy(cdata[i], t->data, t->nbytes);
+        *bytes += t->nbytes;
+    }
+    return true;
+}
+
 dqg_status dqg_kernel_gather_build(const dqg_kernel_request *req, dqg_kernel **out)
 {
     const dqg_graph *mg = req->mini;
@@ -81,19 +100,7 @@ dqg_status dqg_kernel_gather_build(const dqg_kernel_request *req, dqg_kernel **o
         g->inner *= d->dims[i];
     g->es = (size_t)dqg_dtype_bits(d->dtype) / 8;
     g->out_arg = dqg_kernel_arg_index(mg, op->outputs[0]);
-    bool oom = op->name && !g->op.name;
-    for (int i = 0; i < 2 && !oom; i++) {
-        const dqg_tensor *t = &mg->tensors[op->inputs[i]];
-        g->arg[i] = dqg_kernel_arg_index(mg, op->inputs[i]);
-        if (g->arg[i] >= 0)
-            continue;
-        if (!(g->cdata[i] = malloc(t->nbytes ? t->nbytes : 1))) {
-            oom = true;
-            break;
-        }
-        memcpy(g->cdata[i], t->data, t->nbytes);
-        g->base.bytes += t->nbytes;
-    }
+    bool oom = (op->name && !g->op.name) || !bind_inputs(mg, op, g->arg, g->cdata, &g->base.bytes);
     if (oom) {
         gather_destroy(&g->base);
         return dqg_set_error(DQG_OUT_OF_MEMORY, "Gather kernel: out of memory");
@@ -201,19 +208,7 @@ dqg_status dqg_kernel_gather_elements_build(const dqg_kernel_request *req, dqg_k
     dqg_strides(d->rank, d->dims, g->dstride);
     g->es = (size_t)dqg_dtype_bits(d->dtype) / 8;
     g->out_arg = dqg_kernel_arg_index(mg, op->outputs[0]);
-    bool oom = op->name && !g->op.name;
-    for (int i = 0; i < 2 && !oom; i++) {
-        const dqg_tensor *t = &mg->tensors[op->inputs[i]];
-        g->arg[i] = dqg_kernel_arg_index(mg, op->inputs[i]);
-        if (g->arg[i] >= 0)
-            continue;
-        if (!(g->cdata[i] = malloc(t->nbytes ? t->nbytes : 1))) {
-            oom = true;
-            break;
-        }
-        memcpy(g->cdata[i], t->data, t->nbytes);
-        g->base.bytes += t->nbytes;
-    }
+    bool oom = (op->name && !g->op.name) || !bind_inputs(mg, op, g->arg, g->cdata, &g->base.bytes);
     if (oom) {
         gather_elements_destroy(&g->base);
         return dqg_set_error(DQG_OUT_OF_MEMORY, "GatherElements kernel: out of memory");
