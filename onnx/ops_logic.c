@@ -1,6 +1,7 @@
 /* Importers of the operators with bool values and element-wise selection:
  * the comparisons (Equal, Less, LessOrEqual, Greater, GreaterOrEqual), the
- * logical functions (And, Or, Xor, Not), Where, and GatherElements. Types
+ * logical functions (And, Or, Xor, Not) and Where (GatherElements is
+ * imported beside Gather, in ops_more.c). Types
  * and shapes are the builders' rules; a node names itself in their
  * messages. */
 #include <string.h>
@@ -84,23 +85,6 @@ static dqg_status import_where(onnx_import *c)
     return output_of(c, dqg_where(c->g, onnx_op_name(c, NULL), cond, x, y));
 }
 
-static dqg_status import_gather_elements(onnx_import *c)
-{
-    static const char *const known[] = {"axis", NULL};
-    dqg_status st;
-    int64_t axis;
-    dqg_tensor_id d, ix;
-    if ((st = onnx_check_arity(c, 2, 2, 1, 1)) != DQG_OK ||
-        (st = onnx_check_attrs(c, known)) != DQG_OK ||
-        (st = onnx_attr_int(c, "axis", 0, &axis)) != DQG_OK ||
-        (st = onnx_input(c, 0, "data", true, &d)) != DQG_OK ||
-        (st = onnx_input(c, 1, "indices", true, &ix)) != DQG_OK)
-        return st;
-    if (axis < INT32_MIN || axis > INT32_MAX)
-        axis = INT32_MAX; /* the builder names the range */
-    return output_of(c, dqg_gather_elements(c->g, onnx_op_name(c, NULL), d, ix, (int)axis));
-}
-
 const onnx_op_entry onnx_logic_ops[] = {
     {"", "Equal", import_compare, NULL},
     {"", "Less", import_compare, NULL},
@@ -112,6 +96,5 @@ const onnx_op_entry onnx_logic_ops[] = {
     {"", "Xor", import_logical, NULL},
     {"", "Not", import_logical, NULL},
     {"", "Where", import_where, NULL},
-    {"", "GatherElements", import_gather_elements, NULL},
 };
 const size_t onnx_n_logic_ops = sizeof onnx_logic_ops / sizeof onnx_logic_ops[0];

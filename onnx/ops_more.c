@@ -918,9 +918,14 @@ static dqg_status import_range(onnx_import *c)
     return onnx_const_output(c, 0, &t);
 }
 
-/* ---- Gather ----------------------------------------------------------------- */
+/* ---- Gather, GatherElements ------------------------------------------------ */
 
-static dqg_status import_gather(onnx_import *c)
+/* Gather and GatherElements: data, indices and an axis, which their
+ * builders check. */
+typedef dqg_tensor_id (*gather_builder)(dqg_graph *, const char *, dqg_tensor_id, dqg_tensor_id,
+                                        int);
+
+static dqg_status import_gather_with(onnx_import *c, gather_builder build)
 {
     static const char *const known[] = {"axis", NULL};
     dqg_status st;
@@ -934,7 +939,17 @@ static dqg_status import_gather(onnx_import *c)
         return st;
     if (axis < INT32_MIN || axis > INT32_MAX)
         axis = INT32_MAX; /* the builder names the range */
-    return output_of(c, dqg_gather(c->g, onnx_op_name(c, NULL), d, ix, (int)axis));
+    return output_of(c, build(c->g, onnx_op_name(c, NULL), d, ix, (int)axis));
+}
+
+static dqg_status import_gather(onnx_import *c)
+{
+    return import_gather_with(c, dqg_gather);
+}
+
+static dqg_status import_gather_elements(onnx_import *c)
+{
+    return import_gather_with(c, dqg_gather_elements);
 }
 
 static unsigned all_const_inputs(int64_t opset)
@@ -979,5 +994,6 @@ const onnx_op_entry onnx_more_ops[] = {
     {"", "ConstantOfShape", import_constant_of_shape, all_const_inputs},
     {"", "Range", import_range, all_const_inputs},
     {"", "Gather", import_gather, NULL},
+    {"", "GatherElements", import_gather_elements, NULL},
 };
 const size_t onnx_n_more_ops = sizeof onnx_more_ops / sizeof onnx_more_ops[0];

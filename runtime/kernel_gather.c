@@ -51,23 +51,28 @@ static void gather_destroy(dqg_kernel *k)
     free(g);
 }
 
-/* Inputs 0 (data) and 1 (indices) of op: kernel arguments, or copies of
- * their constant values the kernel owns (counted in *bytes). False when out
- * of memory. */
-static bool bind_inputs(const dqg_graph *mg, const dqg_op *op, int arg[2], void *cdata[2],
-                        size_t *bytes)
+/* The common end of building either kernel: inputs 0 (data) and 1
+ * (indices) of op become kernel arguments or copies of their constant
+ * values the kernel owns (counted in *bytes), and constant indices (given,
+ * or computed when the graph compiles) are checked once, here, against an
+ * axis of `dim`. `own` is the kernel's copy of op (its name copied). */
+static dqg_status bind_inputs(const dqg_graph *mg, const dqg_op *op, const dqg_op *own,
+                              const dqg_tensor *idx, int64_t dim, int arg[2], void *cdata[2],
+                              size_t *bytes, const char *what)
 {
+    if (op->name && !own->name)
+        return dqg_set_error(DQG_OUT_OF_MEMORY, "%s kernel: out of memory", what);
     for (int i = 0; i < 2; i++) {
         const dqg_tensor *t = &mg->tensors[op->inputs[i]];
         arg[i] = dqg_kernel_arg_index(mg, op->inputs[i]);
         if (arg[i] >= 0)
             continue;
         if (!(cdata[i] = malloc(t->nbytes ? t->nbytes : 1)))
-            return false;
+            return dqg_set_error(DQG_OUT_OF_MEMORY, "%s kernel: out of memory", what);
         memcpy(cdata[i], t->data, t->nbytes);
         *bytes += t->nbytes;
     }
-    return true;
+    return arg[1] < 0 ? dqg_gather_check_indices(own, idx, cdata[1], dim) : DQG_OK;
 }
 
 dqg_status dqg_kernel_gather_build(const dqg_kernel_request *req, dqg_kernel **out)
@@ -100,15 +105,8 @@ dqg_status dqg_kernel_gather_build(const dqg_kernel_request *req, dqg_kernel **o
         g->inner *= d->dims[i];
     g->es = (size_t)dqg_dtype_bits(d->dtype) / 8;
     g->out_arg = dqg_kernel_arg_index(mg, op->outputs[0]);
-    bool oom = (op->name && !g->op.name) || !bind_inputs(mg, op, g->arg, g->cdata, &g->base.bytes);
-    if (oom) {
-        gather_destroy(&g->base);
-        return dqg_set_error(DQG_OUT_OF_MEMORY, "Gather kernel: out of memory");
-    }
-    /* Constant indices (given, or computed when the graph compiles) are
-     * checked once, here. */
     dqg_status st =
-        g->arg[1] < 0 ? dqg_gather_check_indices(&g->op, &g->idx, g->cdata[1], g->dim) : DQG_OK;
+        bind_inputs(mg, op, &g->op, &g->idx, g->dim, g->arg, g->cdata, &g->base.bytes, "Gather");
     if (st != DQG_OK) {
         gather_destroy(&g->base);
         return st;
@@ -208,13 +206,8 @@ dqg_status dqg_kernel_gather_elements_build(const dqg_kernel_request *req, dqg_k
     dqg_strides(d->rank, d->dims, g->dstride);
     g->es = (size_t)dqg_dtype_bits(d->dtype) / 8;
     g->out_arg = dqg_kernel_arg_index(mg, op->outputs[0]);
-    bool oom = (op->name && !g->op.name) || !bind_inputs(mg, op, g->arg, g->cdata, &g->base.bytes);
-    if (oom) {
-        gather_elements_destroy(&g->base);
-        return dqg_set_error(DQG_OUT_OF_MEMORY, "GatherElements kernel: out of memory");
-    }
-    dqg_status st =
-        g->arg[1] < 0 ? dqg_gather_check_indices(&g->op, &g->idx, g->cdata[1], g->dim) : DQG_OK;
+    dqg_status st = bind_inputs(mg, op, &g->op, &g->idx, g->dim, g->arg, g->cdata, &g->base.bytes,
+                                "GatherElements");
     if (st != DQG_OK) {
         gather_elements_destroy(&g->base);
         return st;
