@@ -7,7 +7,45 @@
  * explain log so a user sees what runs unfused. */
 #include "passes/fuse_common.h"
 
-/* MatMul/Convolution + bias + element-wise ops as one f32 partition. */
+/* A Transpose of rank >= 2 that no partition claimed, with a run-time
+ * input. */
+static bool free_transpose(const dqg_pass_state *s, int32_t t)
+{
+    const dqg_graph *g = s->graph;
+    if (t < 0 || g->ops[t].removed || g->ops[t].kind != DQG_OP_TRANSPOSE || s->group[t] >= 0)
+        return false;
+    const dqg_tensor *x = &g->tensors[g->ops[t].inputs[0]];
+    return x->rank >= 2 && !dqg_fuse_is_const(g, g->ops[t].inputs[0]);
+}
+
+/* The transposes around a run-time f32 MatMul: of an operand that only
+ * the MatMul reads (A_LAYOUT, B_LAYOUT), and of the result when only the
+ * transpose reads it (Y_LAYOUT). oneDNN's matmul reads and writes strided
+ * operands, so the kernel takes them as strides instead of copies
+ * (attention heads: Reshape -> Transpose -> MatMul -> Transpose). */
+static void match_layouts(const dqg_pass_state *s, dqg_fusion_match *m, int32_t i, bool result)
+{
+    const dqg_graph *g = s->graph;
+    const dqg_op *op = &g->ops[i];
+    if (!result) {
+        if (op->inputs[0] == op->inputs[1])
+            return;
+        for (int k = 0; k < 2; k++) {
+            int32_t t = g->tensors[op->inputs[k]].producer;
+            if (free_transpose(s, t) && dqg_pass_single_consumer(s, op->inputs[k]) == i)
+                dqg_match_add(m, t, k == 0 ? DQG_ROLE_A_LAYOUT : DQG_ROLE_B_LAYOUT);
+        }
+        return;
+    }
+    if (g->tensors[op->inputs[0]].rank < 2 || g->tensors[op->inputs[1]].rank < 2)
+        return;
+    int32_t t = dqg_pass_single_consumer(s, dqg_match_result(g, m));
+    if (free_transpose(s, t) && !dqg_match_has(m, t))
+        dqg_match_add(m, t, DQG_ROLE_Y_LAYOUT);
+}
+
+/* MatMul/Convolution + bias + element-wise ops as one f32 partition, a
+ * MatMul with the transposes of its operands and result. */
 static dqg_status lower_with_epilogue(dqg_pass_state *s, int32_t i, bool *done)
 {
     dqg_graph *g = s->graph;
@@ -33,7 +71,12 @@ static dqg_status lower_with_epilogue(dqg_pass_state *s, int32_t i, bool *done)
                             .allow_bias = !own_bias};
     dqg_fusion_match m = {0};
     dqg_match_add(&m, i, DQG_ROLE_MAIN);
+    bool matmul = op->kind == DQG_OP_MATMUL;
+    if (matmul)
+        match_layouts(s, &m, i, false);
     dqg_fuse_match_epilogue(s, &m, &r);
+    if (matmul)
+        match_layouts(s, &m, i, true);
     if (m.n == 1)
         return DQG_OK;
     if (dqg_pass_add_partition(s, DQG_PART_SINGLE, m.ops, m.roles, m.n) < 0)
@@ -44,8 +87,16 @@ static dqg_status lower_with_epilogue(dqg_pass_state *s, int32_t i, bool *done)
         pos += (size_t)snprintf(line + pos, sizeof line - pos, "%s%s '%s'", k ? " + " : "",
                                 dqg_op_kind_name(g->ops[m.ops[k]].kind), g->ops[m.ops[k]].name);
     *done = true;
-    return dqg_explain(s, "combined: %s -> %s %s with post-ops", line, dqg_dtype_name(y->dtype),
-                       op->kind == DQG_OP_MATMUL ? "matmul" : "convolution");
+    bool layouts = dqg_match_op(&m, DQG_ROLE_A_LAYOUT) >= 0 ||
+                   dqg_match_op(&m, DQG_ROLE_B_LAYOUT) >= 0 ||
+                   dqg_match_op(&m, DQG_ROLE_Y_LAYOUT) >= 0;
+    bool post = false;
+    for (int k = 0; k < m.n; k++)
+        post |= m.roles[k] == DQG_ROLE_BIAS || m.roles[k] == DQG_ROLE_POST;
+    return dqg_explain(s, "combined: %s -> %s %s%s%s", line, dqg_dtype_name(y->dtype),
+                       matmul ? "matmul" : "convolution", post ? " with post-ops" : "",
+                       layouts ? (post ? ", transposes as strides" : " with transposes as strides")
+                               : "");
 }
 
 static const char *granularity_name(dqg_granularity g)
@@ -76,6 +127,16 @@ static dqg_status lower_constant(dqg_pass_state *s, int32_t i)
 dqg_status dqg_pass_lower(dqg_pass_state *s)
 {
     dqg_graph *g = s->graph;
+    /* MatMuls first: they claim the transposes that come before them. */
+    for (int32_t i = 0; i < g->n_ops; i++) {
+        bool too_large, done;
+        if (g->ops[i].removed || s->group[i] >= 0 || g->ops[i].kind != DQG_OP_MATMUL ||
+            dqg_pass_foldable(s, i, &too_large))
+            continue;
+        dqg_status st = lower_with_epilogue(s, i, &done);
+        if (st != DQG_OK)
+            return st;
+    }
     for (int32_t i = 0; i < g->n_ops; i++) {
         const dqg_op *op = &g->ops[i];
         if (op->removed || s->group[i] >= 0)

@@ -140,7 +140,10 @@ dqg_tensor_id dqg_part_result(const dqg_graph *g, const dqg_partition *p)
     /* The pattern's last op in the main chain: Q, else the last of
      * POST/BIAS/SCALE/CAST, else the anchor. Ops feeding the chain from the
      * side (DQs, SCALE_SRC, layouts) come before the anchor or are not on
-     * it. */
+     * it. A transpose of the result (Y_LAYOUT) ends the pattern. */
+    int ylayout = dqg_part_find(p, DQG_ROLE_Y_LAYOUT);
+    if (ylayout >= 0)
+        return g->ops[p->ops[ylayout]].outputs[0];
     int last = dqg_part_find(p, DQG_ROLE_MAIN);
     for (int k = 0; k < p->n_ops; k++)
         switch (p->role[k]) {

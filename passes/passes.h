@@ -33,6 +33,11 @@ typedef enum dqg_part_role {
     DQG_ROLE_BIAS,      /* bias add along the output channel */
     DQG_ROLE_POST,      /* element-wise epilogue op */
     DQG_ROLE_Q,         /* QuantizeLinear of the result */
+    /* Transposes of a run-time MatMul operand (A or B) or of its result,
+     * planned as the operand's strides instead of a copy. */
+    DQG_ROLE_A_LAYOUT,
+    DQG_ROLE_B_LAYOUT,
+    DQG_ROLE_Y_LAYOUT,
     DQG_ROLE_COUNT
 } dqg_part_role;
 

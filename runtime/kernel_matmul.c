@@ -17,11 +17,14 @@ typedef struct matmul_kernel {
     int a_arg, b_arg, y_arg; /* arg indexes; -1 = constant */
     void *a_const, *b_packed;
     dqg_qattr post; /* the epilogue's post-ops and their arguments */
-    /* bf16 math (fpmath bf16): run-time f32 operands are converted per
-     * execution into scratch, after the attribute scratch. */
-    dqg_dnnl_prim cvt[2];
-    bool convert[2];
-    size_t cvt_offset[2];
+    /* Per-execution copies into scratch, after the attribute scratch:
+     * run-time f32 operands converted to bf16 (fpmath bf16), or strided
+     * operands (transposes planned as strides) made dense where oneDNN
+     * offers only its reference matmul for their strides; cvt[2] copies
+     * the result out after the matmul. */
+    dqg_dnnl_prim cvt[3];
+    bool convert[3];
+    size_t cvt_offset[3];
     size_t pad_offset; /* the primitives' scratchpad, last in scratch */
 } matmul_kernel;
 
@@ -41,8 +44,15 @@ static dqg_status matmul_execute(dqg_kernel *k, void *const *args, void *scratch
             return st;
         h[i] = to;
     }
+    void *y = h[2];
+    if (m->convert[2])
+        h[2] = (char *)scratch + m->cvt_offset[2];
     dqg_qattr_handles(&m->post, args, NULL, scratch, 3, h);
-    return dqg_dnnl_prim_execute(&m->prim, h, pad, m->base.impl);
+    dqg_status st = dqg_dnnl_prim_execute(&m->prim, h, pad, m->base.impl);
+    if (st != DQG_OK || !m->convert[2])
+        return st;
+    void *rh[2] = {h[2], y};
+    return dqg_dnnl_prim_execute(&m->cvt[2], rh, pad, m->base.impl);
 }
 
 static void matmul_destroy(dqg_kernel *k)
@@ -51,6 +61,7 @@ static void matmul_destroy(dqg_kernel *k)
     dqg_dnnl_prim_destroy(&m->prim);
     dqg_dnnl_prim_destroy(&m->cvt[0]);
     dqg_dnnl_prim_destroy(&m->cvt[1]);
+    dqg_dnnl_prim_destroy(&m->cvt[2]);
     dqg_qattr_free(&m->post);
     free(m->a_const);
     free(m->b_packed);
@@ -59,13 +70,20 @@ static void matmul_destroy(dqg_kernel *k)
 
 /* bf16 math: the f32 operand described by *md becomes a bf16 one. A
  * run-time operand gets a conversion (a oneDNN reorder) into scratch at
- * `offset`; a constant one is converted when it is packed. */
-static dqg_status to_bf16(matmul_kernel *m, int i, bool runtime, dnnl_memory_desc_t *md,
+ * `offset`, dense when `dense` (a strided view), else in the operand's
+ * layout; a constant one is converted when it is packed. */
+static dqg_status to_bf16(matmul_kernel *m, int i, bool runtime, bool dense, dnnl_memory_desc_t *md,
                           size_t *offset)
 {
     dnnl_memory_desc_t bf;
-    dnnl_status_t s = dnnl_memory_desc_init_by_strides(&bf, md->ndims, md->dims, dnnl_bf16,
-                                                       md->format_desc.blocking.strides);
+    dnnl_dims_t strides;
+    int64_t n = 1;
+    for (int d = md->ndims - 1; d >= 0; d--) {
+        strides[d] = dense ? n : md->format_desc.blocking.strides[d];
+        n *= md->dims[d];
+    }
+    dnnl_status_t s =
+        dnnl_memory_desc_init_by_strides(&bf, md->ndims, md->dims, dnnl_bf16, strides);
     if (s != dnnl_success)
         return dqg_dnnl_error(s, m->base.impl, "bf16 operand");
     if (runtime) {
@@ -90,37 +108,101 @@ static dqg_status to_bf16(matmul_kernel *m, int i, bool runtime, dnnl_memory_des
 /* Builds the descriptor of a MatMul operand as a matrix of rank R: batch
  * dims right-aligned (1 where absent), the last two (rows, cols) swapped
  * through strides when transposed. */
-dqg_status dqg_matmul_operand_md(const dqg_tensor *t, bool is_a, bool transpose, int R,
-                                 dnnl_data_type_t dt, dnnl_memory_desc_t *md)
+dqg_status dqg_matmul_operand_md(const dqg_tensor *t, const int64_t *tstrides, bool is_a,
+                                 bool transpose, int R, dnnl_data_type_t dt, dnnl_memory_desc_t *md)
 {
     dnnl_dims_t dims, strides;
-    int64_t rows, cols;
-    if (t->rank == 1) {
-        rows = is_a ? 1 : t->dims[0];
-        cols = is_a ? t->dims[0] : 1;
-        transpose = false;
-    } else {
-        rows = t->dims[t->rank - (transpose ? 1 : 2)];
-        cols = t->dims[t->rank - (transpose ? 2 : 1)];
+    int64_t dense[DQG_MAX_RANK];
+    if (!tstrides || t->rank == 1) {
+        int64_t s = 1;
+        for (int i = t->rank - 1; i >= 0; i--) {
+            dense[i] = s;
+            s *= t->dims[i];
+        }
+        tstrides = dense;
     }
+    if (t->rank == 1) {
+        dims[R - 2] = is_a ? 1 : t->dims[0];
+        dims[R - 1] = is_a ? t->dims[0] : 1;
+        strides[R - 2] = is_a ? t->dims[0] : 1;
+        strides[R - 1] = 1;
+    } else {
+        int ri = t->rank - (transpose ? 1 : 2), ci = t->rank - (transpose ? 2 : 1);
+        dims[R - 2] = t->dims[ri];
+        dims[R - 1] = t->dims[ci];
+        strides[R - 2] = tstrides[ri];
+        strides[R - 1] = tstrides[ci];
+    }
+    /* Batch dims take t's strides; absent ones (size 1) lie past its
+     * extent, as in a dense layout. */
+    int64_t extent = 1;
+    for (int i = 0; i < t->rank; i++)
+        if (t->dims[i] * tstrides[i] > extent)
+            extent = t->dims[i] * tstrides[i];
     int tb = t->rank > 2 ? t->rank - 2 : 0;
     for (int i = 0; i < R - 2; i++) {
         int ti = i - (R - 2 - tb);
         dims[i] = ti >= 0 ? t->dims[ti] : 1;
-    }
-    dims[R - 2] = rows;
-    dims[R - 1] = cols;
-    /* Storage: the stored (untransposed) matrix is dense row-major. */
-    int64_t stored_cols = transpose ? rows : cols;
-    strides[R - 2] = transpose ? 1 : stored_cols;
-    strides[R - 1] = transpose ? stored_cols : 1;
-    int64_t s = rows * cols;
-    for (int i = R - 3; i >= 0; i--) {
-        strides[i] = s;
-        s *= dims[i];
+        strides[i] = ti >= 0 ? tstrides[ti] : extent;
     }
     dnnl_status_t st = dnnl_memory_desc_init_by_strides(md, R, dims, dt, strides);
     return st == dnnl_success ? DQG_OK : dqg_dnnl_error(st, "matmul operand", "descriptor");
+}
+
+/* The element strides, for the dims of a Transpose's result, of reading
+ * them from its (dense) input: a transposed view instead of a copy. */
+static void transpose_view(const dqg_graph *g, const dqg_op *t, int64_t *strides)
+{
+    const dqg_tensor *x = &g->tensors[t->inputs[0]];
+    int64_t dense[DQG_MAX_RANK], s = 1;
+    for (int i = x->rank - 1; i >= 0; i--) {
+        dense[i] = s;
+        s *= x->dims[i];
+    }
+    for (int i = 0; i < x->rank; i++)
+        strides[i] = dense[t->attrs.transpose.perm[i]];
+}
+
+/* The strides, for the dims of a Transpose's input, of writing them where
+ * its (dense) result keeps them. */
+static void transpose_store(const dqg_graph *g, const dqg_op *t, int64_t *strides)
+{
+    const dqg_tensor *y = &g->tensors[t->outputs[0]];
+    int64_t s = 1;
+    for (int j = y->rank - 1; j >= 0; j--) {
+        strides[t->attrs.transpose.perm[j]] = s;
+        s *= y->dims[j];
+    }
+}
+
+/* An operand's copy between its strided layout and a dense one in
+ * scratch: before the matmul for A and B (i = 0, 1), after it for the
+ * result (i = 2). */
+static dqg_status dense_copy(matmul_kernel *m, int i, dnnl_memory_desc_t *md, size_t *offset)
+{
+    int64_t dims[DNNL_MAX_NDIMS];
+    for (int d = 0; d < md->ndims; d++)
+        dims[d] = md->dims[d];
+    dnnl_memory_desc_t dense;
+    dqg_status st = dqg_dnnl_md_dense(&dense, md->ndims, dims, DQG_F32);
+    if (st != DQG_OK)
+        return st;
+    dense.data_type = md->data_type;
+    const dnnl_memory_desc_t *from = i < 2 ? md : &dense, *to = i < 2 ? &dense : md;
+    dnnl_primitive_desc_t pd = NULL;
+    if ((st = dqg_dnnl_reorder_pd(&pd, from, to, NULL, m->base.impl)) != DQG_OK)
+        return st;
+    int kinds[2] = {DNNL_ARG_FROM, DNNL_ARG_TO};
+    dnnl_memory_desc_t mds[2] = {*from, *to};
+    st = dqg_dnnl_prim_init(&m->cvt[i], pd, 2, kinds, mds, m->base.impl);
+    dnnl_primitive_desc_destroy(pd);
+    if (st != DQG_OK)
+        return st;
+    m->convert[i] = true;
+    m->cvt_offset[i] = *offset;
+    *offset += (dnnl_memory_desc_get_size(&dense) + 63) & ~(size_t)63;
+    *md = dense;
+    return DQG_OK;
 }
 
 dqg_status dqg_kernel_matmul_build(const dqg_kernel_request *req, dqg_kernel **out)
@@ -129,25 +211,38 @@ dqg_status dqg_kernel_matmul_build(const dqg_kernel_request *req, dqg_kernel **o
     const dqg_op *op = dqg_req_op(req, DQG_ROLE_MAIN);
     const dqg_tensor *a = &g->tensors[op->inputs[0]], *b = &g->tensors[op->inputs[1]];
     const dqg_tensor *y = &g->tensors[op->outputs[0]];
+    /* Transposes planned as strides: of A, of B, of the result. */
+    const dqg_op *lay[3] = {dqg_req_op(req, DQG_ROLE_A_LAYOUT), dqg_req_op(req, DQG_ROLE_B_LAYOUT),
+                            dqg_req_op(req, DQG_ROLE_Y_LAYOUT)};
+    dnnl_dims_t view[3];
+    for (int i = 0; i < 2; i++)
+        if (lay[i])
+            transpose_view(g, lay[i], view[i]);
+    if (lay[2])
+        transpose_store(g, lay[2], view[2]);
     matmul_kernel *m = calloc(1, sizeof *m);
     if (!m)
         return dqg_set_error(DQG_OUT_OF_MEMORY, "matmul kernel: out of memory");
     m->base.execute = matmul_execute;
     m->base.destroy = matmul_destroy;
     snprintf(m->base.impl, sizeof m->base.impl, "onednn:matmul:%s", dqg_dtype_name(y->dtype));
-    m->a_arg = dqg_kernel_arg_index(g, op->inputs[0]);
-    m->b_arg = dqg_kernel_arg_index(g, op->inputs[1]);
+    m->a_arg = dqg_kernel_arg_index(g, lay[0] ? lay[0]->inputs[0] : op->inputs[0]);
+    m->b_arg = dqg_kernel_arg_index(g, lay[1] ? lay[1]->inputs[0] : op->inputs[1]);
     /* With an epilogue, the partition's result is its last op's output
      * (of the MatMul's type and shape). */
     m->y_arg = dqg_kernel_arg_index(g, dqg_part_result(g, req->roles));
     int ra = a->rank > 2 ? a->rank : 2, rb = b->rank > 2 ? b->rank : 2;
     int R = ra > rb ? ra : rb;
-    dnnl_memory_desc_t md_a, md_b, md_b_any, md_y;
+    /* oneDNN 2.6's brgemm matmul reads transposed attention heads (acbd,
+     * adbc) only as rank-4 operands; at rank 3 it leaves them to gemm. */
+    if (R == 3 && (lay[0] || lay[1] || lay[2]))
+        R = 4;
+    dnnl_memory_desc_t md_a, md_b, md_b_any, md_y, md_y_store;
     dqg_status st;
-    if ((st = dqg_matmul_operand_md(a, true, op->attrs.matmul.transpose_a, R,
-                                    dqg_dnnl_dtype(a->dtype), &md_a)) != DQG_OK ||
-        (st = dqg_matmul_operand_md(b, false, op->attrs.matmul.transpose_b, R,
-                                    dqg_dnnl_dtype(b->dtype), &md_b)) != DQG_OK)
+    if ((st = dqg_matmul_operand_md(a, lay[0] ? view[0] : NULL, true, op->attrs.matmul.transpose_a,
+                                    R, dqg_dnnl_dtype(a->dtype), &md_a)) != DQG_OK ||
+        (st = dqg_matmul_operand_md(b, lay[1] ? view[1] : NULL, false, op->attrs.matmul.transpose_b,
+                                    R, dqg_dnnl_dtype(b->dtype), &md_b)) != DQG_OK)
         goto fail;
     {
         /* The output as [batch..., M, N], dense. */
@@ -161,8 +256,21 @@ dqg_status dqg_kernel_matmul_build(const dqg_kernel_request *req, dqg_kernel **o
             yd64[i] = yd[i];
         if ((st = dqg_dnnl_md_dense(&md_y, R, yd64, y->dtype)) != DQG_OK)
             goto fail;
+        /* Both operands have rank >= 2 when the result is transposed: its
+         * dims are the result's. */
+        md_y_store = md_y;
+        dnnl_dims_t ys;
+        int lead = R - y->rank;
+        for (int i = R - 1; i >= 0; i--)
+            ys[i] = i >= lead ? view[2][i - lead] : y->nelems;
+        if (lay[2] && dnnl_memory_desc_init_by_strides(&md_y_store, R, md_y.dims, md_y.data_type,
+                                                       ys) != dnnl_success) {
+            st = dqg_set_error(DQG_UNSUPPORTED, "%s: transposed result descriptor", m->base.impl);
+            goto fail;
+        }
     }
-    /* The attributes carry the epilogue (if any). */
+    /* The attributes carry the epilogue (if any); an operand of the
+     * result's shape is dense in it even when the result is strided. */
     if ((st = dqg_qattr_build(req, R, R - 1, md_b.dims[R - 1], &md_y, &m->post, m->base.impl)) !=
         DQG_OK)
         goto fail;
@@ -174,8 +282,8 @@ dqg_status dqg_kernel_matmul_build(const dqg_kernel_request *req, dqg_kernel **o
      * The result and the epilogue stay f32. */
     dnnl_memory_desc_t md_b_f32 = md_b;
     if (req->options->fpmath == DQG_FPMATH_BF16 && a->dtype == DQG_F32 && b->dtype == DQG_F32 &&
-        ((st = to_bf16(m, 0, true, &md_a, &scratch)) != DQG_OK ||
-         (st = to_bf16(m, 1, !pack, &md_b, &scratch)) != DQG_OK))
+        ((st = to_bf16(m, 0, true, lay[0] != NULL, &md_a, &scratch)) != DQG_OK ||
+         (st = to_bf16(m, 1, !pack, lay[1] != NULL, &md_b, &scratch)) != DQG_OK))
         goto fail;
     md_b_any = md_b;
     if (pack) {
@@ -186,16 +294,40 @@ dqg_status dqg_kernel_matmul_build(const dqg_kernel_request *req, dqg_kernel **o
             goto fail;
         }
     }
-    dnnl_matmul_desc_t d;
-    dnnl_status_t s = dnnl_matmul_desc_init(&d, &md_a, &md_b_any, NULL, &md_y);
-    if (s != dnnl_success) {
-        st = dqg_dnnl_error(s, m->base.impl, "matmul descriptor");
-        goto fail;
-    }
+    char prefix[sizeof m->base.impl];
+    memcpy(prefix, m->base.impl, sizeof prefix);
     dnnl_primitive_desc_t pd = NULL;
-    st = dqg_dnnl_pd_create(&pd, &d, m->post.attr, m->base.impl, sizeof m->base.impl);
-    if (st != DQG_OK)
-        goto fail;
+    for (int attempt = 0;; attempt++) {
+        dnnl_matmul_desc_t d;
+        dnnl_status_t s = dnnl_matmul_desc_init(&d, &md_a, &md_b_any, NULL, &md_y_store);
+        if (s != dnnl_success) {
+            st = dqg_dnnl_error(s, m->base.impl, "matmul descriptor");
+            goto fail;
+        }
+        st = dqg_dnnl_pd_create(&pd, &d, m->post.attr, m->base.impl, sizeof m->base.impl);
+        if (st != DQG_OK)
+            goto fail;
+        bool strided = (lay[0] && !m->convert[0]) || (lay[1] && !m->convert[1]) || lay[2];
+        if (!strided)
+            break;
+        if (attempt > 0 || !strstr(m->base.impl, ":ref")) {
+            snprintf(m->base.why, sizeof m->base.why, "%s", "transposes planned as strides");
+            break;
+        }
+        /* oneDNN offers only its reference matmul for these strides: the
+         * transposes are copies again, inside the kernel. */
+        dnnl_primitive_desc_destroy(pd);
+        pd = NULL;
+        memcpy(m->base.impl, prefix, sizeof prefix);
+        if ((lay[0] && !m->convert[0] && (st = dense_copy(m, 0, &md_a, &scratch)) != DQG_OK) ||
+            (lay[1] && !m->convert[1] && (st = dense_copy(m, 1, &md_b, &scratch)) != DQG_OK) ||
+            (lay[2] && (st = dense_copy(m, 2, &md_y_store, &scratch)) != DQG_OK))
+            goto fail;
+        md_b_any = md_b;
+        snprintf(m->base.why, sizeof m->base.why, "%s",
+                 "transposes copied: oneDNN 2.6 offers only its reference matmul for their "
+                 "strides");
+    }
     dnnl_memory_desc_t md_b_real = md_b;
     if (pack) {
         md_b_real = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
@@ -213,11 +345,11 @@ dqg_status dqg_kernel_matmul_build(const dqg_kernel_request *req, dqg_kernel **o
     }
     if (st == DQG_OK) {
         int kinds[DQG_DNNL_MAX_ARGS] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
-        dnnl_memory_desc_t mds[DQG_DNNL_MAX_ARGS] = {md_a, md_b_real, md_y};
+        dnnl_memory_desc_t mds[DQG_DNNL_MAX_ARGS] = {md_a, md_b_real, md_y_store};
         int n = dqg_qattr_args(&m->post, 3, kinds, mds);
         st = dqg_dnnl_prim_init(&m->prim, pd, n, kinds, mds, m->base.impl);
         size_t pad = dqg_dnnl_scratchpad(&m->prim);
-        for (int i = 0; i < 2; i++)
+        for (int i = 0; i < 3; i++)
             if (dqg_dnnl_scratchpad(&m->cvt[i]) > pad)
                 pad = dqg_dnnl_scratchpad(&m->cvt[i]);
         m->pad_offset = scratch;

@@ -19,10 +19,12 @@ void dqg_conv_params(const dqg_conv_attrs *a, dnnl_dims_t strides, dnnl_dims_t d
                      dnnl_dims_t pr);
 
 /* A MatMul operand as a rank-R matrix (batch dims right-aligned, 1 where
- * absent; a 1-D operand promoted; the transpose through strides), stored as
- * dense row-major data of type `dt`. */
-dqg_status dqg_matmul_operand_md(const dqg_tensor *t, bool is_a, bool transpose, int R,
-                                 dnnl_data_type_t dt, dnnl_memory_desc_t *md);
+ * absent; a 1-D operand promoted; the transpose through strides) of type
+ * `dt`, stored with element strides `strides` for t's dims (NULL: dense
+ * row-major). */
+dqg_status dqg_matmul_operand_md(const dqg_tensor *t, const int64_t *strides, bool is_a,
+                                 bool transpose, int R, dnnl_data_type_t dt,
+                                 dnnl_memory_desc_t *md);
 
 /* A convolution's activations as its primitive reads and writes them:
  * channels-last, which oneDNN's fast int8 and f32 kernels take (on a

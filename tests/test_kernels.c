@@ -36,12 +36,14 @@ static float *rand_buf(int64_t n)
     return p;
 }
 
-/* Compiles g (inputs already marked), runs it and the reference on random
- * data, and compares output `y` (f32). */
-static void compare(dqg_graph *g, dqg_tensor_id y, const char *what)
+static const char *matmul_kernel_line(const dqg_compiled *c);
+
+/* Compiles the finalized g, runs it and the reference on random data, and
+ * compares output `y` (f32); destroys g. With `line`, keeps the MatMul's
+ * kernel line there and checks the graph ran as one partition. */
+static void compare_finalized(dqg_graph *g, dqg_tensor_id y, const char *what, char *line,
+                              size_t line_size)
 {
-    cr_assert_eq(dqg_output(g, y, "y"), DQG_OK, "%s: %s", what, dqg_last_error());
-    finalize_ok(g);
     size_t n_in = dqg_graph_input_count(g);
     dqg_buffer in[4];
     float *data[4];
@@ -56,6 +58,11 @@ static void compare(dqg_graph *g, dqg_tensor_id y, const char *what)
     dqg_buffer o2 = {.id = y, .data = want, .size = o1.size};
     dqg_compiled *c = NULL;
     cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s: compile: %s", what, dqg_last_error());
+    if (line) {
+        snprintf(line, line_size, "%s", matmul_kernel_line(c));
+        cr_assert_eq(dqg_compiled_partition_count(c), 1, "%s: %s", what,
+                     dqg_compiled_partition_info(c, 0));
+    }
     cr_assert_eq(dqg_execute(c, in, n_in, &o1, 1), DQG_OK, "%s: %s", what, dqg_last_error());
     cr_assert_eq(dqg_reference_run(g, in, n_in, &o2, 1), DQG_OK, "%s: %s", what, dqg_last_error());
     double maxabs = 0, maxdiff = 0;
@@ -76,6 +83,14 @@ static void compare(dqg_graph *g, dqg_tensor_id y, const char *what)
     free(got);
     free(want);
     dqg_graph_destroy(g);
+}
+
+/* Marks `y` as the output of g (inputs already marked), then as above. */
+static void compare(dqg_graph *g, dqg_tensor_id y, const char *what)
+{
+    cr_assert_eq(dqg_output(g, y, "y"), DQG_OK, "%s: %s", what, dqg_last_error());
+    finalize_ok(g);
+    compare_finalized(g, y, what, NULL, 0);
 }
 
 static dqg_graph *G(void)
@@ -129,6 +144,123 @@ Test(kernels, matmul_random_shapes)
         snprintf(what, sizeof what, "matmul #%d M=%lld K=%lld N=%lld ra=%d rb=%d ta=%d tb=%d", it,
                  (long long)M, (long long)K, (long long)N, ra, rb, ta, tb);
         compare(g, dqg_matmul(g, "mm", a, b, &at), what);
+    }
+}
+
+/* A random permutation of 0..r-1. */
+static void rand_perm(int r, int64_t *perm)
+{
+    for (int i = 0; i < r; i++)
+        perm[i] = i;
+    for (int i = r - 1; i > 0; i--) {
+        int j = (int)rand_in(0, i);
+        int64_t t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+}
+
+/* An input whose Transpose by a random permutation has dims `d`: the
+ * operand seen through a transposed view. */
+static dqg_tensor_id transposed_input(dqg_graph *g, const char *name, int r, const int64_t *d)
+{
+    int64_t perm[4], xd[4];
+    rand_perm(r, perm);
+    for (int i = 0; i < r; i++)
+        xd[perm[i]] = d[i];
+    char nm[32];
+    snprintf(nm, sizeof nm, "%s_t", name);
+    return dqg_transpose(g, nm, dqg_input(g, name, DQG_F32, r, xd), perm);
+}
+
+/* How the compiled graph ran the MatMul: the explain's kernel line. */
+static const char *matmul_kernel_line(const dqg_compiled *c)
+{
+    for (size_t i = 0; i < dqg_compiled_explain_count(c); i++)
+        if (strstr(dqg_compiled_explain(c, i), "kernel: MatMul"))
+            return dqg_compiled_explain(c, i);
+    return "";
+}
+
+/* Transposes of run-time operands and of the result (attention heads) are
+ * the matmul's strides: one partition, results as the reference's, for
+ * random permutations (some leave the unit stride outside the matrix, and
+ * the kernel copies them instead). */
+Test(kernels, matmul_transposes_as_strides)
+{
+    rng_state = 0x7e57ab1eu;
+    int strided = 0, copied = 0;
+    for (int it = 0; it < 48; it++) {
+        dqg_graph *g = G();
+        int R = (int)rand_in(2, 4);
+        int64_t M = rand_in(1, 33), K = rand_in(1, 40), N = rand_in(1, 35), B0 = rand_in(1, 3),
+                B1 = rand_in(1, 4);
+        int64_t ad[4], bd[4], yd[4], batch[2] = {B0, B1};
+        for (int i = 0; i < R - 2; i++)
+            ad[i] = bd[i] = yd[i] = batch[i + 4 - R];
+        ad[R - 2] = M, ad[R - 1] = K, bd[R - 2] = K, bd[R - 1] = N, yd[R - 2] = M, yd[R - 1] = N;
+        int which = (int)rand_in(1, 7); /* bits: A, B, result transposed */
+        dqg_tensor_id a = which & 1 ? transposed_input(g, "a", R, ad)
+                                    : dqg_input(g, "a", DQG_F32, R, ad);
+        dqg_tensor_id b = which & 2 ? transposed_input(g, "b", R, bd)
+                                    : dqg_input(g, "b", DQG_F32, R, bd);
+        dqg_tensor_id y = dqg_matmul(g, "mm", a, b, NULL);
+        int epilogue = (int)rand_in(0, 2);
+        if (epilogue == 1) {
+            y = dqg_relu(g, "relu", y);
+        } else if (epilogue == 2) {
+            /* The attention scores' Div by a scalar and Add of a mask. */
+            float d = 8.0f, *mask = rand_buf(N);
+            int64_t md[4] = {1, 1, 1, 1};
+            md[R - 1] = N;
+            y = dqg_div(g, "div", y, dqg_constant(g, "d", DQG_F32, 0, NULL, &d, 4));
+            y = dqg_add(g, "mask", y,
+                        dqg_constant(g, "m", DQG_F32, R, md, mask, (size_t)N * sizeof(float)));
+            free(mask);
+        }
+        if (which & 4) {
+            int64_t perm[4];
+            rand_perm(R, perm);
+            y = dqg_transpose(g, "y_t", y, perm);
+        }
+        cr_assert_eq(dqg_output(g, y, "y"), DQG_OK, "%s", dqg_last_error());
+        finalize_ok(g);
+        char what[160], line[512];
+        snprintf(what, sizeof what, "#%d R=%d M=%lld K=%lld N=%lld transposed %d epilogue %d", it,
+                 R, (long long)M, (long long)K, (long long)N, which, epilogue);
+        compare_finalized(g, y, what, line, sizeof line);
+        cr_assert(!strstr(line, ":ref"), "%s: %s", what, line);
+        cr_assert(strstr(line, "transposes "), "%s: %s", what, line);
+        strided += strstr(line, "transposes planned as strides") != NULL;
+        copied += strstr(line, "transposes copied") != NULL;
+    }
+    cr_assert(strided > 0 && copied > 0, "strided %d, copied %d", strided, copied);
+}
+
+/* A transpose that something else also reads, or that is an output,
+ * stays its own partition (its result must exist). */
+Test(kernels, matmul_transpose_read_elsewhere_stays_a_copy)
+{
+    for (int variant = 0; variant < 2; variant++) {
+        dqg_graph *g = G();
+        int64_t xd[] = {8, 3, 5}, wd[] = {3, 5, 4}, perm[] = {1, 0, 2};
+        dqg_tensor_id t = dqg_transpose(g, "t", dqg_input(g, "x", DQG_F32, 3, xd), perm);
+        dqg_tensor_id y = dqg_matmul(g, "mm", t, dqg_input(g, "w", DQG_F32, 3, wd), NULL);
+        cr_assert_eq(dqg_output(g, y, "y"), DQG_OK);
+        if (variant == 0)
+            cr_assert_eq(dqg_output(g, t, "t_out"), DQG_OK);
+        else
+            cr_assert_eq(dqg_output(g, dqg_relu(g, "r", t), "r_out"), DQG_OK);
+        finalize_ok(g);
+        dqg_compiled *c = NULL;
+        cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+        size_t n = dqg_compiled_partition_count(c);
+        cr_assert_geq(n, 2);
+        for (size_t i = 0; i < dqg_compiled_explain_count(c); i++)
+            cr_assert(!strstr(dqg_compiled_explain(c, i), "transposes"), "%s",
+                      dqg_compiled_explain(c, i));
+        dqg_compiled_destroy(c);
+        dqg_graph_destroy(g);
     }
 }
 

@@ -70,12 +70,26 @@ Test(transformers, bert_layer_fuses_every_projection)
     for (size_t i = 0; i < n; i++)
         x[i] = (float)((i * 7919) % 4001) / 1000.0f - 2.0f;
     size_t matmuls;
-    /* No Cast or scale Mul left as a partition of its own. */
-    static const char *const banned[] = {
-        "[TypeCast",      "'q_Mul'",    "'q_Add'",    "'k_Mul'",
-        "'k_Add'",        "'v_Mul'",    "'v_Add'",    "'attn_out_Mul'",
-        "'attn_out_Add'", "'ffn1_Mul'", "'ffn1_Add'", "'ffn2_Mul'",
-        "'ffn2_Add'",     NULL};
+    /* No Cast or scale Mul left as a partition of its own, and no head
+     * transpose: they are the attention matmuls' strides. */
+    static const char *const banned[] = {"[TypeCast",
+                                         "'q_Mul'",
+                                         "'q_Add'",
+                                         "'k_Mul'",
+                                         "'k_Add'",
+                                         "'v_Mul'",
+                                         "'v_Add'",
+                                         "'attn_out_Mul'",
+                                         "'attn_out_Add'",
+                                         "'ffn1_Mul'",
+                                         "'ffn1_Add'",
+                                         "'ffn2_Mul'",
+                                         "'ffn2_Add'",
+                                         "[Transpose 'qh_Transpose']",
+                                         "[Transpose 'kt_Transpose']",
+                                         "[Transpose 'vh_Transpose']",
+                                         "[Transpose 'context_Transpose']",
+                                         NULL};
     run_both(g, x, n, ref, got, n, "int8 matmul", &matmuls,
              test_int8_fusion() ? banned : (const char *const[]){NULL});
     if (test_int8_fusion())
