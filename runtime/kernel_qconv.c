@@ -127,8 +127,8 @@ dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **ou
     dqg_conv_io_plan(&c->io, &md_x, &md_y, a->data_format);
     dnnl_convolution_desc_t d;
     dnnl_status_t s = dnnl_dilated_convolution_forward_desc_init(
-        &d, dnnl_forward_inference, dnnl_convolution_direct, &c->io.src, &md_w_any, NULL,
-        &c->io.dst, strides, dil, pl, pr);
+        &d, dnnl_forward_inference, dnnl_convolution_direct, &c->io.src, &md_w_any,
+        dqg_qattr_bias_md(&c->q), &c->io.dst, strides, dil, pl, pr);
     if (s != dnnl_success) {
         st = dqg_dnnl_error(s, c->base.impl, "descriptor");
         goto fail;

@@ -123,7 +123,7 @@ dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **
         m->pad_offset += qb;
     }
     dnnl_matmul_desc_t d;
-    dnnl_status_t s = dnnl_matmul_desc_init(&d, &md_x, &md_w_any, NULL, &md_y);
+    dnnl_status_t s = dnnl_matmul_desc_init(&d, &md_x, &md_w_any, dqg_qattr_bias_md(&m->q), &md_y);
     if (s != dnnl_success) {
         st = dqg_dnnl_error(s, m->base.impl, "descriptor");
         goto fail;

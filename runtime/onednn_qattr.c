@@ -1,4 +1,5 @@
 /* Building oneDNN attributes for fused partitions. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -214,6 +215,46 @@ static dqg_status add_unary(dnnl_post_ops_t po, const dqg_op *op, float inv, con
     return s == dnnl_success ? DQG_OK : dqg_dnnl_error(s, what, "eltwise post-op");
 }
 
+/* Makes a constant bias (one value, or one per channel) the primitive's
+ * bias argument: oneDNN computes scale * (acc + bias), so each value is
+ * divided by its channel's output scale (which holds the quantize's 1/scale,
+ * as the additive terms' factor `inv` does). Leaves q->bias NULL when the
+ * bias has another shape or a scale is zero or the quotient not finite. */
+static dqg_status bias_argument(dqg_qattr *q, const dqg_tensor *t, float inv, const float *sc,
+                                int64_t n_sc, int64_t channels, int rank, const char *what)
+{
+    if (t->kind != DQG_TENSOR_CONSTANT || !t->data || (t->nelems != 1 && t->nelems != channels) ||
+        (n_sc != 1 && n_sc != channels) || channels < 1)
+        return DQG_OK;
+    float *b = malloc((size_t)channels * sizeof *b);
+    if (!b)
+        return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory", what);
+    for (int64_t c = 0; c < channels; c++) {
+        double v = dqg_load_float(t->dtype, t->data, t->nelems == 1 ? 0 : c);
+        double s = sc[n_sc == 1 ? 0 : c];
+        double r = v * (double)inv / s;
+        if (!(s != 0.0) || !isfinite(r) || fabs(r) > 3.0e38) {
+            free(b);
+            return DQG_OK;
+        }
+        b[c] = (float)r;
+    }
+    dnnl_dims_t dims;
+    for (int i = 0; i < rank; i++)
+        dims[i] = 1;
+    dims[rank - 1] = channels;
+    dnnl_dims_t strides;
+    for (int i = 0; i < rank; i++)
+        strides[i] = i == rank - 1 ? 1 : channels;
+    if (dnnl_memory_desc_init_by_strides(&q->bias_md, rank, dims, dnnl_f32, strides) !=
+        dnnl_success) {
+        free(b);
+        return DQG_OK;
+    }
+    q->bias = b;
+    return DQG_OK;
+}
+
 dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int channel_axis,
                            int64_t channels, const dnnl_memory_desc_t *dst_md, dqg_qattr *q,
                            const char *what)
@@ -336,13 +377,25 @@ dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int chan
             status = dqg_dnnl_error(s, what, "scale post-op");
     }
     const dqg_op *main = &g->ops[op_pos(req, DQG_ROLE_MAIN)];
-    if (status == DQG_OK && main->kind == DQG_OP_CONVOLUTION && main->inputs[2] != DQG_NONE)
-        status = add_binary(req, q, po, dnnl_binary_add, main->inputs[2], inv, dst_rank,
-                            channel_axis, dst_md, what);
     int bpos = op_pos(req, DQG_ROLE_BIAS);
-    if (status == DQG_OK && bpos >= 0)
-        status = add_binary(req, q, po, dnnl_binary_add, dqg_req_operand(req, &g->ops[bpos]), inv,
-                            dst_rank, channel_axis, dst_md, what);
+    dqg_tensor_id bias[2] = {main->kind == DQG_OP_CONVOLUTION ? main->inputs[2] : DQG_NONE,
+                             bpos >= 0 ? dqg_req_operand(req, &g->ops[bpos]) : DQG_NONE};
+    /* The first bias becomes the primitive's bias argument when it can. */
+    bool first = true;
+    for (int i = 0; i < 2 && status == DQG_OK; i++) {
+        if (bias[i] == DQG_NONE)
+            continue;
+        bool taken = false;
+        if (first && sc && q->n_factors == 0) {
+            status = bias_argument(q, &g->tensors[bias[i]], inv, sc, n_sc, channels,
+                                   main->kind == DQG_OP_CONVOLUTION ? 1 : dst_rank, what);
+            taken = q->bias != NULL;
+        }
+        first = false;
+        if (status == DQG_OK && !taken)
+            status = add_binary(req, q, po, dnnl_binary_add, bias[i], inv, dst_rank, channel_axis,
+                                dst_md, what);
+    }
     /* Scalar Add/Mul are broadcast binary post-ops rather than linear
      * eltwise ones: oneDNN 2.6's brgemm matmul drops the second linear
      * post-op of a chain. */
@@ -400,6 +453,7 @@ void dqg_qattr_free(dqg_qattr *q)
         dnnl_primitive_attr_destroy(q->attr);
     for (int i = 0; i < q->n_binary; i++)
         free(q->binary_data[i]);
+    free(q->bias);
     memset(q, 0, sizeof *q);
 }
 
@@ -414,6 +468,10 @@ size_t dqg_qattr_scratch_size(const dqg_qattr *q)
 int dqg_qattr_args(const dqg_qattr *q, int n, int *kinds, dnnl_memory_desc_t *mds)
 {
     dnnl_dims_t one = {1};
+    if (q->bias) {
+        mds[n] = q->bias_md;
+        kinds[n++] = DNNL_ARG_BIAS;
+    }
     if (q->has_src_zp) {
         dnnl_memory_desc_init_by_tag(&mds[n], 1, one, dnnl_s32, dnnl_a);
         kinds[n++] = DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC;
@@ -448,6 +506,8 @@ int dqg_qattr_handles(const dqg_qattr *q, void *const *args, const void *const *
             f *= dqg_load_float(q->factor[i].dtype, rt_value(&q->factor[i], args, internal), 0);
         *factor = f;
     }
+    if (q->bias)
+        h[n++] = q->bias;
     if (q->has_src_zp) {
         *zp = (int32_t)dqg_load_int(q->src_zp.dtype, rt_value(&q->src_zp, args, internal), 0);
         h[n++] = zp;

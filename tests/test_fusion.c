@@ -30,6 +30,7 @@ static struct {
     bool partial_pad_3d; /* 3-D: no depth padding, height/width padding */
     bool oc8;            /* 8 output channels, 1 input channel per group or 1x1 kernels */
     bool other_clips;    /* Clips with different bounds */
+    bool zero_scale;     /* the first output channel's weight scale is 0 */
 } edge;
 
 typedef struct gen {
@@ -96,6 +97,8 @@ static dqg_tensor_id w_dq(gen *G, int rank, const int64_t *wd, int oc_axis, dqg_
         s[i] = 0.005f + 0.0005f * (float)rin(0, 40);
         zp[i] = wt == DQG_U8 ? (uint8_t)(unfoldable ? 0 : 128 + rin(-3, 3)) : 0;
     }
+    if (edge.zero_scale)
+        s[0] = 0.0f;
     dqg_tensor_id wq = dqg_constant(g, "w_q", wt, rank, wd, w, (size_t)n);
     dqg_tensor_id sc = per_ch ? cf32(g, 1, &ns, s) : cf32(g, 0, &one, s);
     dqg_tensor_id z = DQG_NONE;
@@ -499,6 +502,17 @@ Test(fusion, conv_eight_output_channels)
         conv_case(1, false);
     for (int i = 0; i < 20; i++)
         conv_case(2, false);
+}
+
+/* A weight scale of 0 leaves the bias alone in that channel; the bias
+ * cannot then be divided into accumulator units and stays a post-op. */
+Test(fusion, conv_zero_weight_scale_with_bias)
+{
+    rs = 0x5ca1e0u;
+    edge.zero_scale = true;
+    for (int i = 0; i < 24; i++)
+        conv_case(2, i % 3 == 0);
+    edge.zero_scale = false;
 }
 
 Test(fusion, conv_depthwise)

@@ -200,10 +200,10 @@ Test(kernels, matmul_transposes_as_strides)
             ad[i] = bd[i] = yd[i] = batch[i + 4 - R];
         ad[R - 2] = M, ad[R - 1] = K, bd[R - 2] = K, bd[R - 1] = N, yd[R - 2] = M, yd[R - 1] = N;
         int which = (int)rand_in(1, 7); /* bits: A, B, result transposed */
-        dqg_tensor_id a = which & 1 ? transposed_input(g, "a", R, ad)
-                                    : dqg_input(g, "a", DQG_F32, R, ad);
-        dqg_tensor_id b = which & 2 ? transposed_input(g, "b", R, bd)
-                                    : dqg_input(g, "b", DQG_F32, R, bd);
+        dqg_tensor_id a =
+            which & 1 ? transposed_input(g, "a", R, ad) : dqg_input(g, "a", DQG_F32, R, ad);
+        dqg_tensor_id b =
+            which & 2 ? transposed_input(g, "b", R, bd) : dqg_input(g, "b", DQG_F32, R, bd);
         dqg_tensor_id y = dqg_matmul(g, "mm", a, b, NULL);
         int epilogue = (int)rand_in(0, 2);
         if (epilogue == 1) {
