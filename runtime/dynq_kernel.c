@@ -120,7 +120,12 @@ __attribute__((target("avx512f"))) static void quantize_avx512(const float *x, i
         __m512 q = _mm512_roundscale_ps(_mm512_div_ps(_mm512_maskz_loadu_ps(m, x + i), vs),
                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
         q = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(q, vz), zero), top);
-        _mm512_mask_cvtusepi32_storeu_epi8(y + i, m, _mm512_cvtps_epi32(q));
+        /* vpmovusdb to memory under a mask is slow on some cores: full
+         * vectors are packed in a register and stored plainly. */
+        if (m == 0xFFFF)
+            _mm_storeu_si128((__m128i *)(y + i), _mm512_cvtusepi32_epi8(_mm512_cvtps_epi32(q)));
+        else
+            _mm512_mask_cvtusepi32_storeu_epi8(y + i, m, _mm512_cvtps_epi32(q));
     }
 }
 

@@ -247,7 +247,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"), always_inline)) sta
 fast_leaf(const leaf *f, void *const *args, int64_t at, __mmask16 m)
 {
     const uint8_t *p = (const uint8_t *)args[f->arg] + at;
-    __m128i b = _mm_maskz_loadu_epi8(m, p);
+    __m128i b = m == 0xFFFF ? _mm_loadu_si128((const __m128i *)p) : _mm_maskz_loadu_epi8(m, p);
     __m512i v = f->s8 ? _mm512_cvtepi8_epi32(b) : _mm512_cvtepu8_epi32(b);
     v = _mm512_sub_epi32(v, _mm512_set1_epi32(f->zp));
     return _mm512_mul_ps(_mm512_cvtepi32_ps(v), _mm512_set1_ps(f->scale));
@@ -257,9 +257,11 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static void
 run_fast_avx512(const qeltwise_kernel *k, void *const *args, int64_t first, int64_t len)
 {
     const fast_step *f = k->fast;
-    int64_t off[MAX_SLOTS]; /* per axis constant: the window's start */
+    /* Per axis constant: its window from the chunk's first element on
+     * (the window holds period + CHUNK values, and len <= CHUNK). */
+    const float *win[MAX_SLOTS];
     for (int a = 0; a < k->n_axis; a++)
-        off[a] = first % k->axis[a].period;
+        win[a] = k->axis[a].rep + first % k->axis[a].period;
     const float lo = k->out_s8 ? -128.0f : 0.0f, hi = k->out_s8 ? 127.0f : 255.0f;
     const __m512 inv_big = _mm512_set1_ps(-4194304.0f), big = _mm512_set1_ps(4194304.0f),
                  magic = _mm512_set1_ps(12582912.0f), zp = _mm512_set1_ps((float)k->out_zp),
@@ -290,7 +292,7 @@ run_fast_avx512(const qeltwise_kernel *k, void *const *args, int64_t first, int6
             else if (p->operand == FAST_SCALAR)
                 b = _mm512_set1_ps(p->value);
             else
-                b = _mm512_loadu_ps(k->axis[p->operand].rep + off[p->operand]);
+                b = _mm512_maskz_loadu_ps(m, win[p->operand] + i);
             v = p->kind == DQG_OP_ADD ? _mm512_add_ps(v, b) : _mm512_mul_ps(v, b);
         }
         /* The quantize, as chunk_body computes it. */
@@ -302,12 +304,12 @@ run_fast_avx512(const qeltwise_kernel *k, void *const *args, int64_t first, int6
         t = _mm512_mask_mov_ps(t, _mm512_cmp_ps_mask(q, q, _CMP_UNORD_Q), zero);
         t = _mm512_min_ps(vhi, _mm512_max_ps(vlo, t));
         __m128i y = _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(t));
-        _mm_mask_storeu_epi8((uint8_t *)args[k->out_arg] + at, m, y);
-        for (int a = 0; a < k->n_axis; a++) {
-            off[a] += 16;
-            while (off[a] >= k->axis[a].period)
-                off[a] -= k->axis[a].period;
-        }
+        /* A masked store (and vpmovdb to memory) is slow on some cores:
+         * full vectors take a plain one. */
+        if (m == 0xFFFF)
+            _mm_storeu_si128((__m128i *)((uint8_t *)args[k->out_arg] + at), y);
+        else
+            _mm_mask_storeu_epi8((uint8_t *)args[k->out_arg] + at, m, y);
     }
 }
 
