@@ -423,10 +423,11 @@ dqg_status dqg_fuse_commit(dqg_pass_state *s, const dqg_fusion_match *m, dqg_par
     if (dqg_pass_add_partition(s, kind, m->ops, m->roles, m->n) < 0)
         return DQG_OUT_OF_MEMORY;
     /* The ops in pattern order: source side, weights, anchor, epilogue. */
-    static const dqg_part_role order[] = {DQG_ROLE_SRC_QUANT, DQG_ROLE_SRC_DQ, DQG_ROLE_W_DQ,
-                                          DQG_ROLE_W_LAYOUT,  DQG_ROLE_MAIN,   DQG_ROLE_CAST,
-                                          DQG_ROLE_SCALE_SRC, DQG_ROLE_SCALE,  DQG_ROLE_BIAS,
-                                          DQG_ROLE_POST,      DQG_ROLE_Q};
+    static const dqg_part_role order[] = {
+        DQG_ROLE_SRC_QUANT,  DQG_ROLE_SRC_DQ, DQG_ROLE_W_DQ,      DQG_ROLE_W_LAYOUT,
+        DQG_ROLE_MAIN,       DQG_ROLE_CAST,   DQG_ROLE_SCALE_SRC, DQG_ROLE_SCALE,
+        DQG_ROLE_BIAS,       DQG_ROLE_POST,   DQG_ROLE_SUM_Q,     DQG_ROLE_SUM_DQ,
+        DQG_ROLE_SUM_SRC_DQ, DQG_ROLE_SUM,    DQG_ROLE_SUM_POST,  DQG_ROLE_Q};
     const dqg_graph *g = s->graph;
     char line[1536];
     size_t pos = (size_t)snprintf(line, sizeof line, "fused: ");

@@ -38,6 +38,81 @@ static bool match_int8(const dqg_pass_state *s, int32_t i, dqg_fusion_match *m, 
     return true;
 }
 
+/* The op reading t (once, alone, unclaimed), or -1. */
+static int32_t next_op(const dqg_pass_state *s, dqg_tensor_id t)
+{
+    int32_t c = dqg_pass_single_consumer(s, t);
+    return c >= 0 && !s->graph->ops[c].removed && s->group[c] < 0 ? c : -1;
+}
+
+/* A per-tensor dequantize of run-time u8/s8 data with constant parameters. */
+static bool int8_dq(const dqg_graph *g, int32_t d)
+{
+    if (d < 0 || g->ops[d].kind != DQG_OP_DEQUANTIZE || !dqg_fuse_const_int_params(g, &g->ops[d]))
+        return false;
+    dqg_dtype t = g->tensors[g->ops[d].inputs[0]].dtype;
+    return (t == DQG_U8 || t == DQG_S8) && !dqg_fuse_is_const(g, g->ops[d].inputs[0]);
+}
+
+/* A residual connection after the quantized result (ResNet, MobileNetV2):
+ * Q1 -> DQ -> Add(DQ(r)) [-> ReLU/Clip] -> Q2, with r of the result's
+ * shape, joins the convolution, which then adds the residual in its
+ * epilogue instead of writing Q1's result for a separate pass. */
+static void match_residual(const dqg_pass_state *s, dqg_fusion_match *m)
+{
+    const dqg_graph *g = s->graph;
+    /* Not for grouped convolutions (ShuffleNet): oneDNN 2.6's AVX-512 int8
+     * kernels cannot generate them with the residual's post-ops, and the
+     * AVX2 one left is slower than the separate sum. */
+    if (g->ops[dqg_match_op(m, DQG_ROLE_MAIN)].attrs.conv.groups != 1)
+        return;
+    int k1 = -1;
+    for (int k = 0; k < m->n; k++)
+        if (m->roles[k] == DQG_ROLE_Q)
+            k1 = k;
+    if (k1 < 0)
+        return;
+    const dqg_op *q1 = &g->ops[m->ops[k1]];
+    int32_t d1 = next_op(s, q1->outputs[0]);
+    if (!int8_dq(g, d1))
+        return;
+    int32_t add = next_op(s, g->ops[d1].outputs[0]);
+    if (add < 0 || g->ops[add].kind != DQG_OP_ADD || g->ops[add].inputs[0] == g->ops[add].inputs[1])
+        return;
+    const dqg_op *a = &g->ops[add];
+    dqg_tensor_id other = a->inputs[0] == g->ops[d1].outputs[0] ? a->inputs[1] : a->inputs[0];
+    int32_t d2 = g->tensors[other].producer;
+    if (!int8_dq(g, d2) || next_op(s, other) != add ||
+        g->tensors[other].nelems != g->tensors[a->outputs[0]].nelems ||
+        g->tensors[a->outputs[0]].nelems != g->tensors[q1->outputs[0]].nelems)
+        return;
+    int32_t post[2];
+    int n_post = 0;
+    dqg_tensor_id cur = a->outputs[0];
+    int32_t c = next_op(s, cur);
+    while (c >= 0 && n_post < 2 &&
+           (g->ops[c].kind == DQG_OP_RELU || g->ops[c].kind == DQG_OP_CLIP) &&
+           g->tensors[g->ops[c].outputs[0]].dtype == DQG_F32) {
+        post[n_post++] = c;
+        cur = g->ops[c].outputs[0];
+        c = next_op(s, cur);
+    }
+    if (c < 0 || g->ops[c].kind != DQG_OP_QUANTIZE)
+        return;
+    const dqg_op *q2 = &g->ops[c];
+    dqg_dtype yt = g->tensors[q2->outputs[0]].dtype;
+    if (q2->attrs.quant.granularity != DQG_PER_TENSOR || (yt != DQG_U8 && yt != DQG_S8) ||
+        !dqg_fuse_const_int_params(g, q2) || m->n + 4 + n_post > DQG_MAX_PART_OPS)
+        return;
+    m->roles[k1] = DQG_ROLE_SUM_Q;
+    dqg_match_add(m, d1, DQG_ROLE_SUM_DQ);
+    dqg_match_add(m, d2, DQG_ROLE_SUM_SRC_DQ);
+    dqg_match_add(m, add, DQG_ROLE_SUM);
+    for (int i = 0; i < n_post; i++)
+        dqg_match_add(m, post[i], DQG_ROLE_SUM_POST);
+    dqg_match_add(m, c, DQG_ROLE_Q);
+}
+
 dqg_status dqg_pass_fuse_dq_conv(dqg_pass_state *s)
 {
     const dqg_graph *g = s->graph;
@@ -71,6 +146,7 @@ dqg_status dqg_pass_fuse_dq_conv(dqg_pass_state *s)
                 .allow_scale = true,
                 .allow_q = true};
             dqg_fuse_match_epilogue(s, &m, &r);
+            match_residual(s, &m);
             dqg_fuse_absorb_src_quant(s, &m);
             const dqg_op *so = &g->ops[s_dq], *wo = &g->ops[w_dq];
             char details[300];

@@ -38,6 +38,15 @@ typedef enum dqg_part_role {
     DQG_ROLE_A_LAYOUT,
     DQG_ROLE_B_LAYOUT,
     DQG_ROLE_Y_LAYOUT,
+    /* A residual sum after an int8 convolution's quantized result:
+     * Q(SUM_POST(DQ(Q1(conv)) + DQ(r))). SUM_Q is the convolution's own
+     * QuantizeLinear (Q1), SUM_DQ its dequantize, SUM_SRC_DQ the residual's,
+     * SUM the Add; Q then quantizes the sum. */
+    DQG_ROLE_SUM_Q,
+    DQG_ROLE_SUM_DQ,
+    DQG_ROLE_SUM_SRC_DQ,
+    DQG_ROLE_SUM,
+    DQG_ROLE_SUM_POST,
     DQG_ROLE_COUNT
 } dqg_part_role;
 

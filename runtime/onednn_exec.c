@@ -54,6 +54,18 @@ dqg_status dqg_dnnl_pd_create(dnnl_primitive_desc_t *pd, const_dnnl_op_desc_t op
     return DQG_OK;
 }
 
+/* Whether the primitive of `pd` can be created: oneDNN 2.6 offers some
+ * jit implementations whose code generation then fails. A created one
+ * stays in oneDNN's primitive cache for the kernel to take. */
+static bool generates(const_dnnl_primitive_desc_t pd)
+{
+    dnnl_primitive_t p = NULL;
+    if (dnnl_primitive_create(&p, pd) != dnnl_success)
+        return false;
+    dnnl_primitive_destroy(p);
+    return true;
+}
+
 dqg_status dqg_dnnl_pd_create_checked(dnnl_primitive_desc_t *pd, const_dnnl_op_desc_t op_desc,
                                       const_dnnl_primitive_attr_t attr,
                                       const struct dqg_prim_facts *facts, char *impl,
@@ -69,7 +81,7 @@ dqg_status dqg_dnnl_pd_create_checked(dnnl_primitive_desc_t *pd, const_dnnl_op_d
         dnnl_primitive_attr_destroy(a);
     if (s != dnnl_success)
         return dqg_dnnl_error(s, impl, "primitive descriptor creation");
-    const char *skipped = NULL, *passed_over = NULL;
+    const char *skipped = NULL, *passed_over = NULL, *failed = NULL;
     /* The first implementation no rule forbids, unless a later one is
      * preferred (dqg_prefer_other_impl); then the first preferred one. */
     dnnl_primitive_desc_t fallback = NULL;
@@ -80,6 +92,15 @@ dqg_status dqg_dnnl_pd_create_checked(dnnl_primitive_desc_t *pd, const_dnnl_op_d
             continue;
         dnnl_primitive_desc_query(cand, dnnl_query_impl_info_str, 0, &name);
         const char *rule = dqg_defect_skip_impl(facts, name);
+        if (!rule && !generates(cand)) {
+            /* Offered, but its code cannot be generated for this problem
+             * (a 1x1 int8 kernel out of registers for a long post-op
+             * chain): the next one. */
+            if (!failed)
+                failed = name;
+            dnnl_primitive_desc_destroy(cand);
+            continue;
+        }
         if (!rule) {
             const char *other = dqg_prefer_other_impl(facts, name);
             if (other && !fallback) {
@@ -111,6 +132,8 @@ dqg_status dqg_dnnl_pd_create_checked(dnnl_primitive_desc_t *pd, const_dnnl_op_d
         snprintf(impl + len, impl_size - len, ":%s", name ? name : "?");
         if (skipped)
             snprintf(why, why_size, "%s: skipped its implementation", skipped);
+        else if (failed)
+            snprintf(why, why_size, "%s could not generate its code", failed);
         else if (passed_over)
             snprintf(why, why_size, "%s", passed_over);
     }

@@ -255,6 +255,91 @@ static dqg_status bias_argument(dqg_qattr *q, const dqg_tensor *t, float inv, co
     return DQG_OK;
 }
 
+static float quant_scale(const dqg_graph *g, const dqg_op *op)
+{
+    const dqg_tensor *t = &g->tensors[op->inputs[1]];
+    return dqg_load_float(t->dtype, t->data, 0);
+}
+
+static int32_t quant_zp(const dqg_graph *g, const dqg_op *op)
+{
+    if (op->inputs[2] == DQG_NONE)
+        return 0;
+    const dqg_tensor *t = &g->tensors[op->inputs[2]];
+    return (int32_t)dqg_load_int(t->dtype, t->data, 0);
+}
+
+/* The residual sum after the convolution's quantized result, in the
+ * epilogue (the values are in units of Q1's scale, zero point not yet
+ * added, when it starts):
+ *   u = clamp(round(v), lo1 - zq1, hi1 - zq1)        Q1, less its zero point
+ *   (u * sd1 / sr + (zq1 - zd1) * sd1 / sr - zr + r) * sr / s2
+ *                                                    DQ, + DQ(r), into Q's units
+ * then the ReLU/Clip after the sum (bounds in Q's units), and Q's zero point
+ * as the destination's. The residual r is read in its own type. Every step
+ * is the reference's up to float rounding of the products. */
+static dqg_status add_sum(const dqg_kernel_request *req, dqg_qattr *q, dnnl_post_ops_t po,
+                          float inv1, int dst_rank, const dnnl_memory_desc_t *dst_md,
+                          bool *have_clip, float *clip_lo, float *clip_hi, const char *what)
+{
+    const dqg_graph *g = req->mini;
+    const dqg_op *q1 = dqg_req_op(req, DQG_ROLE_SUM_Q), *d1 = dqg_req_op(req, DQG_ROLE_SUM_DQ),
+                 *dr = dqg_req_op(req, DQG_ROLE_SUM_SRC_DQ), *q2 = dqg_req_op(req, DQG_ROLE_Q);
+    if (!q1 || !d1 || !dr || !q2 || !dst_md)
+        return dqg_set_error(DQG_UNSUPPORTED, "%s: an incomplete residual sum", what);
+    float sd1 = quant_scale(g, d1), sr = quant_scale(g, dr), s2 = quant_scale(g, q2);
+    int32_t zq1 = quant_zp(g, q1), zd1 = quant_zp(g, d1), zr = quant_zp(g, dr);
+    if (!(sd1 > 0.0f && sd1 < 3.4e38f) || !(sr > 0.0f && sr < 3.4e38f) ||
+        !(s2 > 0.0f && s2 < 3.4e38f))
+        return dqg_set_error(DQG_UNSUPPORTED, "%s: a residual sum with a scale not positive", what);
+    (void)inv1;
+    bool s8 = g->tensors[q1->outputs[0]].dtype == DQG_S8;
+    float lo = (s8 ? -128.0f : 0.0f) - (float)zq1, hi = (s8 ? 127.0f : 255.0f) - (float)zq1;
+    dnnl_status_t s = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_round, 0.0f, 0.0f);
+    if (s != dnnl_success)
+        return dqg_dnnl_error(s, what, "round post-op");
+    dqg_status st = add_clip(q, po, lo, hi, dst_rank, have_clip, clip_lo, clip_hi, what);
+    if (st != DQG_OK)
+        return st;
+    /* The chain's only linear post-op (defect E: a second would take its
+     * parameters); few post-ops keep the 1x1 kernels within their
+     * registers. */
+    float alpha = sd1 / sr, beta = (float)(zq1 - zd1) * alpha - (float)zr;
+    if ((s = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_linear, alpha, beta)) !=
+        dnnl_success)
+        return dqg_dnnl_error(s, what, "post-op");
+    /* The residual, of the destination's shape and layout, in its type. */
+    if (q->n_binary == DQG_QATTR_MAX_BINARY)
+        return dqg_set_error(DQG_UNSUPPORTED, "%s: too many binary post-ops", what);
+    int b = q->n_binary;
+    dqg_tensor_id rt = dr->inputs[0];
+    q->binary_md[b] = *dst_md;
+    q->binary_md[b].data_type = dqg_dnnl_dtype(g->tensors[rt].dtype);
+    q->binary_index[b] = dnnl_post_ops_len(po);
+    q->binary_rt[b] = true;
+    q->binary_ref[b] = rt_ref(req, rt);
+    q->n_binary++;
+    q->full_operand = true;
+    q->per_channel_binary = true;
+    if ((s = dnnl_post_ops_append_binary(po, dnnl_binary_add, &q->binary_md[b])) != dnnl_success)
+        return dqg_dnnl_error(s, what, "residual post-op");
+    st = add_binary_scalar(q, po, dnnl_binary_mul, sr / s2, dst_rank, what);
+    for (int k = 0; k < req->roles->n_ops && st == DQG_OK; k++) {
+        if (req->roles->role[k] != DQG_ROLE_SUM_POST)
+            continue;
+        const dqg_op *op = &g->ops[k];
+        if (op->kind == DQG_OP_RELU) {
+            if ((s = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f)) !=
+                dnnl_success)
+                st = dqg_dnnl_error(s, what, "post-op");
+        } else {
+            st = add_clip(q, po, op->attrs.clip.lo / s2, op->attrs.clip.hi / s2, dst_rank,
+                          have_clip, clip_lo, clip_hi, what);
+        }
+    }
+    return st;
+}
+
 dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int channel_axis,
                            int64_t channels, const dnnl_memory_desc_t *dst_md, dqg_qattr *q,
                            const char *what)
@@ -273,8 +358,11 @@ dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int chan
      * then rounds to nearest even, saturates and adds the zero point. */
     float inv = 1.0f;
     int qpos = op_pos(req, DQG_ROLE_Q);
-    if (qpos >= 0) {
-        const dqg_tensor *qs = &g->tensors[g->ops[qpos].inputs[1]];
+    /* With a residual sum, the convolution's own quantize (SUM_Q) sets the
+     * units of its epilogue; the final one only the destination's. */
+    int sum_q = op_pos(req, DQG_ROLE_SUM_Q), inv_pos = sum_q >= 0 ? sum_q : qpos;
+    if (inv_pos >= 0) {
+        const dqg_tensor *qs = &g->tensors[g->ops[inv_pos].inputs[1]];
         float qscale = dqg_load_float(qs->dtype, qs->data, 0);
         if (!(qscale > 0.0f) || !(qscale < 3.4e38f))
             return dqg_set_error(DQG_UNSUPPORTED, "%s: quantize scale %g is not positive", what,
@@ -428,6 +516,8 @@ dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int chan
         if (status == DQG_OK && s != dnnl_success)
             status = dqg_dnnl_error(s, what, "post-op");
     }
+    if (status == DQG_OK && sum_q >= 0)
+        status = add_sum(req, q, po, inv, dst_rank, dst_md, &have_clip, &clip_lo, &clip_hi, what);
     q->dst_dtype = g->tensors[dqg_part_result(g, p)].dtype;
     if (status == DQG_OK && qpos >= 0) {
         const dqg_op *qop = &g->ops[qpos];

@@ -617,3 +617,132 @@ Test(fusion, weights_through_transpose_and_reshape)
         check(&G);
     }
 }
+
+/* A residual connection after an int8 convolution (ResNet, MobileNetV2):
+ * Q1(conv) -> DQ -> Add(DQ(r)) [-> ReLU / Clip] -> Q2 runs as one
+ * convolution whose epilogue rounds and clamps as Q1 does and adds r: every
+ * element within one step of the reference, in one partition. */
+Test(fusion, conv_residual_sum)
+{
+    rs = 0x2e5d0a1u;
+    for (int it = 0; it < 40; it++) {
+        dqg_graph *g = NULL;
+        cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+        int64_t H = rin(1, 9), W = rin(1, 9), C = rin(1, 40), O = rin(1, 70), k = rin(0, 1) ? 1 : 3;
+        bool nxc = rin(0, 3) != 0;
+        int64_t xd[] = {1, nxc ? H : C, nxc ? W : H, nxc ? C : W},
+                rd[] = {1, nxc ? H : O, nxc ? W : H, nxc ? O : W}, wd[] = {O, C, k, k};
+        dqg_dtype xt = rin(0, 1) ? DQG_U8 : DQG_S8, q1t = rin(0, 1) ? DQG_U8 : DQG_S8,
+                  rt = rin(0, 1) ? DQG_U8 : DQG_S8, q2t = rin(0, 1) ? DQG_U8 : DQG_S8;
+        dqg_tensor_id x_in = dqg_input(g, "x", xt, 4, xd), r_in = dqg_input(g, "r", rt, 4, rd);
+        gen G = {.g = g};
+        dqg_tensor_id x = src_dq(&G, x_in, xt, false, 1, 1);
+        dqg_tensor_id w = w_dq(&G, 4, wd, 0, DQG_S8, false);
+        dqg_conv_attrs a = {.spatial_rank = 2,
+                            .pads_begin = {k / 2, k / 2},
+                            .pads_end = {k / 2, k / 2},
+                            .data_format = nxc ? DQG_FORMAT_NXC : DQG_FORMAT_NCX};
+        float *bv = malloc((size_t)O * sizeof *bv);
+        for (int64_t i = 0; i < O; i++)
+            bv[i] = 0.05f * (float)rin(-20, 20);
+        dqg_tensor_id y =
+            dqg_convolution(g, "conv", x, w, rin(0, 1) ? cf32(g, 1, &O, bv) : DQG_NONE, &a);
+        free(bv);
+        int64_t one = 1;
+        float s1 = 0.02f + 0.01f * (float)rin(0, 10), s1d = rin(0, 3) ? s1 : s1 * 1.5f,
+              sr = 0.02f + 0.01f * (float)rin(0, 10), s2 = 0.03f + 0.01f * (float)rin(0, 10);
+        int8_t z1 = (int8_t)rin(-10, 10), z1d = rin(0, 3) ? z1 : (int8_t)rin(-5, 5),
+               zr = (int8_t)rin(-10, 10), z2 = (int8_t)rin(-10, 10);
+        uint8_t u1 = (uint8_t)rin(100, 150), u1d = rin(0, 3) ? u1 : (uint8_t)rin(120, 130),
+                ur = (uint8_t)rin(100, 150), u2 = (uint8_t)rin(0, 30);
+        dqg_quantize_linear_attrs qa = {.opset = 13};
+        dqg_dequantize_linear_attrs da = {.opset = 13};
+#define ZP(t, s_val, u_val)                                                                        \
+    dqg_constant(g, NULL, t, 0, &one, t == DQG_S8 ? (const void *)&s_val : (const void *)&u_val, 1)
+        y = dqg_quantize_linear(g, "q1", y, cf32(g, 0, &one, &s1), ZP(q1t, z1, u1), &qa);
+        y = dqg_dequantize_linear(g, "dq1", y, cf32(g, 0, &one, &s1d), ZP(q1t, z1d, u1d), &da);
+        dqg_tensor_id r =
+            dqg_dequantize_linear(g, "dqr", r_in, cf32(g, 0, &one, &sr), ZP(rt, zr, ur), &da);
+        y = rin(0, 1) ? dqg_add(g, "add", y, r) : dqg_add(g, "add", r, y);
+        int post = (int)rin(0, 2);
+        if (post == 1)
+            y = dqg_relu(g, "relu", y);
+        else if (post == 2)
+            y = dqg_clip(g, "clip", y, -0.5f, 0.75f + 0.25f * (float)rin(0, 4));
+        y = dqg_quantize_linear(g, "q2", y, cf32(g, 0, &one, &s2), ZP(q2t, z2, u2), &qa);
+#undef ZP
+        cr_assert_eq(dqg_output(g, y, "y"), DQG_OK, "%s", dqg_last_error());
+        cr_assert_eq(dqg_graph_finalize(g), DQG_OK, "%s", dqg_last_error());
+        size_t xb = dqg_tensor_byte_size(g, x_in), rb = dqg_tensor_byte_size(g, r_in);
+        uint8_t *xv = malloc(xb), *rv = malloc(rb);
+        for (size_t i = 0; i < xb; i++)
+            xv[i] = (uint8_t)rnd();
+        for (size_t i = 0; i < rb; i++)
+            rv[i] = (uint8_t)rnd();
+        int64_t n = dqg_tensor_element_count(g, y);
+        uint8_t *got = calloc(1, (size_t)n), *want = calloc(1, (size_t)n);
+        dqg_buffer in[2] = {{.id = x_in, .data = xv, .size = xb},
+                            {.id = r_in, .data = rv, .size = rb}};
+        dqg_buffer o1 = {.id = y, .data = got, .size = (size_t)n},
+                   o2 = {.id = y, .data = want, .size = (size_t)n};
+        dqg_compiled *c = NULL;
+        cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+        char what[512];
+        snprintf(what, sizeof what,
+                 "#%d %s H=%lld W=%lld C=%lld O=%lld k=%lld %s/%s/%s/%s post %d: %s", it,
+                 nxc ? "NXC" : "NCX", (long long)H, (long long)W, (long long)C, (long long)O,
+                 (long long)k, dqg_dtype_name(xt), dqg_dtype_name(q1t), dqg_dtype_name(rt),
+                 dqg_dtype_name(q2t), post, dqg_compiled_partition_info(c, 0));
+        if (test_int8_fusion() && nxc)
+            cr_assert_eq(dqg_compiled_partition_count(c), 1, "%s", what);
+        cr_assert_eq(dqg_execute(c, in, 2, &o1, 1), DQG_OK, "%s: %s", what, dqg_last_error());
+        cr_assert_eq(dqg_reference_run(g, in, 2, &o2, 1), DQG_OK, "%s", dqg_last_error());
+        bool s8 = q2t == DQG_S8;
+        for (int64_t i = 0; i < n; i++) {
+            int gv = s8 ? (int8_t)got[i] : got[i], wv = s8 ? (int8_t)want[i] : want[i];
+            cr_assert(abs(gv - wv) <= 1, "%s: element %lld: %d vs reference %d", what, (long long)i,
+                      gv, wv);
+        }
+        dqg_compiled_destroy(c);
+        free(xv);
+        free(rv);
+        free(got);
+        free(want);
+        dqg_graph_destroy(g);
+    }
+}
+
+/* A grouped convolution keeps the sum as its own int8 partition. */
+Test(fusion, grouped_conv_residual_sum_stays_separate)
+{
+    dqg_graph *g = NULL;
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    int64_t xd[] = {1, 5, 5, 12}, wd[] = {12, 6, 1, 1}, one = 1;
+    dqg_tensor_id x_in = dqg_input(g, "x", DQG_U8, 4, xd), r_in = dqg_input(g, "r", DQG_U8, 4, xd);
+    gen G = {.g = g};
+    rs = 0x9a0u;
+    dqg_tensor_id x = src_dq(&G, x_in, DQG_U8, false, 1, 1);
+    dqg_conv_attrs a = {.spatial_rank = 2, .groups = 2, .data_format = DQG_FORMAT_NXC};
+    dqg_tensor_id y =
+        dqg_convolution(g, "conv", x, w_dq(&G, 4, wd, 0, DQG_S8, false), DQG_NONE, &a);
+    float sc = 0.05f;
+    uint8_t zp = 128;
+    dqg_quantize_linear_attrs qa = {.opset = 13};
+    dqg_dequantize_linear_attrs da = {.opset = 13};
+    dqg_tensor_id s1 = cf32(g, 0, &one, &sc), z1 = dqg_constant(g, NULL, DQG_U8, 0, &one, &zp, 1);
+    y = dqg_quantize_linear(g, "q1", y, s1, z1, &qa);
+    y = dqg_add(g, "add", dqg_dequantize_linear(g, "dq1", y, s1, z1, &da),
+                dqg_dequantize_linear(g, "dqr", r_in, s1, z1, &da));
+    y = dqg_quantize_linear(g, "q2", dqg_relu(g, "relu", y), s1, z1, &qa);
+    cr_assert_eq(dqg_output(g, y, "y"), DQG_OK, "%s", dqg_last_error());
+    cr_assert_eq(dqg_graph_finalize(g), DQG_OK, "%s", dqg_last_error());
+    dqg_compiled *c = NULL;
+    cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+    if (test_int8_fusion()) {
+        cr_assert_eq(dqg_compiled_partition_count(c), 2, "%s", dqg_compiled_partition_info(c, 0));
+        cr_assert(strstr(dqg_compiled_partition_info(c, 1), "int8 element-wise"), "%s",
+                  dqg_compiled_partition_info(c, 1));
+    }
+    dqg_compiled_destroy(c);
+    dqg_graph_destroy(g);
+}
