@@ -33,6 +33,9 @@
 #define PANEL    32
 #define HALF     16
 #define MAX_ROWS 4 /* rows of x per pass over a panel (accumulators in registers) */
+/* The AVX-512 copy's: 16 accumulators for 8 rows fit its 32 registers, and
+ * each decoded row of weights then serves 16 FMAs instead of 8. */
+#define AVX512_ROWS 8
 /* The longest run of k summed in one accumulator before it is scaled into
  * the result: a K-block (or a whole per-channel K) is summed in runs of at
  * most RUN, so the f32 rounding of long sums stays that of ~RUN terms plus
@@ -310,7 +313,7 @@ panel_rows(const dqg_wo_gemv *g, const wo_format fmt, int64_t p, const float *x,
            const void *const *rt)
 {
     const int64_t K = g->K, N = g->N;
-    __m512 out[MAX_ROWS][2];
+    __m512 out[AVX512_ROWS][2];
     for (int r = 0; r < ROWS; r++)
         out[r][0] = out[r][1] = _mm512_setzero_ps();
     const uint8_t *wp = g->w + (size_t)p * (size_t)K * g->k_bytes;
@@ -320,7 +323,7 @@ panel_rows(const dqg_wo_gemv *g, const wo_format fmt, int64_t p, const float *x,
         size_t at = ((size_t)p * (size_t)g->n_blocks + (size_t)b) * PANEL;
         for (int64_t k0 = kb; k0 < kb1; k0 += RUN) {
             int64_t k1 = k0 + RUN < kb1 ? k0 + RUN : kb1;
-            __m512 acc[4][MAX_ROWS][2];
+            __m512 acc[4][AVX512_ROWS][2];
             for (int u = 0; u < U; u++)
                 for (int r = 0; r < ROWS; r++)
                     acc[u][r][0] = acc[u][r][1] = _mm512_setzero_ps();
@@ -389,8 +392,20 @@ panel_of(const dqg_wo_gemv *g, const wo_format fmt, int64_t p, const float *x, i
     case 3:
         panel_rows(g, fmt, p, x, m0, 3, 1, xsum, y, e, rt);
         break;
-    default:
+    case 4:
         panel_rows(g, fmt, p, x, m0, 4, 1, xsum, y, e, rt);
+        break;
+    case AVX512_ROWS:
+        panel_rows(g, fmt, p, x, m0, AVX512_ROWS, 1, xsum, y, e, rt);
+        break;
+    default: /* 5 .. 7: four rows, then the rest */
+        panel_rows(g, fmt, p, x, m0, 4, 1, xsum, y, e, rt);
+        if (rows == 5)
+            panel_rows(g, fmt, p, x, m0 + 4, 1, 4, xsum, y, e, rt);
+        else if (rows == 6)
+            panel_rows(g, fmt, p, x, m0 + 4, 2, 2, xsum, y, e, rt);
+        else
+            panel_rows(g, fmt, p, x, m0 + 4, 3, 1, xsum, y, e, rt);
         break;
     }
 }
@@ -663,7 +678,9 @@ dqg_status dqg_wo_gemv_run(const dqg_wo_gemv *g, int64_t M, const float *x, floa
                     s += x[m * g->K + k];
                 xsum[m * g->n_blocks + b] = s;
             }
-    int per = g->isa == DQG_ISA_AVX2 ? AVX2_ROWS : MAX_ROWS; /* rows per pass */
+    int per = g->isa == DQG_ISA_AVX512 ? AVX512_ROWS
+              : g->isa == DQG_ISA_AVX2 ? AVX2_ROWS
+                                       : MAX_ROWS; /* rows per pass */
     int64_t chunks = (M + per - 1) / per, work = g->panels * chunks;
     /* Small layers stay on one thread: a fork costs more than they do. */
     int threads = g->K * g->N * M >= (1 << 16) ? omp_get_max_threads() : 1;
