@@ -253,6 +253,10 @@ fast_leaf(const leaf *f, void *const *args, int64_t at, __mmask16 m)
     return _mm512_mul_ps(_mm512_cvtepi32_ps(v), _mm512_set1_ps(f->scale));
 }
 
+/* A chunk's values, one register per 16 elements. */
+#define FAST_VECS (CHUNK / 16)
+_Static_assert(CHUNK % 16 == 0 && FAST_VECS <= 16, "a chunk's vectors fit the registers");
+
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static void
 run_fast_avx512(const qeltwise_kernel *k, void *const *args, int64_t first, int64_t len)
 {
@@ -262,54 +266,84 @@ run_fast_avx512(const qeltwise_kernel *k, void *const *args, int64_t first, int6
     const float *win[MAX_SLOTS];
     for (int a = 0; a < k->n_axis; a++)
         win[a] = k->axis[a].rep + first % k->axis[a].period;
-    const float lo = k->out_s8 ? -128.0f : 0.0f, hi = k->out_s8 ? 127.0f : 255.0f;
-    const __m512 inv_big = _mm512_set1_ps(-4194304.0f), big = _mm512_set1_ps(4194304.0f),
-                 magic = _mm512_set1_ps(12582912.0f), zp = _mm512_set1_ps((float)k->out_zp),
-                 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi),
-                 scale = _mm512_set1_ps(k->out_scale), zero = _mm512_setzero_ps();
-    for (int64_t i = 0; i < len; i += 16) {
-        __mmask16 m = len - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (len - i)) - 1);
-        int64_t at = first + i;
-        __m512 v = fast_leaf(&k->leaves[0], args, at, m);
-        for (int s = 0; s < k->n_steps; s++) {
-            const fast_step *p = &f[s];
-            __m512 b;
-            switch (p->kind) {
-            /* vmaxps/vminps return their second operand when the two are
-             * equal or either is NaN: with v second, max(0, v) is exactly
-             * v < 0 ? 0 : v (NaN and -0 kept), and so for Clip. */
-            case DQG_OP_RELU:
-                v = _mm512_max_ps(zero, v);
-                continue;
-            case DQG_OP_CLIP:
-                v = _mm512_min_ps(_mm512_set1_ps(p->hi), _mm512_max_ps(_mm512_set1_ps(p->lo), v));
-                continue;
-            default:
-                break;
-            }
-            if (p->operand == FAST_LEAF1)
-                b = fast_leaf(&k->leaves[1], args, at, m);
-            else if (p->operand == FAST_SCALAR)
-                b = _mm512_set1_ps(p->value);
-            else
-                b = _mm512_maskz_loadu_ps(m, win[p->operand] + i);
-            v = p->kind == DQG_OP_ADD ? _mm512_add_ps(v, b) : _mm512_mul_ps(v, b);
+    /* The whole chunk in registers, step by step: each step's kind is
+     * looked at once per chunk, not once per vector. Lanes past len hold
+     * zeros; they are computed and never stored. */
+    __mmask16 m[FAST_VECS];
+    __m512 v[FAST_VECS];
+#pragma GCC unroll 16
+    for (int j = 0; j < FAST_VECS; j++) {
+        int64_t left = len - 16 * j;
+        m[j] = left >= 16 ? (__mmask16)0xFFFF : left > 0 ? (__mmask16)((1u << left) - 1) : 0;
+        v[j] = fast_leaf(&k->leaves[0], args, first + 16 * j, m[j]);
+    }
+    const __m512 zero = _mm512_setzero_ps();
+    for (int s = 0; s < k->n_steps; s++) {
+        const fast_step *p = &f[s];
+        switch (p->kind) {
+        /* vmaxps/vminps return their second operand when the two are
+         * equal or either is NaN: with v second, max(0, v) is exactly
+         * v < 0 ? 0 : v (NaN and -0 kept), and so for Clip. */
+        case DQG_OP_RELU:
+#pragma GCC unroll 16
+            for (int j = 0; j < FAST_VECS; j++)
+                v[j] = _mm512_max_ps(zero, v[j]);
+            continue;
+        case DQG_OP_CLIP: {
+            const __m512 lo = _mm512_set1_ps(p->lo), hi = _mm512_set1_ps(p->hi);
+#pragma GCC unroll 16
+            for (int j = 0; j < FAST_VECS; j++)
+                v[j] = _mm512_min_ps(hi, _mm512_max_ps(lo, v[j]));
+            continue;
         }
-        /* The quantize, as chunk_body computes it. */
-        /* A NaN q's clamped value does not matter: it becomes 0 below. t
-         * is never NaN or -0 when clamped to [lo, hi]. */
-        __m512 q = _mm512_div_ps(v, scale);
-        __m512 c = _mm512_min_ps(big, _mm512_max_ps(inv_big, q));
-        __m512 t = _mm512_add_ps(_mm512_sub_ps(_mm512_add_ps(c, magic), magic), zp);
-        t = _mm512_mask_mov_ps(t, _mm512_cmp_ps_mask(q, q, _CMP_UNORD_Q), zero);
-        t = _mm512_min_ps(vhi, _mm512_max_ps(vlo, t));
+        default:
+            break;
+        }
+        bool add = p->kind == DQG_OP_ADD;
+        if (p->operand == FAST_LEAF1) {
+#pragma GCC unroll 16
+            for (int j = 0; j < FAST_VECS; j++) {
+                __m512 b = fast_leaf(&k->leaves[1], args, first + 16 * j, m[j]);
+                v[j] = add ? _mm512_add_ps(v[j], b) : _mm512_mul_ps(v[j], b);
+            }
+        } else if (p->operand == FAST_SCALAR) {
+            const __m512 b = _mm512_set1_ps(p->value);
+#pragma GCC unroll 16
+            for (int j = 0; j < FAST_VECS; j++)
+                v[j] = add ? _mm512_add_ps(v[j], b) : _mm512_mul_ps(v[j], b);
+        } else {
+            const float *w = win[p->operand];
+#pragma GCC unroll 16
+            for (int j = 0; j < FAST_VECS; j++) {
+                __m512 b = _mm512_maskz_loadu_ps(m[j], w + 16 * j);
+                v[j] = add ? _mm512_add_ps(v[j], b) : _mm512_mul_ps(v[j], b);
+            }
+        }
+    }
+    /* The quantize, as chunk_body computes it: vrndscaleps rounds half to
+     * even as its magic-number sum does (exact at any magnitude; beyond
+     * 2^22 the result saturates either way). vmaxps returns its second
+     * operand for a NaN, so max(t, lo) maps NaN to lo, which is chunk_body's
+     * 0 for u8; s8 needs the NaN mask. */
+    const bool s8 = k->out_s8;
+    const __m512 zp = _mm512_set1_ps((float)k->out_zp), vlo = _mm512_set1_ps(s8 ? -128.0f : 0.0f),
+                 vhi = _mm512_set1_ps(s8 ? 127.0f : 255.0f), scale = _mm512_set1_ps(k->out_scale);
+    uint8_t *out = (uint8_t *)args[k->out_arg] + first;
+#pragma GCC unroll 16
+    for (int j = 0; j < FAST_VECS; j++) {
+        __m512 q = _mm512_div_ps(v[j], scale);
+        __m512 t = _mm512_add_ps(
+            _mm512_roundscale_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zp);
+        if (s8)
+            t = _mm512_mask_mov_ps(t, _mm512_cmp_ps_mask(q, q, _CMP_UNORD_Q), zero);
+        t = _mm512_min_ps(_mm512_max_ps(t, vlo), vhi);
         __m128i y = _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(t));
         /* A masked store (and vpmovdb to memory) is slow on some cores:
          * full vectors take a plain one. */
-        if (m == 0xFFFF)
-            _mm_storeu_si128((__m128i *)((uint8_t *)args[k->out_arg] + at), y);
-        else
-            _mm_mask_storeu_epi8((uint8_t *)args[k->out_arg] + at, m, y);
+        if (m[j] == 0xFFFF)
+            _mm_storeu_si128((__m128i *)(out + 16 * j), y);
+        else if (m[j])
+            _mm_mask_storeu_epi8(out + 16 * j, m[j], y);
     }
 }
 
