@@ -68,6 +68,28 @@ static void matmul_destroy(dqg_kernel *k)
     free(m);
 }
 
+/* A per-execution reorder of operand i (A, B: before the matmul, into
+ * scratch at *offset; the result, i = 2: after it, out of scratch), from
+ * `from` to `to`; the scratch side is `to` before, `from` after. */
+static dqg_status add_copy(matmul_kernel *m, int i, const dnnl_memory_desc_t *from,
+                           const dnnl_memory_desc_t *to, size_t *offset)
+{
+    dnnl_primitive_desc_t pd = NULL;
+    dqg_status st = dqg_dnnl_reorder_pd(&pd, from, to, NULL, m->base.impl);
+    if (st != DQG_OK)
+        return st;
+    int kinds[2] = {DNNL_ARG_FROM, DNNL_ARG_TO};
+    dnnl_memory_desc_t mds[2] = {*from, *to};
+    st = dqg_dnnl_prim_init(&m->cvt[i], pd, 2, kinds, mds, m->base.impl);
+    dnnl_primitive_desc_destroy(pd);
+    if (st != DQG_OK)
+        return st;
+    m->convert[i] = true;
+    m->cvt_offset[i] = *offset;
+    *offset += (dnnl_memory_desc_get_size(i < 2 ? to : from) + 63) & ~(size_t)63;
+    return DQG_OK;
+}
+
 /* bf16 math: the f32 operand described by *md becomes a bf16 one. A
  * run-time operand gets a conversion (a oneDNN reorder) into scratch at
  * `offset`, dense when `dense` (a strided view), else in the operand's
@@ -87,19 +109,9 @@ static dqg_status to_bf16(matmul_kernel *m, int i, bool runtime, bool dense, dnn
     if (s != dnnl_success)
         return dqg_dnnl_error(s, m->base.impl, "bf16 operand");
     if (runtime) {
-        dnnl_primitive_desc_t pd = NULL;
-        dqg_status st = dqg_dnnl_reorder_pd(&pd, md, &bf, NULL, m->base.impl);
+        dqg_status st = add_copy(m, i, md, &bf, offset);
         if (st != DQG_OK)
             return st;
-        int kinds[2] = {DNNL_ARG_FROM, DNNL_ARG_TO};
-        dnnl_memory_desc_t mds[2] = {*md, bf};
-        st = dqg_dnnl_prim_init(&m->cvt[i], pd, 2, kinds, mds, m->base.impl);
-        dnnl_primitive_desc_destroy(pd);
-        if (st != DQG_OK)
-            return st;
-        m->convert[i] = true;
-        m->cvt_offset[i] = *offset;
-        *offset += (dnnl_memory_desc_get_size(&bf) + 63) & ~(size_t)63;
     }
     *md = bf;
     return DQG_OK;
@@ -188,19 +200,8 @@ static dqg_status dense_copy(matmul_kernel *m, int i, dnnl_memory_desc_t *md, si
     if (st != DQG_OK)
         return st;
     dense.data_type = md->data_type;
-    const dnnl_memory_desc_t *from = i < 2 ? md : &dense, *to = i < 2 ? &dense : md;
-    dnnl_primitive_desc_t pd = NULL;
-    if ((st = dqg_dnnl_reorder_pd(&pd, from, to, NULL, m->base.impl)) != DQG_OK)
+    if ((st = add_copy(m, i, i < 2 ? md : &dense, i < 2 ? &dense : md, offset)) != DQG_OK)
         return st;
-    int kinds[2] = {DNNL_ARG_FROM, DNNL_ARG_TO};
-    dnnl_memory_desc_t mds[2] = {*from, *to};
-    st = dqg_dnnl_prim_init(&m->cvt[i], pd, 2, kinds, mds, m->base.impl);
-    dnnl_primitive_desc_destroy(pd);
-    if (st != DQG_OK)
-        return st;
-    m->convert[i] = true;
-    m->cvt_offset[i] = *offset;
-    *offset += (dnnl_memory_desc_get_size(&dense) + 63) & ~(size_t)63;
     *md = dense;
     return DQG_OK;
 }
