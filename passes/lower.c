@@ -149,7 +149,7 @@ dqg_status dqg_pass_lower(dqg_pass_state *s)
                 return st;
             continue;
         }
-        if (op->kind == DQG_OP_MATMUL || op->kind == DQG_OP_CONVOLUTION) {
+        if (op->kind == DQG_OP_CONVOLUTION) { /* a MatMul had its turn above */
             bool done;
             dqg_status st = lower_with_epilogue(s, i, &done);
             if (st != DQG_OK)
