@@ -92,15 +92,6 @@ dqg_status dqg_dnnl_pd_create_checked(dnnl_primitive_desc_t *pd, const_dnnl_op_d
             continue;
         dnnl_primitive_desc_query(cand, dnnl_query_impl_info_str, 0, &name);
         const char *rule = dqg_defect_skip_impl(facts, name);
-        if (!rule && !generates(cand)) {
-            /* Offered, but its code cannot be generated for this problem
-             * (a 1x1 int8 kernel out of registers for a long post-op
-             * chain): the next one. */
-            if (!failed)
-                failed = name;
-            dnnl_primitive_desc_destroy(cand);
-            continue;
-        }
         if (!rule) {
             const char *other = dqg_prefer_other_impl(facts, name);
             if (other && !fallback) {
@@ -109,6 +100,17 @@ dqg_status dqg_dnnl_pd_create_checked(dnnl_primitive_desc_t *pd, const_dnnl_op_d
                 continue;
             }
             if (other) {
+                dnnl_primitive_desc_destroy(cand);
+                continue;
+            }
+            /* Offered, but its code cannot be generated for this problem
+             * (a 1x1 int8 kernel out of registers for a long post-op
+             * chain): the next one. Only the one taken is tried, so no
+             * primitive of a passed-over one lands in oneDNN's cache while
+             * the iterator is still in use. */
+            if (!generates(cand)) {
+                if (!failed)
+                    failed = name;
                 dnnl_primitive_desc_destroy(cand);
                 continue;
             }

@@ -279,8 +279,8 @@ static int32_t quant_zp(const dqg_graph *g, const dqg_op *op)
  * as the destination's. The residual r is read in its own type. Every step
  * is the reference's up to float rounding of the products. */
 static dqg_status add_sum(const dqg_kernel_request *req, dqg_qattr *q, dnnl_post_ops_t po,
-                          float inv1, int dst_rank, const dnnl_memory_desc_t *dst_md,
-                          bool *have_clip, float *clip_lo, float *clip_hi, const char *what)
+                          int dst_rank, const dnnl_memory_desc_t *dst_md, bool *have_clip,
+                          float *clip_lo, float *clip_hi, const char *what)
 {
     const dqg_graph *g = req->mini;
     const dqg_op *q1 = dqg_req_op(req, DQG_ROLE_SUM_Q), *d1 = dqg_req_op(req, DQG_ROLE_SUM_DQ),
@@ -292,7 +292,6 @@ static dqg_status add_sum(const dqg_kernel_request *req, dqg_qattr *q, dnnl_post
     if (!(sd1 > 0.0f && sd1 < 3.4e38f) || !(sr > 0.0f && sr < 3.4e38f) ||
         !(s2 > 0.0f && s2 < 3.4e38f))
         return dqg_set_error(DQG_UNSUPPORTED, "%s: a residual sum with a scale not positive", what);
-    (void)inv1;
     bool s8 = g->tensors[q1->outputs[0]].dtype == DQG_S8;
     float lo = (s8 ? -128.0f : 0.0f) - (float)zq1, hi = (s8 ? 127.0f : 255.0f) - (float)zq1;
     dnnl_status_t s = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_round, 0.0f, 0.0f);
@@ -517,7 +516,7 @@ dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int chan
             status = dqg_dnnl_error(s, what, "post-op");
     }
     if (status == DQG_OK && sum_q >= 0)
-        status = add_sum(req, q, po, inv, dst_rank, dst_md, &have_clip, &clip_lo, &clip_hi, what);
+        status = add_sum(req, q, po, dst_rank, dst_md, &have_clip, &clip_lo, &clip_hi, what);
     q->dst_dtype = g->tensors[dqg_part_result(g, p)].dtype;
     if (status == DQG_OK && qpos >= 0) {
         const dqg_op *qop = &g->ops[qpos];
