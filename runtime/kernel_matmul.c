@@ -309,9 +309,9 @@ dqg_status dqg_kernel_matmul_build(const dqg_kernel_request *req, dqg_kernel **o
         if (st != DQG_OK)
             goto fail;
         bool strided = (lay[0] && !m->convert[0]) || (lay[1] && !m->convert[1]) || lay[2];
-        if (!strided)
+        if (!strided || attempt > 0)
             break;
-        if (attempt > 0 || !strstr(m->base.impl, ":ref")) {
+        if (!strstr(m->base.impl, ":ref")) {
             snprintf(m->base.why, sizeof m->base.why, "%s", "transposes planned as strides");
             break;
         }
