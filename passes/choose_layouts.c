@@ -155,10 +155,15 @@ static void visit_partition(const dqg_pass_state *s, layout_state *L, int p)
                 touch(g, L, t, false, true);
             } else if (movable(g, t) && g->tensors[t].nelems == g->tensors[result].nelems) {
                 touch(g, L, t, false, true);
-                if (candidate(g, t) && candidate(g, result))
+                if (candidate(g, t) && candidate(g, result)) {
                     unite(L, t, result);
-                else
+                } else {
+                    /* The kernel reads it in the result's layout: a
+                     * row-major operand (a graph input, an output) keeps
+                     * the result row-major too. */
                     L->plain[t] = true;
+                    L->plain[result] = true;
+                }
             } else {
                 touch(g, L, t, true, false);
             }
