@@ -127,6 +127,23 @@ static int boundary(const dqg_pass_state *s, int p, dqg_tensor_id *in, int cap)
     return n;
 }
 
+/* Whether an op of the partition's epilogue (a bias or element-wise
+ * operand, the residual's dequantize) reads t: it then reads t in the
+ * result's layout, even when t is the convolution's source too. */
+static bool epilogue_reads(const dqg_graph *g, const dqg_partition *part, dqg_tensor_id t)
+{
+    for (int k = 0; k < part->n_ops; k++) {
+        dqg_part_role r = part->role[k];
+        if (r != DQG_ROLE_BIAS && r != DQG_ROLE_POST && r != DQG_ROLE_SUM_SRC_DQ)
+            continue;
+        const dqg_op *op = &g->ops[part->ops[k]];
+        for (int i = 0; i < op->n_inputs; i++)
+            if (op->inputs[i] == t)
+                return true;
+    }
+    return false;
+}
+
 static void visit_partition(const dqg_pass_state *s, layout_state *L, int p)
 {
     const dqg_graph *g = s->graph;
@@ -151,7 +168,7 @@ static void visit_partition(const dqg_pass_state *s, layout_state *L, int p)
                                        : main->inputs[0];
         for (int i = 0; i < n_in; i++) {
             dqg_tensor_id t = ins[i];
-            if (t == src) {
+            if (t == src && !epilogue_reads(g, part, t)) {
                 touch(g, L, t, false, true);
             } else if (movable(g, t) && g->tensors[t].nelems == g->tensors[result].nelems) {
                 touch(g, L, t, false, true);

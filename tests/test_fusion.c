@@ -806,3 +806,68 @@ Test(fusion, conv_residual_from_a_graph_input_between_convolutions)
     free(want);
     dqg_graph_destroy(g);
 }
+
+/* The residual is the convolution's own input (y = conv(x) + x), a graph
+ * input, and the sum feeds another convolution. */
+Test(fusion, conv_residual_of_its_own_input)
+{
+    for (int feed = 0; feed < 2; feed++) {
+        dqg_graph *g = NULL;
+        cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+        int64_t xd[] = {1, 8, 6, 6}, wd[] = {8, 8, 3, 3}, one = 1;
+        dqg_tensor_id x_in = dqg_input(g, "x", DQG_U8, 4, xd);
+        rs = 0x0ddba11u + (uint32_t)feed;
+        float sc = 0.05f, ws = 0.01f;
+        uint8_t zp = 128;
+        dqg_quantize_linear_attrs qa = {.opset = 13};
+        dqg_dequantize_linear_attrs da = {.opset = 13};
+        dqg_tensor_id s1 = cf32(g, 0, &one, &sc),
+                      z1 = dqg_constant(g, NULL, DQG_U8, 0, &one, &zp, 1);
+        dqg_conv_attrs a = {.spatial_rank = 2,
+                            .pads_begin = {1, 1},
+                            .pads_end = {1, 1},
+                            .data_format = DQG_FORMAT_NCX};
+        int8_t w[2][8 * 8 * 9];
+        for (int k = 0; k < 2; k++)
+            for (size_t i = 0; i < sizeof w[k]; i++)
+                w[k][i] = (int8_t)rin(-60, 60);
+        dqg_tensor_id wq[2];
+        for (int k = 0; k < 2; k++)
+            wq[k] = dqg_dequantize_linear(g, NULL,
+                                          dqg_constant(g, NULL, DQG_S8, 4, wd, w[k], sizeof w[k]),
+                                          cf32(g, 0, &one, &ws), DQG_NONE, &da);
+        dqg_tensor_id y = dqg_convolution(
+            g, "conv1", dqg_dequantize_linear(g, "dqx", x_in, s1, z1, &da), wq[0], DQG_NONE, &a);
+        y = dqg_quantize_linear(g, "q1", y, s1, z1, &qa);
+        y = dqg_add(g, "add", dqg_dequantize_linear(g, "dq1", y, s1, z1, &da),
+                    dqg_dequantize_linear(g, "dqr", x_in, s1, z1, &da));
+        y = dqg_quantize_linear(g, "q2", dqg_relu(g, "relu", y), s1, z1, &qa);
+        if (feed) {
+            y = dqg_convolution(g, "conv2", dqg_dequantize_linear(g, "dq2", y, s1, z1, &da), wq[1],
+                                DQG_NONE, &a);
+            y = dqg_quantize_linear(g, "q3", y, s1, z1, &qa);
+        }
+        cr_assert_eq(dqg_output(g, y, "y"), DQG_OK, "%s", dqg_last_error());
+        cr_assert_eq(dqg_graph_finalize(g), DQG_OK, "%s", dqg_last_error());
+        size_t nb = dqg_tensor_byte_size(g, x_in);
+        uint8_t *xv = malloc(nb), *got = calloc(1, nb), *want = calloc(1, nb);
+        for (size_t i = 0; i < nb; i++)
+            xv[i] = (uint8_t)(i * 7 + (size_t)rin(0, 3)); /* varies along every axis */
+        dqg_buffer in = {.id = x_in, .data = xv, .size = nb};
+        dqg_buffer o1 = {.id = y, .data = got, .size = nb},
+                   o2 = {.id = y, .data = want, .size = nb};
+        dqg_compiled *c = NULL;
+        cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+        cr_assert_eq(dqg_execute(c, &in, 1, &o1, 1), DQG_OK, "%s", dqg_last_error());
+        cr_assert_eq(dqg_reference_run(g, &in, 1, &o2, 1), DQG_OK, "%s", dqg_last_error());
+        for (size_t i = 0; i < nb; i++)
+            cr_assert(abs((int)got[i] - (int)want[i]) <= 1,
+                      "feed %d: element %zu: %d vs reference %d\n%s", feed, i, got[i], want[i],
+                      dqg_compiled_partition_info(c, 0));
+        dqg_compiled_destroy(c);
+        free(xv);
+        free(got);
+        free(want);
+        dqg_graph_destroy(g);
+    }
+}

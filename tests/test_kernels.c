@@ -265,25 +265,31 @@ Test(kernels, matmul_transpose_read_elsewhere_stays_a_copy)
 }
 
 /* An f32 convolution whose epilogue adds a graph input of its result's
- * shape (row-major) while its result feeds another convolution: the
- * result keeps the operand's layout. */
+ * shape (row-major) -- another input, or its own source -- while its
+ * result feeds another convolution: the result keeps the operand's
+ * layout. */
 Test(kernels, conv_residual_from_a_graph_input_between_convolutions)
 {
     rng_state = 0xc0ffeeu;
-    dqg_graph *g = G();
-    int64_t xd[] = {1, 8, 6, 6}, wd[] = {8, 8, 3, 3};
-    dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 4, xd), r = dqg_input(g, "r", DQG_F32, 4, xd);
-    dqg_conv_attrs a = {
-        .spatial_rank = 2, .pads_begin = {1, 1}, .pads_end = {1, 1}, .data_format = DQG_FORMAT_NCX};
-    float *w1 = rand_buf(8 * 8 * 9), *w2 = rand_buf(8 * 8 * 9);
-    dqg_tensor_id y = dqg_convolution(
-        g, "conv1", x, dqg_constant(g, "w1", DQG_F32, 4, wd, w1, 8 * 8 * 9 * 4), DQG_NONE, &a);
-    y = dqg_relu(g, "relu", dqg_add(g, "add", y, r));
-    y = dqg_convolution(g, "conv2", y, dqg_constant(g, "w2", DQG_F32, 4, wd, w2, 8 * 8 * 9 * 4),
-                        DQG_NONE, &a);
-    free(w1);
-    free(w2);
-    compare(g, y, "conv + Add(graph input) -> conv");
+    for (int own = 0; own < 2; own++) {
+        dqg_graph *g = G();
+        int64_t xd[] = {1, 8, 6, 6}, wd[] = {8, 8, 3, 3};
+        dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 4, xd);
+        dqg_tensor_id r = own ? x : dqg_input(g, "r", DQG_F32, 4, xd);
+        dqg_conv_attrs a = {.spatial_rank = 2,
+                            .pads_begin = {1, 1},
+                            .pads_end = {1, 1},
+                            .data_format = DQG_FORMAT_NCX};
+        float *w1 = rand_buf(8 * 8 * 9), *w2 = rand_buf(8 * 8 * 9);
+        dqg_tensor_id y = dqg_convolution(
+            g, "conv1", x, dqg_constant(g, "w1", DQG_F32, 4, wd, w1, 8 * 8 * 9 * 4), DQG_NONE, &a);
+        y = dqg_relu(g, "relu", dqg_add(g, "add", y, r));
+        y = dqg_convolution(g, "conv2", y, dqg_constant(g, "w2", DQG_F32, 4, wd, w2, 8 * 8 * 9 * 4),
+                            DQG_NONE, &a);
+        free(w1);
+        free(w2);
+        compare(g, y, own ? "conv(x) + x -> conv" : "conv + Add(graph input) -> conv");
+    }
 }
 
 Test(kernels, convolution_random)
