@@ -3,6 +3,8 @@
  * around a Convolution, with its own bias or a following one and the
  * epilogue, become one int8 convolution partition; the activations' scale
  * and zero point may be constants or arrive at run time. */
+#include <string.h>
+
 #include "passes/fuse_common.h"
 
 static bool match_int8(const dqg_pass_state *s, int32_t i, dqg_fusion_match *m, char *why, size_t n)
@@ -82,9 +84,12 @@ static void match_residual(const dqg_pass_state *s, dqg_fusion_match *m)
     const dqg_op *a = &g->ops[add];
     dqg_tensor_id other = a->inputs[0] == g->ops[d1].outputs[0] ? a->inputs[1] : a->inputs[0];
     int32_t d2 = g->tensors[other].producer;
-    if (!int8_dq(g, d2) || next_op(s, other) != add ||
-        g->tensors[other].nelems != g->tensors[a->outputs[0]].nelems ||
-        g->tensors[a->outputs[0]].nelems != g->tensors[q1->outputs[0]].nelems)
+    /* r has the result's shape exactly (its storage is read in the
+     * result's layout). */
+    const dqg_tensor *rt = &g->tensors[other], *yt1 = &g->tensors[q1->outputs[0]];
+    if (!int8_dq(g, d2) || next_op(s, other) != add || rt->rank != yt1->rank ||
+        memcmp(rt->dims, yt1->dims, (size_t)rt->rank * sizeof *rt->dims) != 0 ||
+        g->tensors[a->outputs[0]].nelems != yt1->nelems)
         return;
     int32_t post[2];
     int n_post = 0;

@@ -871,3 +871,37 @@ Test(fusion, conv_residual_of_its_own_input)
         dqg_graph_destroy(g);
     }
 }
+
+/* A residual of another rank (broadcast against the result, same values in
+ * storage) keeps the sum as its own int8 partition: the convolution reads a
+ * residual only in its result's own shape and layout. */
+Test(fusion, conv_residual_of_another_rank_stays_separate)
+{
+    dqg_graph *g = NULL;
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    int64_t xd[] = {1, 6, 6, 8}, rd[] = {6, 6, 8}, wd[] = {8, 8, 1, 1}, one = 1;
+    dqg_tensor_id x_in = dqg_input(g, "x", DQG_U8, 4, xd), r_in = dqg_input(g, "r", DQG_U8, 3, rd);
+    gen G = {.g = g};
+    rs = 0x3a11u;
+    dqg_tensor_id x = src_dq(&G, x_in, DQG_U8, false, 1, 1);
+    dqg_conv_attrs a = {.spatial_rank = 2, .data_format = DQG_FORMAT_NXC};
+    dqg_tensor_id y =
+        dqg_convolution(g, "conv", x, w_dq(&G, 4, wd, 0, DQG_S8, false), DQG_NONE, &a);
+    float sc = 0.05f;
+    uint8_t zp = 128;
+    dqg_quantize_linear_attrs qa = {.opset = 13};
+    dqg_dequantize_linear_attrs da = {.opset = 13};
+    dqg_tensor_id s1 = cf32(g, 0, &one, &sc), z1 = dqg_constant(g, NULL, DQG_U8, 0, &one, &zp, 1);
+    y = dqg_quantize_linear(g, "q1", y, s1, z1, &qa);
+    y = dqg_add(g, "add", dqg_dequantize_linear(g, "dq1", y, s1, z1, &da),
+                dqg_dequantize_linear(g, "dqr", r_in, s1, z1, &da));
+    y = dqg_quantize_linear(g, "q2", y, s1, z1, &qa);
+    cr_assert_eq(dqg_output(g, y, "y"), DQG_OK, "%s", dqg_last_error());
+    cr_assert_eq(dqg_graph_finalize(g), DQG_OK, "%s", dqg_last_error());
+    dqg_compiled *c = NULL;
+    cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+    if (test_int8_fusion())
+        cr_assert_eq(dqg_compiled_partition_count(c), 2, "%s", dqg_compiled_partition_info(c, 0));
+    dqg_compiled_destroy(c);
+    dqg_graph_destroy(g);
+}
