@@ -712,32 +712,97 @@ Test(fusion, conv_residual_sum)
     }
 }
 
+/* The residual tests below: one u8 scale (0.05) and zero point (128) for
+ * every quantize and dequantize of the activations. */
+typedef struct u8q {
+    dqg_tensor_id s, z;
+} u8q;
+
+static u8q u8_params(dqg_graph *g)
+{
+    int64_t one = 1;
+    float sc = 0.05f;
+    uint8_t zp = 128;
+    return (u8q){cf32(g, 0, &one, &sc), dqg_constant(g, NULL, DQG_U8, 0, &one, &zp, 1)};
+}
+
+static dqg_tensor_id dq8(dqg_graph *g, u8q p, const char *name, dqg_tensor_id x)
+{
+    dqg_dequantize_linear_attrs da = {.opset = 13};
+    return dqg_dequantize_linear(g, name, x, p.s, p.z, &da);
+}
+
+static dqg_tensor_id q8(dqg_graph *g, u8q p, const char *name, dqg_tensor_id x)
+{
+    dqg_quantize_linear_attrs qa = {.opset = 13};
+    return dqg_quantize_linear(g, name, x, p.s, p.z, &qa);
+}
+
+/* Q1(y) -> DQ -> Add(DQ(r)) [-> ReLU] -> Q2. */
+static dqg_tensor_id residual_sum(dqg_graph *g, u8q p, dqg_tensor_id y, dqg_tensor_id r, bool relu)
+{
+    y = dqg_add(g, "add", dq8(g, p, "dq1", q8(g, p, "q1", y)), dq8(g, p, "dqr", r));
+    return q8(g, p, "q2", relu ? dqg_relu(g, "relu", y) : y);
+}
+
+/* Constant s8 weights of shape wd, one scale, dequantized. */
+static dqg_tensor_id s8_weights(dqg_graph *g, int rank, const int64_t *wd)
+{
+    int64_t n = 1, one = 1;
+    for (int i = 0; i < rank; i++)
+        n *= wd[i];
+    int8_t *w = malloc((size_t)n);
+    for (int64_t i = 0; i < n; i++)
+        w[i] = (int8_t)rin(-60, 60);
+    float ws = 0.01f;
+    dqg_dequantize_linear_attrs da = {.opset = 13};
+    dqg_tensor_id t =
+        dqg_dequantize_linear(g, NULL, dqg_constant(g, NULL, DQG_S8, rank, wd, w, (size_t)n),
+                              cf32(g, 0, &one, &ws), DQG_NONE, &da);
+    free(w);
+    return t;
+}
+
+/* Makes y the output of g, finalizes and compiles it. */
+static dqg_compiled *compile_with_output(dqg_graph *g, dqg_tensor_id y)
+{
+    cr_assert_eq(dqg_output(g, y, "y"), DQG_OK, "%s", dqg_last_error());
+    cr_assert_eq(dqg_graph_finalize(g), DQG_OK, "%s", dqg_last_error());
+    dqg_compiled *c = NULL;
+    cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+    return c;
+}
+
+/* Runs c and the reference on `in`: every byte of the u8 output y within
+ * one step. */
+static void within_one_step(dqg_graph *g, dqg_compiled *c, const dqg_buffer *in, size_t n_in,
+                            dqg_tensor_id y, const char *what)
+{
+    size_t nb = dqg_tensor_byte_size(g, y);
+    uint8_t *got = calloc(1, nb), *want = calloc(1, nb);
+    dqg_buffer o1 = {.id = y, .data = got, .size = nb}, o2 = {.id = y, .data = want, .size = nb};
+    cr_assert_eq(dqg_execute(c, in, n_in, &o1, 1), DQG_OK, "%s: %s", what, dqg_last_error());
+    cr_assert_eq(dqg_reference_run(g, in, n_in, &o2, 1), DQG_OK, "%s", dqg_last_error());
+    for (size_t i = 0; i < nb; i++)
+        cr_assert(abs((int)got[i] - (int)want[i]) <= 1, "%s: element %zu: %d vs reference %d\n%s",
+                  what, i, got[i], want[i], dqg_compiled_partition_info(c, 0));
+    free(got);
+    free(want);
+}
+
 /* A grouped convolution keeps the sum as its own int8 partition. */
 Test(fusion, grouped_conv_residual_sum_stays_separate)
 {
     dqg_graph *g = NULL;
     cr_assert_eq(dqg_graph_create(&g), DQG_OK);
-    int64_t xd[] = {1, 5, 5, 12}, wd[] = {12, 6, 1, 1}, one = 1;
+    int64_t xd[] = {1, 5, 5, 12}, wd[] = {12, 6, 1, 1};
     dqg_tensor_id x_in = dqg_input(g, "x", DQG_U8, 4, xd), r_in = dqg_input(g, "r", DQG_U8, 4, xd);
-    gen G = {.g = g};
     rs = 0x9a0u;
-    dqg_tensor_id x = src_dq(&G, x_in, DQG_U8, false, 1, 1);
+    u8q p = u8_params(g);
     dqg_conv_attrs a = {.spatial_rank = 2, .groups = 2, .data_format = DQG_FORMAT_NXC};
     dqg_tensor_id y =
-        dqg_convolution(g, "conv", x, w_dq(&G, 4, wd, 0, DQG_S8, false), DQG_NONE, &a);
-    float sc = 0.05f;
-    uint8_t zp = 128;
-    dqg_quantize_linear_attrs qa = {.opset = 13};
-    dqg_dequantize_linear_attrs da = {.opset = 13};
-    dqg_tensor_id s1 = cf32(g, 0, &one, &sc), z1 = dqg_constant(g, NULL, DQG_U8, 0, &one, &zp, 1);
-    y = dqg_quantize_linear(g, "q1", y, s1, z1, &qa);
-    y = dqg_add(g, "add", dqg_dequantize_linear(g, "dq1", y, s1, z1, &da),
-                dqg_dequantize_linear(g, "dqr", r_in, s1, z1, &da));
-    y = dqg_quantize_linear(g, "q2", dqg_relu(g, "relu", y), s1, z1, &qa);
-    cr_assert_eq(dqg_output(g, y, "y"), DQG_OK, "%s", dqg_last_error());
-    cr_assert_eq(dqg_graph_finalize(g), DQG_OK, "%s", dqg_last_error());
-    dqg_compiled *c = NULL;
-    cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+        dqg_convolution(g, "conv", dq8(g, p, "dqx", x_in), s8_weights(g, 4, wd), DQG_NONE, &a);
+    dqg_compiled *c = compile_with_output(g, residual_sum(g, p, y, r_in, true));
     if (test_int8_fusion()) {
         cr_assert_eq(dqg_compiled_partition_count(c), 2, "%s", dqg_compiled_partition_info(c, 0));
         cr_assert(strstr(dqg_compiled_partition_info(c, 1), "int8 element-wise"), "%s",
@@ -755,119 +820,63 @@ Test(fusion, conv_residual_from_a_graph_input_between_convolutions)
 {
     dqg_graph *g = NULL;
     cr_assert_eq(dqg_graph_create(&g), DQG_OK);
-    int64_t xd[] = {1, 8, 6, 6}, wd[] = {8, 8, 3, 3}, one = 1;
+    int64_t xd[] = {1, 8, 6, 6}, wd[] = {8, 8, 3, 3};
     dqg_tensor_id x_in = dqg_input(g, "x", DQG_U8, 4, xd), r_in = dqg_input(g, "r", DQG_U8, 4, xd);
-    gen G = {.g = g};
     rs = 0x51de;
-    float sc = 0.05f;
-    uint8_t zp = 128;
-    dqg_quantize_linear_attrs qa = {.opset = 13};
-    dqg_dequantize_linear_attrs da = {.opset = 13};
-    dqg_tensor_id s1 = cf32(g, 0, &one, &sc), z1 = dqg_constant(g, NULL, DQG_U8, 0, &one, &zp, 1);
+    u8q p = u8_params(g);
     dqg_conv_attrs a = {
         .spatial_rank = 2, .pads_begin = {1, 1}, .pads_end = {1, 1}, .data_format = DQG_FORMAT_NCX};
     dqg_tensor_id y =
-        dqg_convolution(g, "conv1", dqg_dequantize_linear(g, "dqx", x_in, s1, z1, &da),
-                        w_dq(&G, 4, wd, 0, DQG_S8, false), DQG_NONE, &a);
-    y = dqg_quantize_linear(g, "q1", y, s1, z1, &qa);
-    y = dqg_add(g, "add", dqg_dequantize_linear(g, "dq1", y, s1, z1, &da),
-                dqg_dequantize_linear(g, "dqr", r_in, s1, z1, &da));
-    y = dqg_quantize_linear(g, "q2", dqg_relu(g, "relu", y), s1, z1, &qa);
-    int8_t w2[8 * 8 * 9];
-    for (size_t i = 0; i < sizeof w2; i++)
-        w2[i] = (int8_t)rin(-60, 60);
-    float ws = 0.01f;
-    dqg_tensor_id w2q = dqg_constant(g, NULL, DQG_S8, 4, wd, w2, sizeof w2);
-    y = dqg_convolution(g, "conv2", dqg_dequantize_linear(g, "dq2", y, s1, z1, &da),
-                        dqg_dequantize_linear(g, "dqw2", w2q, cf32(g, 0, &one, &ws), DQG_NONE, &da),
-                        DQG_NONE, &a);
-    y = dqg_quantize_linear(g, "q3", y, s1, z1, &qa);
-    cr_assert_eq(dqg_output(g, y, "y"), DQG_OK, "%s", dqg_last_error());
-    cr_assert_eq(dqg_graph_finalize(g), DQG_OK, "%s", dqg_last_error());
+        dqg_convolution(g, "conv1", dq8(g, p, "dqx", x_in), s8_weights(g, 4, wd), DQG_NONE, &a);
+    y = residual_sum(g, p, y, r_in, true);
+    y = dqg_convolution(g, "conv2", dq8(g, p, "dq2", y), s8_weights(g, 4, wd), DQG_NONE, &a);
+    y = q8(g, p, "q3", y);
+    dqg_compiled *c = compile_with_output(g, y);
     size_t nb = dqg_tensor_byte_size(g, x_in);
-    uint8_t *xv = malloc(nb), *rv = malloc(nb), *got = calloc(1, nb), *want = calloc(1, nb);
+    uint8_t *xv = malloc(nb), *rv = malloc(nb);
     for (size_t i = 0; i < nb; i++) {
         xv[i] = (uint8_t)rnd();
         rv[i] = (uint8_t)(i * 7); /* varies along every axis */
     }
     dqg_buffer in[2] = {{.id = x_in, .data = xv, .size = nb}, {.id = r_in, .data = rv, .size = nb}};
-    dqg_buffer o1 = {.id = y, .data = got, .size = nb}, o2 = {.id = y, .data = want, .size = nb};
-    dqg_compiled *c = NULL;
-    cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
-    cr_assert_eq(dqg_execute(c, in, 2, &o1, 1), DQG_OK, "%s", dqg_last_error());
-    cr_assert_eq(dqg_reference_run(g, in, 2, &o2, 1), DQG_OK, "%s", dqg_last_error());
-    for (size_t i = 0; i < nb; i++)
-        cr_assert(abs((int)got[i] - (int)want[i]) <= 1, "element %zu: %d vs reference %d\n%s", i,
-                  got[i], want[i], dqg_compiled_partition_info(c, 0));
+    within_one_step(g, c, in, 2, y, "residual from a graph input");
     dqg_compiled_destroy(c);
     free(xv);
     free(rv);
-    free(got);
-    free(want);
     dqg_graph_destroy(g);
 }
 
 /* The residual is the convolution's own input (y = conv(x) + x), a graph
- * input, and the sum feeds another convolution. */
+ * input; the sum is the output, or feeds another convolution. */
 Test(fusion, conv_residual_of_its_own_input)
 {
     for (int feed = 0; feed < 2; feed++) {
         dqg_graph *g = NULL;
         cr_assert_eq(dqg_graph_create(&g), DQG_OK);
-        int64_t xd[] = {1, 8, 6, 6}, wd[] = {8, 8, 3, 3}, one = 1;
+        int64_t xd[] = {1, 8, 6, 6}, wd[] = {8, 8, 3, 3};
         dqg_tensor_id x_in = dqg_input(g, "x", DQG_U8, 4, xd);
         rs = 0x0ddba11u + (uint32_t)feed;
-        float sc = 0.05f, ws = 0.01f;
-        uint8_t zp = 128;
-        dqg_quantize_linear_attrs qa = {.opset = 13};
-        dqg_dequantize_linear_attrs da = {.opset = 13};
-        dqg_tensor_id s1 = cf32(g, 0, &one, &sc),
-                      z1 = dqg_constant(g, NULL, DQG_U8, 0, &one, &zp, 1);
+        u8q p = u8_params(g);
         dqg_conv_attrs a = {.spatial_rank = 2,
                             .pads_begin = {1, 1},
                             .pads_end = {1, 1},
                             .data_format = DQG_FORMAT_NCX};
-        int8_t w[2][8 * 8 * 9];
-        for (int k = 0; k < 2; k++)
-            for (size_t i = 0; i < sizeof w[k]; i++)
-                w[k][i] = (int8_t)rin(-60, 60);
-        dqg_tensor_id wq[2];
-        for (int k = 0; k < 2; k++)
-            wq[k] = dqg_dequantize_linear(g, NULL,
-                                          dqg_constant(g, NULL, DQG_S8, 4, wd, w[k], sizeof w[k]),
-                                          cf32(g, 0, &one, &ws), DQG_NONE, &da);
-        dqg_tensor_id y = dqg_convolution(
-            g, "conv1", dqg_dequantize_linear(g, "dqx", x_in, s1, z1, &da), wq[0], DQG_NONE, &a);
-        y = dqg_quantize_linear(g, "q1", y, s1, z1, &qa);
-        y = dqg_add(g, "add", dqg_dequantize_linear(g, "dq1", y, s1, z1, &da),
-                    dqg_dequantize_linear(g, "dqr", x_in, s1, z1, &da));
-        y = dqg_quantize_linear(g, "q2", dqg_relu(g, "relu", y), s1, z1, &qa);
-        if (feed) {
-            y = dqg_convolution(g, "conv2", dqg_dequantize_linear(g, "dq2", y, s1, z1, &da), wq[1],
-                                DQG_NONE, &a);
-            y = dqg_quantize_linear(g, "q3", y, s1, z1, &qa);
-        }
-        cr_assert_eq(dqg_output(g, y, "y"), DQG_OK, "%s", dqg_last_error());
-        cr_assert_eq(dqg_graph_finalize(g), DQG_OK, "%s", dqg_last_error());
+        dqg_tensor_id y =
+            dqg_convolution(g, "conv1", dq8(g, p, "dqx", x_in), s8_weights(g, 4, wd), DQG_NONE, &a);
+        y = residual_sum(g, p, y, x_in, true);
+        if (feed)
+            y = q8(g, p, "q3",
+                   dqg_convolution(g, "conv2", dq8(g, p, "dq2", y), s8_weights(g, 4, wd), DQG_NONE,
+                                   &a));
+        dqg_compiled *c = compile_with_output(g, y);
         size_t nb = dqg_tensor_byte_size(g, x_in);
-        uint8_t *xv = malloc(nb), *got = calloc(1, nb), *want = calloc(1, nb);
+        uint8_t *xv = malloc(nb);
         for (size_t i = 0; i < nb; i++)
             xv[i] = (uint8_t)(i * 7 + (size_t)rin(0, 3)); /* varies along every axis */
         dqg_buffer in = {.id = x_in, .data = xv, .size = nb};
-        dqg_buffer o1 = {.id = y, .data = got, .size = nb},
-                   o2 = {.id = y, .data = want, .size = nb};
-        dqg_compiled *c = NULL;
-        cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
-        cr_assert_eq(dqg_execute(c, &in, 1, &o1, 1), DQG_OK, "%s", dqg_last_error());
-        cr_assert_eq(dqg_reference_run(g, &in, 1, &o2, 1), DQG_OK, "%s", dqg_last_error());
-        for (size_t i = 0; i < nb; i++)
-            cr_assert(abs((int)got[i] - (int)want[i]) <= 1,
-                      "feed %d: element %zu: %d vs reference %d\n%s", feed, i, got[i], want[i],
-                      dqg_compiled_partition_info(c, 0));
+        within_one_step(g, c, &in, 1, y, feed ? "conv(x) + x -> conv" : "conv(x) + x");
         dqg_compiled_destroy(c);
         free(xv);
-        free(got);
-        free(want);
         dqg_graph_destroy(g);
     }
 }
@@ -879,27 +888,14 @@ Test(fusion, conv_residual_of_another_rank_stays_separate)
 {
     dqg_graph *g = NULL;
     cr_assert_eq(dqg_graph_create(&g), DQG_OK);
-    int64_t xd[] = {1, 6, 6, 8}, rd[] = {6, 6, 8}, wd[] = {8, 8, 1, 1}, one = 1;
+    int64_t xd[] = {1, 6, 6, 8}, rd[] = {6, 6, 8}, wd[] = {8, 8, 1, 1};
     dqg_tensor_id x_in = dqg_input(g, "x", DQG_U8, 4, xd), r_in = dqg_input(g, "r", DQG_U8, 3, rd);
-    gen G = {.g = g};
     rs = 0x3a11u;
-    dqg_tensor_id x = src_dq(&G, x_in, DQG_U8, false, 1, 1);
+    u8q p = u8_params(g);
     dqg_conv_attrs a = {.spatial_rank = 2, .data_format = DQG_FORMAT_NXC};
     dqg_tensor_id y =
-        dqg_convolution(g, "conv", x, w_dq(&G, 4, wd, 0, DQG_S8, false), DQG_NONE, &a);
-    float sc = 0.05f;
-    uint8_t zp = 128;
-    dqg_quantize_linear_attrs qa = {.opset = 13};
-    dqg_dequantize_linear_attrs da = {.opset = 13};
-    dqg_tensor_id s1 = cf32(g, 0, &one, &sc), z1 = dqg_constant(g, NULL, DQG_U8, 0, &one, &zp, 1);
-    y = dqg_quantize_linear(g, "q1", y, s1, z1, &qa);
-    y = dqg_add(g, "add", dqg_dequantize_linear(g, "dq1", y, s1, z1, &da),
-                dqg_dequantize_linear(g, "dqr", r_in, s1, z1, &da));
-    y = dqg_quantize_linear(g, "q2", y, s1, z1, &qa);
-    cr_assert_eq(dqg_output(g, y, "y"), DQG_OK, "%s", dqg_last_error());
-    cr_assert_eq(dqg_graph_finalize(g), DQG_OK, "%s", dqg_last_error());
-    dqg_compiled *c = NULL;
-    cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+        dqg_convolution(g, "conv", dq8(g, p, "dqx", x_in), s8_weights(g, 4, wd), DQG_NONE, &a);
+    dqg_compiled *c = compile_with_output(g, residual_sum(g, p, y, r_in, false));
     if (test_int8_fusion())
         cr_assert_eq(dqg_compiled_partition_count(c), 2, "%s", dqg_compiled_partition_info(c, 0));
     dqg_compiled_destroy(c);
