@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "dqgraph.h"
+#include "runtime/cpu_isa.h"
 #include "test_common.h"
 
 /* Compiles g (one input x, one output y) and runs it. */
@@ -422,6 +423,85 @@ Test(softmax, compiled_matches_reference_on_every_axis)
             }
             dqg_graph_destroy(g);
         }
+}
+
+/* Softmax and LogSoftmax along the last axis, the rows dqgraph's own
+ * AVX-512 kernel takes: row lengths around the vector width and past it,
+ * row counts past the threshold where the rows are split between
+ * threads, and rows of every kind the kernel treats apart: an offset of
+ * 1e4 (the maximum's subtraction), a -inf or -1e9 attention mask (exactly
+ * 0, as the reference), outputs that underflow to denormals or 0, and
+ * rows holding NaN or an infinity (the reference's NaNs). */
+Test(softmax, last_axis_rows_match_the_reference)
+{
+    test_rng = 4242;
+    const int64_t lens[] = {1, 3, 15, 16, 17, 31, 128, 1000};
+    for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+        int64_t n = lens[li], rows = 40000 / n + 9;
+        float *x = malloc(sizeof(float) * rows * n), *ref = malloc(sizeof(float) * rows * n),
+              *got = malloc(sizeof(float) * rows * n);
+        cr_assert(x && ref && got);
+        for (int64_t r = 0; r < rows; r++) {
+            float *row = x + r * n;
+            int kind = (int)(r % 9);
+            for (int64_t k = 0; k < n; k++) {
+                float v = uniform(-6, 6);
+                row[k] = kind == 1   ? 1e4f + v
+                         : kind == 2 ? (k % 3 == 1 ? -INFINITY : v)
+                         : kind == 3 ? (k % 4 == 2 ? -1e9f : v)
+                         : kind == 4 ? uniform(-120, 0)
+                                     : v;
+            }
+            if (kind == 5)
+                row[n / 2] = NAN;
+            if (kind == 6)
+                row[n - 1] = INFINITY;
+            if (kind == 7 && r % 2 == 1)
+                for (int64_t k = 0; k < n; k++)
+                    row[k] = -INFINITY;
+        }
+        for (int log = 0; log < 2; log++) {
+            dqg_graph *g;
+            int64_t d[] = {rows, n};
+            dqg_graph_create(&g);
+            dqg_tensor_id in = dqg_input(g, "x", DQG_F32, 2, d);
+            dqg_output(g, dqg_softmax(g, "sm", in, 1, log), "y");
+            finalize_ok(g);
+            size_t bytes = sizeof(float) * rows * n;
+            cr_assert_eq(run_ref_1(g, in, x, bytes, dqg_graph_output_id(g, 0), ref, bytes), DQG_OK);
+            dqg_compile_options o = dqg_compile_options_default();
+            dqg_compiled *c;
+            cr_assert_eq(dqg_compile(g, &o, &c), DQG_OK, "%s", dqg_last_error());
+            if (dqg_cpu_has(DQG_ISA_AVX512))
+                cr_assert(strstr(dqg_compiled_partition_info(c, 0),
+                                 log ? "own:avx512:logsoftmax" : "own:avx512:softmax"),
+                          "%s", dqg_compiled_partition_info(c, 0));
+            dqg_buffer ib = {.name = "x", .data = x, .size = bytes};
+            dqg_buffer ob = {.name = "y", .data = got, .size = bytes};
+            cr_assert_eq(dqg_execute(c, &ib, 1, &ob, 1), DQG_OK, "%s", dqg_last_error());
+            dqg_compiled_destroy(c);
+            /* The exponential is within 3 ulp of e^d, then one division
+             * by the sum (float, against the reference's double: n ulps
+             * at most, 1000 * 6e-8): 1e-4 relative for n = 1000, 2e-6 for
+             * the short rows; denormal outputs within 1e-38. LogSoftmax:
+             * (x - max) - log(sum), a few roundings of values up to 120
+             * in magnitude (the -1e9 masks, relative). */
+            double rel = n >= 1000 ? 1e-4 : 2e-6;
+            double w = log ? worst_ratio(got, ref, rows * n, rel, 4e-5)
+                           : worst_ratio(got, ref, rows * n, rel, 1e-38);
+            cr_assert(w <= 1.0, "n %lld log %d: worst error %.3g times the tolerance", (long long)n,
+                      log, w);
+            /* Masked positions are exactly 0. */
+            for (int64_t i = 0; i < rows * n; i++)
+                if (!log && (x[i] == -INFINITY || x[i] == -1e9f) && ref[i] == 0.0f)
+                    cr_assert_eq(got[i], 0.0f, "n %lld: element %lld is %g, expected 0",
+                                 (long long)n, (long long)i, got[i]);
+            dqg_graph_destroy(g);
+        }
+        free(x);
+        free(ref);
+        free(got);
+    }
 }
 
 /* LRN of odd sizes on oneDNN, even sizes (an uneven window in ONNX) on the

@@ -1,0 +1,20 @@
+/* Softmax and LogSoftmax over contiguous rows of f32 (internal): the last
+ * axis, or an axis after which every dimension is 1. dqgraph's own AVX-512
+ * kernel, used where oneDNN 2.6's softmax is slower: each row is read in
+ * three short passes that stay in L1 (max, exponentials and their sum,
+ * scale), the exponential is a degree-6 polynomial after range reduction
+ * (within 3 ulp of e^x), rows are split between threads in contiguous
+ * runs. A row holding a NaN or an infinity takes the reference's formula
+ * element by element, so the special values come out as the reference's. */
+#ifndef DQG_RUNTIME_SOFTMAX_KERNEL_H
+#define DQG_RUNTIME_SOFTMAX_KERNEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Whether this CPU (and the DQG_MAX_ISA cap) runs the kernel. */
+bool dqg_softmax_own_available(void);
+/* y[r][k] = softmax (or log-softmax) of x[r][0..n) for r < rows. */
+void dqg_softmax_rows(const float *x, float *y, int64_t rows, int64_t n, bool log);
+
+#endif
