@@ -29,6 +29,9 @@ typedef struct eltwise_kernel {
     /* Softmax over contiguous rows on dqgraph's own kernel. */
     bool own_softmax, log_softmax;
     int64_t rows, row_len;
+    /* oneDNN's softmax: the rows with NaN or infinity are redone after it. */
+    bool softmax_special;
+    int64_t outer, inner;
     /* Where each operand comes from: an arg index, or a constant copy. */
     int in_arg[2], out_arg;
     void *in_const[2];
@@ -76,7 +79,10 @@ static dqg_status eltwise_execute(dqg_kernel *k, void *const *args, void *scratc
         h[0] = in[0];
         h[1] = out;
     }
-    return dqg_dnnl_prim_execute(&e->prim, h, scratch, e->base.impl);
+    dqg_status st = dqg_dnnl_prim_execute(&e->prim, h, scratch, e->base.impl);
+    if (st == DQG_OK && e->softmax_special)
+        dqg_softmax_special_rows(in[0], out, e->outer, e->row_len, e->inner, e->log_softmax);
+    return st;
 }
 
 static void eltwise_destroy(dqg_kernel *k)
@@ -345,6 +351,15 @@ dqg_status dqg_kernel_eltwise_build(const dqg_kernel_request *req, dqg_kernel **
         }
         if ((st = dqg_dnnl_md_dense(&mds[0], x->rank, x->dims, x->dtype)) != DQG_OK)
             break;
+        /* oneDNN's softmax along the last axis gives 0 where a row with
+         * an infinity has the reference's NaN (below AVX-512): rows with
+         * NaN or infinity are redone after it (f32; the other types run
+         * on the reference kernel). */
+        e->softmax_special = x->dtype == DQG_F32;
+        e->log_softmax = op->attrs.softmax.log;
+        e->row_len = x->dims[axis];
+        e->inner = inner;
+        e->outer = x->nelems / (e->row_len * inner);
         mds[1] = mds[0];
         dnnl_softmax_desc_t d;
         dnnl_status_t s = op->attrs.softmax.log

@@ -14,20 +14,49 @@ bool dqg_softmax_own_available(void)
     return dqg_cpu_has(DQG_ISA_AVX512);
 }
 
-/* The reference's formula (graph/ops/softmax.c), for rows that hold a NaN
- * or an infinity: the maximum propagates NaN, the sum runs in double. */
-static void row_reference(const float *x, float *y, int64_t n, bool log_softmax)
+/* The reference's formula (graph/ops/softmax.c) along one row of n
+ * elements `inner` apart, for rows that hold a NaN or an infinity: the
+ * maximum propagates NaN, the sum runs in double. */
+static void row_reference(const float *x, float *y, int64_t n, int64_t inner, bool log_softmax)
 {
     float m = -INFINITY;
-    for (int64_t k = 0; k < n; k++)
-        if (x[k] > m || isnan(x[k]))
-            m = isnan(m) ? m : x[k];
+    for (int64_t k = 0; k < n; k++) {
+        float f = x[k * inner];
+        if (f > m || isnan(f))
+            m = isnan(m) ? m : f;
+    }
     double sum = 0.0;
     for (int64_t k = 0; k < n; k++)
-        sum += exp((double)x[k] - (double)m);
+        sum += exp((double)x[k * inner] - (double)m);
     for (int64_t k = 0; k < n; k++) {
-        double d = (double)x[k] - (double)m;
-        y[k] = (float)(log_softmax ? d - log(sum) : exp(d) / sum);
+        double d = (double)x[k * inner] - (double)m;
+        y[k * inner] = (float)(log_softmax ? d - log(sum) : exp(d) / sum);
+    }
+}
+
+static bool any_special(const float *x, int64_t n)
+{
+    const uint32_t *u = (const uint32_t *)x;
+    uint32_t bad = 0;
+    for (int64_t i = 0; i < n; i++)
+        bad |= (u[i] & 0x7f800000u) == 0x7f800000u;
+    return bad != 0;
+}
+
+void dqg_softmax_special_rows(const float *x, float *y, int64_t outer, int64_t n, int64_t inner,
+                              bool log_softmax)
+{
+    for (int64_t o = 0; o < outer; o++) {
+        const float *xo = x + o * n * inner;
+        if (!any_special(xo, n * inner))
+            continue;
+        for (int64_t i = 0; i < inner; i++) {
+            bool bad = false;
+            for (int64_t k = 0; k < n && !bad; k++)
+                bad = !isfinite(xo[k * inner + i]);
+            if (bad)
+                row_reference(xo + i, y + o * n * inner + i, n, inner, log_softmax);
+        }
     }
 }
 
@@ -73,7 +102,7 @@ __attribute__((target("avx512f"))) static void row_avx512(const float *x, float 
     }
     float m = _mm512_reduce_max_ps(vmax);
     if (unordered || isinf(m)) {
-        row_reference(x, y, n, log_softmax);
+        row_reference(x, y, n, 1, log_softmax);
         return;
     }
     __m512 vm = _mm512_set1_ps(m), vsum = _mm512_setzero_ps();
