@@ -29,7 +29,7 @@ if [ ! -d "$ort_dir/node_modules/onnxruntime-node" ]; then
     onnxruntime-node@1.30.0 >/dev/null)
 fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j"$(nproc)" --target dqgraph_tool gen_models >/dev/null
+cmake --build build -j"$(nproc)" --target dqgraph_tool gen_models bench_bert_layer >/dev/null
 models="$PWD/build/models"
 mkdir -p "$models"
 ./build/gen_models "$models" >/dev/null
@@ -70,11 +70,17 @@ for f in "$models"/*.onnx; do
   # (dqgraph's opt-in approximate mode, int8 activations as ORT's default).
   int8=0
   [[ "$name" == wo_int* ]] && int8=1
-  d=() o=() db=() di=()
+  # The BERT layer also runs as its raw oneDNN primitives (bench_bert_layer):
+  # the floor of an engine built on them, against the same ORT rounds.
+  raw=0
+  [[ "$name" == bert_layer_128x768 ]] && raw=1
+  d=() o=() db=() di=() dr=()
   for ((r = 0; r < rounds; r++)); do
     d+=("$(dqg_ms "$f")")
     [ "$bf16" = 1 ] && db+=("$(dqg_ms "$f" --fpmath bf16)")
     [ "$int8" = 1 ] && di+=("$(dqg_ms "$f" --fpmath int8)")
+    [ "$raw" = 1 ] && dr+=("$(OMP_NUM_THREADS="$threads" ./build/bench_bert_layer --raw-only \
+      --iters "$iters" | awk '/^median_ms:/ {print $2}')")
     for v in "${!variants[@]}"; do
       # shellcheck disable=SC2086 # the variant is a list of options
       o[v]+="$(ort_ms "$f" ${variants[v]}) "
@@ -92,6 +98,12 @@ for f in "$models"/*.onnx; do
     om=$(printf '%s\n' ${o[0]} | median)
     printf '| %s (dqgraph --fpmath int8) | %.3f ms | %.3f ms | %.2fx |\n' "$name" "$dim" "$om" \
       "$(awk -v a="$om" -v b="$dim" 'BEGIN {print a / b}')" >>"$table"
+  fi
+  if [ "$raw" = 1 ]; then
+    drm=$(printf '%s\n' "${dr[@]}" | median)
+    om=$(printf '%s\n' ${o[0]} | median)
+    printf '| %s: the same layer as raw oneDNN primitives, without its activation quantizations | %.3f ms | %.3f ms | %.2fx |\n' \
+      "$name" "$drm" "$om" "$(awk -v a="$om" -v b="$drm" 'BEGIN {print a / b}')" >>"$table"
   fi
   for v in "${!variants[@]}"; do
     om=$(printf '%s\n' ${o[v]} | median)
