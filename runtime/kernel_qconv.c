@@ -168,6 +168,7 @@ dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **ou
     if ((st = dqg_qkernel_finish(folded, pd, &md_w, &md_x_use, &md_y_use, &c->q, &c->prim,
                                  &c->w_packed, &c->base.bytes, c->base.impl)) != DQG_OK)
         goto fail;
+    dqg_qattr_note(&c->q, c->base.why, sizeof c->base.why);
     c->pad_offset = attr_scratch + io_bytes;
     {
         size_t pad = dqg_dnnl_scratchpad(&c->prim), io_pad = dqg_conv_io_scratchpad(&c->io);

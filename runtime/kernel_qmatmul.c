@@ -149,6 +149,7 @@ dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **
                      "M=%lld: oneDNN's first implementation (no AMX brgemm offered)",
                      (long long)facts.M);
     }
+    dqg_qattr_note(&m->q, m->base.why, sizeof m->base.why);
     dnnl_primitive_desc_destroy(pd);
     free(folded);
     dqg_weights_release(&w);

@@ -1,5 +1,6 @@
 /* Building oneDNN attributes for fused partitions. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -181,6 +182,26 @@ static dqg_status add_clip(dqg_qattr *q, dnnl_post_ops_t po, float lo, float hi,
     dqg_status st = add_binary_scalar(q, po, dnnl_binary_max, lo, dst_rank, what);
     return st == DQG_OK ? add_binary_scalar(q, po, dnnl_binary_min, hi, dst_rank, what) : st;
 }
+/* Whether a ReLU or Clip right before the int8 destination changes
+ * nothing: oneDNN rounds to nearest even, adds the zero point and
+ * saturates to [qmin, qmax], so bounds at or beyond qmin - zp and
+ * qmax - zp give the same integers (a value below lo <= qmin - zp rounds
+ * to at most that integer). Only for a chain whose values are finite (no
+ * post-op before it), where the clamp and the saturation agree on every
+ * input. */
+static bool implied_by_saturation(const dqg_op *op, float inv, dqg_dtype dst, int32_t zp)
+{
+    double qmin = dst == DQG_U8 ? 0 : dst == DQG_S8 ? -128 : 1, qmax = dst == DQG_U8 ? 255 : 127;
+    if (qmin > 0 || !(inv > 0.0f))
+        return false;
+    double lo = 0.0, hi = INFINITY;
+    if (op->kind == DQG_OP_CLIP) {
+        lo = (double)(op->attrs.clip.lo * inv);
+        hi = (double)(op->attrs.clip.hi * inv);
+    }
+    return lo <= qmin - zp && hi >= qmax - zp;
+}
+
 /* A unary function as an eltwise post-op. The matcher puts none before a
  * Q, so the value is the real result (inv is 1). */
 static dqg_status add_unary(dnnl_post_ops_t po, const dqg_op *op, float inv, const char *what)
@@ -283,6 +304,8 @@ static dqg_status add_sum(const dqg_kernel_request *req, dqg_qattr *q, dnnl_post
                           float *clip_lo, float *clip_hi, const char *what)
 {
     const dqg_graph *g = req->mini;
+    /* Nothing before the sum can make its values non-finite. */
+    bool finite = q->n_factors == 0 && q->n_binary == 0;
     const dqg_op *q1 = dqg_req_op(req, DQG_ROLE_SUM_Q), *d1 = dqg_req_op(req, DQG_ROLE_SUM_DQ),
                  *dr = dqg_req_op(req, DQG_ROLE_SUM_SRC_DQ), *q2 = dqg_req_op(req, DQG_ROLE_Q);
     if (!q1 || !d1 || !dr || !q2 || !dst_md)
@@ -323,10 +346,20 @@ static dqg_status add_sum(const dqg_kernel_request *req, dqg_qattr *q, dnnl_post
     if ((s = dnnl_post_ops_append_binary(po, dnnl_binary_add, &q->binary_md[b])) != dnnl_success)
         return dqg_dnnl_error(s, what, "residual post-op");
     st = add_binary_scalar(q, po, dnnl_binary_mul, sr / s2, dst_rank, what);
+    int last_post = -1;
+    for (int k = 0; k < req->roles->n_ops; k++)
+        if (req->roles->role[k] == DQG_ROLE_SUM_POST)
+            last_post = k;
     for (int k = 0; k < req->roles->n_ops && st == DQG_OK; k++) {
         if (req->roles->role[k] != DQG_ROLE_SUM_POST)
             continue;
         const dqg_op *op = &g->ops[k];
+        if (k == last_post && finite &&
+            implied_by_saturation(op, 1.0f / s2, g->tensors[q2->outputs[0]].dtype,
+                                  quant_zp(g, q2))) {
+            q->clip_in_saturation = true;
+            continue;
+        }
         if (op->kind == DQG_OP_RELU) {
             if ((s = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f)) !=
                 dnnl_success)
@@ -488,11 +521,26 @@ dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int chan
      * post-op of a chain. */
     bool have_clip = false;
     float clip_lo = 0, clip_hi = 0;
+    int last_post = -1;
+    for (int k = 0; k < p->n_ops; k++)
+        if (p->role[k] == DQG_ROLE_POST)
+            last_post = k;
+    int32_t dst_zp = 0;
+    if (qpos >= 0 && g->ops[qpos].inputs[2] != DQG_NONE) {
+        const dqg_tensor *qz = &g->tensors[g->ops[qpos].inputs[2]];
+        dst_zp = (int32_t)dqg_load_int(qz->dtype, qz->data, 0);
+    }
     for (int k = 0; k < p->n_ops && status == DQG_OK; k++) {
         if (p->role[k] != DQG_ROLE_POST)
             continue;
         const dqg_op *op = &g->ops[k];
         s = dnnl_success;
+        if (k == last_post && sum_q < 0 && qpos >= 0 && dnnl_post_ops_len(po) == 0 &&
+            (op->kind == DQG_OP_RELU || op->kind == DQG_OP_CLIP) &&
+            implied_by_saturation(op, inv, g->tensors[dqg_part_result(g, p)].dtype, dst_zp)) {
+            q->clip_in_saturation = true;
+            continue;
+        }
         if (op->kind == DQG_OP_RELU)
             s = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f);
         else if (op->kind == DQG_OP_CLIP)
@@ -518,22 +566,27 @@ dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int chan
     if (status == DQG_OK && sum_q >= 0)
         status = add_sum(req, q, po, dst_rank, dst_md, &have_clip, &clip_lo, &clip_hi, what);
     q->dst_dtype = g->tensors[dqg_part_result(g, p)].dtype;
-    if (status == DQG_OK && qpos >= 0) {
-        const dqg_op *qop = &g->ops[qpos];
-        if (qop->inputs[2] != DQG_NONE) {
-            const dqg_tensor *qz = &g->tensors[qop->inputs[2]];
-            int32_t zp = (int32_t)dqg_load_int(qz->dtype, qz->data, 0);
-            if (zp != 0 && (s = dnnl_primitive_attr_set_zero_points(q->attr, DNNL_ARG_DST, 1, 0,
-                                                                    &zp)) != dnnl_success)
-                status = dqg_dnnl_error(s, what, "quantized destination");
-        }
-    }
+    if (status == DQG_OK && dst_zp != 0 &&
+        (s = dnnl_primitive_attr_set_zero_points(q->attr, DNNL_ARG_DST, 1, 0, &dst_zp)) !=
+            dnnl_success)
+        status = dqg_dnnl_error(s, what, "quantized destination");
     if (status == DQG_OK && (s = dnnl_primitive_attr_set_post_ops(q->attr, po)) != dnnl_success)
         status = dqg_dnnl_error(s, what, "post-ops");
     dnnl_post_ops_destroy(po);
 out:
     free(sc);
     return status;
+}
+
+void dqg_qattr_note(const dqg_qattr *q, char *why, size_t size)
+{
+    if (!q->clip_in_saturation || size == 0)
+        return;
+    size_t used = strlen(why);
+    if (used + 1 < size)
+        snprintf(why + used, size - used,
+                 "%sthe final ReLU/Clip is the %s destination's saturation", used ? "; " : "",
+                 dqg_dtype_name(q->dst_dtype));
 }
 
 void dqg_qattr_free(dqg_qattr *q)

@@ -54,6 +54,10 @@ typedef struct dqg_qattr {
      * bias is a post-op or absent. */
     float *bias;
     dnnl_memory_desc_t bias_md;
+    /* The final ReLU/Clip was left out: the int8 destination's saturation
+     * gives the same values (its bounds lie outside what the destination
+     * holds after its zero point). */
+    bool clip_in_saturation;
 } dqg_qattr;
 
 /* Fills q from the partition's roles. `dst_rank` and `channel_axis`
@@ -65,6 +69,9 @@ dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int chan
                            int64_t channels, const dnnl_memory_desc_t *dst_md, dqg_qattr *q,
                            const char *what);
 void dqg_qattr_free(dqg_qattr *q);
+/* Appends to a kernel's `why` what the attributes left out (nothing when
+ * they left nothing out). */
+void dqg_qattr_note(const dqg_qattr *q, char *why, size_t size);
 /* The bias argument's descriptor for the primitive's op descriptor, or
  * NULL. */
 static inline const dnnl_memory_desc_t *dqg_qattr_bias_md(const dqg_qattr *q)

@@ -790,6 +790,108 @@ static void within_one_step(dqg_graph *g, dqg_compiled *c, const dqg_buffer *in,
     free(want);
 }
 
+/* Conv [-> bias] [-> residual sum] -> ReLU/Clip -> Q: a final ReLU/Clip
+ * whose bounds lie at or beyond what the int8 destination holds after its
+ * zero point is left to the destination's saturation (the explain says
+ * so); one that binds inside that range stays. Every case within one step
+ * of the reference, so a bound dropped where it binds (values past it
+ * appear) fails. */
+Test(fusion, final_clip_left_to_the_int8_saturation_only_where_it_changes_nothing)
+{
+    static const struct {
+        bool sum;
+        int relu; /* 1: ReLU, 0: Clip(lo, hi) */
+        float lo, hi, qscale;
+        int32_t qzp;
+        bool s8, implied;
+    } cases[] = {
+        {false, 0, 0.0f, 6.0f, 6.0f / 255.0f, 0, false, true},  /* ReLU6, [0, 6] -> u8 */
+        {false, 1, 0, 0, 0.05f, 0, false, true},                /* ReLU -> u8, zero point 0 */
+        {false, 1, 0, 0, 0.05f, 128, false, false},             /* zero point 128: binds */
+        {false, 0, 0.2f, 6.0f, 6.0f / 255.0f, 0, false, false}, /* lo above 0 */
+        {false, 0, -1.0f, 1.0f, 1.0f / 127.0f, 0, true, false}, /* s8: -127 > -128 */
+        {false, 0, -1.1f, 1.1f, 1.0f / 127.0f, 0, true, true},  /* s8: both beyond */
+        {false, 1, 0, 0, 0.05f, -128, true, true},              /* ReLU -> s8, zero point -128 */
+        {false, 0, 0.0f, 5.0f, 6.0f / 255.0f, 0, false, false}, /* hi below 255 steps */
+        {true, 1, 0, 0, 0.05f, 0, false, true},                 /* sum, ReLU -> u8 */
+        {true, 1, 0, 0, 0.05f, 10, false, false},               /* sum, zero point 10 */
+        {true, 0, -1.1f, 1.1f, 1.0f / 127.0f, 0, true, true},   /* sum, s8 both beyond */
+        {true, 0, 0.2f, 6.0f, 6.0f / 255.0f, 0, false, false},  /* sum, lo above 0 */
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        dqg_graph *g = NULL;
+        cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+        int64_t xd[] = {1, 6, 6, 16}, rd[] = {1, 6, 6, 24}, wd[] = {24, 16, 3, 3}, O = 24, one = 1;
+        dqg_tensor_id x_in = dqg_input(g, "x", DQG_U8, 4, xd);
+        dqg_tensor_id r_in = cases[ci].sum ? dqg_input(g, "r", DQG_U8, 4, rd) : DQG_NONE;
+        rs = 0x5a7u + (uint32_t)ci;
+        u8q p = u8_params(g);
+        dqg_conv_attrs a = {.spatial_rank = 2,
+                            .pads_begin = {1, 1},
+                            .pads_end = {1, 1},
+                            .data_format = DQG_FORMAT_NXC};
+        float bv[24];
+        for (int i = 0; i < 24; i++)
+            bv[i] = 0.05f * (float)rin(-20, 20);
+        dqg_tensor_id y = dqg_convolution(g, "conv", dq8(g, p, "dqx", x_in), s8_weights(g, 4, wd),
+                                          cf32(g, 1, &O, bv), &a);
+        if (cases[ci].sum)
+            y = dqg_add(g, "add", dq8(g, p, "dq1", q8(g, p, "q1", y)), dq8(g, p, "dqr", r_in));
+        y = cases[ci].relu ? dqg_relu(g, "act", y)
+                           : dqg_clip(g, "act", y, cases[ci].lo, cases[ci].hi);
+        dqg_quantize_linear_attrs qa = {.opset = 13};
+        int8_t zs8 = (int8_t)cases[ci].qzp;
+        uint8_t zu8 = (uint8_t)cases[ci].qzp;
+        dqg_tensor_id qz = cases[ci].s8 ? dqg_constant(g, NULL, DQG_S8, 0, &one, &zs8, 1)
+                                        : dqg_constant(g, NULL, DQG_U8, 0, &one, &zu8, 1);
+        float qs = cases[ci].qscale;
+        y = dqg_quantize_linear(g, "q", y, cf32(g, 0, &one, &qs), qz, &qa);
+        dqg_compiled *c = compile_with_output(g, y);
+        if (test_int8_fusion()) {
+            cr_assert_eq(dqg_compiled_partition_count(c), 1, "case %zu: %s", ci,
+                         dqg_compiled_partition_info(c, 0));
+            bool said = false;
+            for (size_t i = 0; i < dqg_compiled_explain_count(c); i++)
+                said |= strstr(dqg_compiled_explain(c, i), "destination's saturation") != NULL;
+            cr_assert_eq(said, cases[ci].implied, "case %zu: explain %s the saturation", ci,
+                         said ? "names" : "does not name");
+        }
+        size_t nb = dqg_tensor_byte_size(g, y);
+        uint8_t *xv = malloc(36 * 16), *rv = malloc(36 * 24), *got = calloc(1, nb),
+                *want = calloc(1, nb);
+        for (int i = 0; i < 36 * 16; i++)
+            xv[i] = (uint8_t)rin(0, 255);
+        for (int i = 0; i < 36 * 24; i++)
+            rv[i] = (uint8_t)rin(0, 255);
+        dqg_buffer in[2] = {{.id = x_in, .data = xv, .size = 36 * 16},
+                            {.id = r_in, .data = rv, .size = 36 * 24}};
+        size_t n_in = cases[ci].sum ? 2 : 1;
+        dqg_buffer o1 = {.id = y, .data = got, .size = nb},
+                   o2 = {.id = y, .data = want, .size = nb};
+        cr_assert_eq(dqg_execute(c, in, n_in, &o1, 1), DQG_OK, "%s", dqg_last_error());
+        cr_assert_eq(dqg_reference_run(g, in, n_in, &o2, 1), DQG_OK, "%s", dqg_last_error());
+        int lo = 1000, hi = -1000;
+        for (size_t i = 0; i < nb; i++) {
+            int gv = cases[ci].s8 ? (int8_t)got[i] : got[i];
+            int wv = cases[ci].s8 ? (int8_t)want[i] : want[i];
+            cr_assert(abs(gv - wv) <= 1, "case %zu: element %zu: %d vs reference %d", ci, i, gv,
+                      wv);
+            lo = wv < lo ? wv : lo;
+            hi = wv > hi ? wv : hi;
+        }
+        /* The data reaches past both bounds, so each clamp is exercised. */
+        cr_assert(lo < (cases[ci].s8 ? -100 : 20) || cases[ci].relu, "case %zu: min %d", ci, lo);
+        cr_assert(hi > (cases[ci].s8 ? 100 : 200) || cases[ci].qzp != 0 || cases[ci].relu,
+                  "case %zu: max %d", ci, hi);
+        free(xv);
+        free(rv);
+        free(got);
+        free(want);
+        dqg_compiled_destroy(c);
+        dqg_graph_destroy(g);
+    }
+}
+
 /* A grouped convolution keeps the sum as its own int8 partition. */
 Test(fusion, grouped_conv_residual_sum_stays_separate)
 {
