@@ -109,6 +109,7 @@ dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **ou
     dqg_status st;
     dnnl_primitive_desc_t pd = NULL;
     int8_t *folded = NULL;
+    int64_t *colsum = NULL;
     if ((st = dqg_conv_activation_md(x, a->data_format, dqg_dnnl_dtype(x->dtype), &md_x)) !=
             DQG_OK ||
         (st = dqg_conv_activation_md(y, a->data_format, dqg_dnnl_dtype(y->dtype), &md_y)) !=
@@ -120,7 +121,22 @@ dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **ou
     dqg_weights_of_conv(g, wdq, &wv);
     if ((st = dqg_weights_fold_s8(&wv, &folded, c->base.impl)) != DQG_OK)
         goto fail;
-    if ((st = dqg_qattr_build(req, y->rank, 1, w->dims[0], &md_y, &c->q, c->base.impl)) != DQG_OK)
+    /* Without padding no output reads the source's zero point from outside
+     * the image: a constant one folds into the bias (-zp * channel sums). */
+    bool padded = false;
+    for (int d = 0; d < a->spatial_rank; d++)
+        padded |= a->pads_begin[d] != 0 || a->pads_end[d] != 0;
+    if (!padded) {
+        if (!(colsum = calloc((size_t)wv.N, sizeof *colsum))) {
+            st = dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory", c->base.impl);
+            goto fail;
+        }
+        for (int64_t n = 0; n < wv.N; n++)
+            for (int64_t k = 0; k < wv.K; k++)
+                colsum[n] += folded[n * wv.K + k];
+    }
+    if ((st = dqg_qattr_build(req, y->rank, 1, w->dims[0], &md_y, colsum, &c->q, c->base.impl)) !=
+        DQG_OK)
         goto fail;
     dnnl_dims_t strides, dil, pl, pr;
     dqg_conv_params(a, strides, dil, pl, pr);
@@ -176,10 +192,12 @@ dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **ou
     }
     dnnl_primitive_desc_destroy(pd);
     free(folded);
+    free(colsum);
     *out = &c->base;
     return DQG_OK;
 fail:
     free(folded);
+    free(colsum);
     if (pd)
         dnnl_primitive_desc_destroy(pd);
     qconv_destroy(&c->base);

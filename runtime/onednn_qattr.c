@@ -242,21 +242,28 @@ static dqg_status add_unary(dnnl_post_ops_t po, const dqg_op *op, float inv, con
  * as the additive terms' factor `inv` does). Leaves q->bias NULL when the
  * bias has another shape or a scale is zero or the quotient not finite. */
 static dqg_status bias_argument(dqg_qattr *q, const dqg_tensor *t, float inv, const float *sc,
-                                int64_t n_sc, int64_t channels, int rank, const char *what)
+                                int64_t n_sc, int64_t channels, int rank, const int64_t *w_colsum,
+                                const char *what)
 {
-    if (t->kind != DQG_TENSOR_CONSTANT || !t->data || (t->nelems != 1 && t->nelems != channels) ||
-        (n_sc != 1 && n_sc != channels) || channels < 1)
+    if (t && (t->kind != DQG_TENSOR_CONSTANT || !t->data ||
+              (t->nelems != 1 && t->nelems != channels) || (n_sc != 1 && n_sc != channels)))
+        return DQG_OK;
+    if (channels < 1)
         return DQG_OK;
     float *b = malloc((size_t)channels * sizeof *b);
     if (!b)
         return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory", what);
     for (int64_t c = 0; c < channels; c++) {
-        double v = dqg_load_float(t->dtype, t->data, t->nelems == 1 ? 0 : c);
-        double s = sc[n_sc == 1 ? 0 : c];
-        double r = v * (double)inv / s;
-        if (!(s != 0.0) || !isfinite(r) || fabs(r) > 3.0e38) {
-            free(b);
-            return DQG_OK;
+        /* The folded zero point's compensation, exact in double. */
+        double r = q->folded_zp ? -(double)q->folded_zp * (double)w_colsum[c] : 0.0;
+        if (t) {
+            double v = dqg_load_float(t->dtype, t->data, t->nelems == 1 ? 0 : c);
+            double s = sc[n_sc == 1 ? 0 : c];
+            r += v * (double)inv / s;
+            if (!(s != 0.0) || !isfinite(r) || fabs(r) > 3.0e38) {
+                free(b);
+                return DQG_OK;
+            }
         }
         b[c] = (float)r;
     }
@@ -373,8 +380,8 @@ static dqg_status add_sum(const dqg_kernel_request *req, dqg_qattr *q, dnnl_post
 }
 
 dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int channel_axis,
-                           int64_t channels, const dnnl_memory_desc_t *dst_md, dqg_qattr *q,
-                           const char *what)
+                           int64_t channels, const dnnl_memory_desc_t *dst_md,
+                           const int64_t *w_colsum, dqg_qattr *q, const char *what)
 {
     const dqg_graph *g = req->mini;
     const dqg_partition *p = req->roles;
@@ -427,9 +434,11 @@ dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int chan
             int32_t zp;
             if (is_const(g, zt)) {
                 zp = (int32_t)dqg_load_int(g->tensors[zt].dtype, g->tensors[zt].data, 0);
-                q->src_zero_point = zp != 0;
-                if (zp != 0)
+                if (zp != 0 && w_colsum)
+                    q->folded_zp = zp; /* the bias argument takes it below */
+                else if (zp != 0)
                     s = dnnl_primitive_attr_set_zero_points(q->attr, DNNL_ARG_SRC, 1, 0, &zp);
+                q->src_zero_point = zp != 0 && !q->folded_zp;
             } else {
                 q->has_src_zp = q->src_zero_point = true;
                 q->src_zp = rt_ref(req, zt);
@@ -508,13 +517,27 @@ dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int chan
         bool taken = false;
         if (first && sc && q->n_factors == 0) {
             status = bias_argument(q, &g->tensors[bias[i]], inv, sc, n_sc, channels,
-                                   main->kind == DQG_OP_CONVOLUTION ? 1 : dst_rank, what);
+                                   main->kind == DQG_OP_CONVOLUTION ? 1 : dst_rank, w_colsum, what);
             taken = q->bias != NULL;
         }
         first = false;
         if (status == DQG_OK && !taken)
             status = add_binary(req, q, po, dnnl_binary_add, bias[i], inv, dst_rank, channel_axis,
                                 dst_md, what);
+    }
+    /* A folded zero point with no bias argument yet: its compensation
+     * alone is one (in accumulator units, before any scale or factor). */
+    if (status == DQG_OK && q->folded_zp && !q->bias) {
+        status = bias_argument(q, NULL, inv, sc, n_sc, channels,
+                               main->kind == DQG_OP_CONVOLUTION ? 1 : dst_rank, w_colsum, what);
+        if (status == DQG_OK && !q->bias) { /* none: oneDNN's zero point after all */
+            int32_t zp = q->folded_zp;
+            q->folded_zp = 0;
+            q->src_zero_point = true;
+            if ((s = dnnl_primitive_attr_set_zero_points(q->attr, DNNL_ARG_SRC, 1, 0, &zp)) !=
+                dnnl_success)
+                status = dqg_dnnl_error(s, what, "source zero point");
+        }
     }
     /* Scalar Add/Mul are broadcast binary post-ops rather than linear
      * eltwise ones: oneDNN 2.6's brgemm matmul drops the second linear
@@ -580,10 +603,13 @@ out:
 
 void dqg_qattr_note(const dqg_qattr *q, char *why, size_t size)
 {
-    if (!q->clip_in_saturation || size == 0)
-        return;
     size_t used = strlen(why);
-    if (used + 1 < size)
+    if (q->folded_zp && used + 1 < size) {
+        snprintf(why + used, size - used, "%sthe source zero point %d folded into the bias",
+                 used ? "; " : "", (int)q->folded_zp);
+        used = strlen(why);
+    }
+    if (q->clip_in_saturation && used + 1 < size)
         snprintf(why + used, size - used,
                  "%sthe final ReLU/Clip is the %s destination's saturation", used ? "; " : "",
                  dqg_dtype_name(q->dst_dtype));

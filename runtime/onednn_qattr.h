@@ -54,6 +54,10 @@ typedef struct dqg_qattr {
      * bias is a post-op or absent. */
     float *bias;
     dnnl_memory_desc_t bias_md;
+    /* A constant source zero point folded into the bias argument (0:
+     * none): oneDNN's compensation for it cost 5-30% of a 1x1
+     * convolution's time. */
+    int32_t folded_zp;
     /* The final ReLU/Clip was left out: the int8 destination's saturation
      * gives the same values (its bounds lie outside what the destination
      * holds after its zero point). */
@@ -63,11 +67,14 @@ typedef struct dqg_qattr {
 /* Fills q from the partition's roles. `dst_rank` and `channel_axis`
  * describe the oneDNN destination (logical N, C, ... for convolutions);
  * `dst_md` is its memory descriptor (the layout of an operand of the
- * output's own shape). `src_quantized` says the kernel quantizes its source
- * itself (DQG_RT_SRC_SCALE/ZP are then available). */
+ * output's own shape). `w_colsum` (NULL: none) holds, per output channel,
+ * the sum of the s8 weights the primitive multiplies: given, a constant
+ * source zero point becomes -zp * colsum in the bias argument instead of
+ * oneDNN's zero-point compensation (only right where no padding reads the
+ * zero point: a convolution without padding). */
 dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int channel_axis,
-                           int64_t channels, const dnnl_memory_desc_t *dst_md, dqg_qattr *q,
-                           const char *what);
+                           int64_t channels, const dnnl_memory_desc_t *dst_md,
+                           const int64_t *w_colsum, dqg_qattr *q, const char *what);
 void dqg_qattr_free(dqg_qattr *q);
 /* Appends to a kernel's `why` what the attributes left out (nothing when
  * they left nothing out). */

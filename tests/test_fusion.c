@@ -892,6 +892,66 @@ Test(fusion, final_clip_left_to_the_int8_saturation_only_where_it_changes_nothin
     }
 }
 
+/* A constant source zero point becomes -zp * the weights' channel sums in
+ * the bias argument when no padding reads it (the explain says so), and
+ * stays oneDNN's zero point with padding. Results within one step of the
+ * reference either way (a compensation folded where padding reads the
+ * zero point is off at the borders). */
+Test(fusion, source_zero_point_folds_into_the_bias_only_without_padding)
+{
+    static const struct {
+        int k, pad, stride;
+        uint8_t zp;
+        bool bias, folded;
+    } cases[] = {
+        {1, 0, 1, 128, true, true},  {1, 0, 1, 128, false, true}, {3, 0, 2, 77, true, true},
+        {3, 1, 1, 128, true, false}, {1, 0, 1, 0, true, false},   {3, 1, 2, 200, false, false},
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        dqg_graph *g = NULL;
+        cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+        int k = cases[ci].k;
+        int64_t xd[] = {1, 9, 9, 12}, wd[] = {20, 12, k, k}, O = 20, one = 1;
+        dqg_tensor_id x_in = dqg_input(g, "x", DQG_U8, 4, xd);
+        rs = 0x2e7u + (uint32_t)ci;
+        float xs = 0.04f, bv[20];
+        for (int i = 0; i < 20; i++)
+            bv[i] = 0.05f * (float)rin(-20, 20);
+        dqg_dequantize_linear_attrs da = {.opset = 13};
+        dqg_tensor_id x =
+            dqg_dequantize_linear(g, "dqx", x_in, cf32(g, 0, &one, &xs),
+                                  dqg_constant(g, NULL, DQG_U8, 0, &one, &cases[ci].zp, 1), &da);
+        dqg_conv_attrs a = {.spatial_rank = 2,
+                            .strides = {cases[ci].stride, cases[ci].stride},
+                            .pads_begin = {cases[ci].pad, cases[ci].pad},
+                            .pads_end = {cases[ci].pad, cases[ci].pad},
+                            .data_format = DQG_FORMAT_NXC};
+        dqg_tensor_id y = dqg_convolution(g, "conv", x, s8_weights(g, 4, wd),
+                                          cases[ci].bias ? cf32(g, 1, &O, bv) : DQG_NONE, &a);
+        u8q p = u8_params(g);
+        y = q8(g, p, "q", y);
+        dqg_compiled *c = compile_with_output(g, y);
+        if (test_int8_fusion()) {
+            cr_assert_eq(dqg_compiled_partition_count(c), 1, "case %zu: %s", ci,
+                         dqg_compiled_partition_info(c, 0));
+            bool said = false;
+            for (size_t i = 0; i < dqg_compiled_explain_count(c); i++)
+                said |= strstr(dqg_compiled_explain(c, i), "folded into the bias") != NULL;
+            cr_assert_eq(said, cases[ci].folded, "case %zu: explain %s the folded zero point", ci,
+                         said ? "names" : "does not name");
+        }
+        uint8_t xv[9 * 9 * 12];
+        for (size_t i = 0; i < sizeof xv; i++)
+            xv[i] = (uint8_t)rin(0, 255);
+        dqg_buffer in = {.id = x_in, .data = xv, .size = sizeof xv};
+        char what[32];
+        snprintf(what, sizeof what, "case %zu", ci);
+        within_one_step(g, c, &in, 1, y, what);
+        dqg_compiled_destroy(c);
+        dqg_graph_destroy(g);
+    }
+}
+
 /* A grouped convolution keeps the sum as its own int8 partition. */
 Test(fusion, grouped_conv_residual_sum_stays_separate)
 {
