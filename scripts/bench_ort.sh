@@ -3,7 +3,8 @@
 # and prints their medians and ratios. ONNX Runtime is the peer, never a
 # dependency: it is installed from npm into build/ort for this script only.
 # Each model runs ROUNDS times on each engine, alternating, and the median
-# of the rounds' medians is reported. Options (environment):
+# of the rounds' medians is reported; each ratio is the median of the
+# rounds' own ratios (the two engines timed back to back). Options (environment):
 #   DQG_BENCH_FILTER=regex  models to run (default: all)
 #   DQG_BENCH_ROUNDS=N      alternating rounds (default 3)
 #   DQG_BENCH_ITERS=N       timed iterations per round (default 50)
@@ -35,6 +36,9 @@ mkdir -p "$models"
 ./build/gen_models "$models" >/dev/null
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+# The median over rounds of ORT's time / dqgraph's in the same round: a load
+# change between rounds moves both engines' times and cancels in each pair.
+paired() { paste -d' ' <(printf '%s\n' $1) <(printf '%s\n' $2) | awk '{print $1 / $2}' | median; }
 dqg_ms() {
   ./build/dqgraph bench "$1" --iters "$iters" --threads "$threads" "${@:2}" |
     awk '/^median_ms:/ {print $2}'
@@ -50,6 +54,7 @@ table=$(mktemp)
 {
   echo "Machine: $cpu, $(nproc) cores ($isa); $threads threads; $(date -u +%Y-%m-%d)."
   echo "Medians of $rounds alternating rounds of $iters runs; ONNX Runtime 1.30 (onnxruntime-node), all graph optimizations."
+  echo "Each ratio is the median over the rounds of ORT's time over dqgraph's in the same round."
   echo
   echo "| model | dqgraph | ONNX Runtime | ORT / dqgraph |"
   echo "|---|---|---|---|"
@@ -91,26 +96,26 @@ for f in "$models"/*.onnx; do
     dbm=$(printf '%s\n' "${db[@]}" | median)
     om=$(printf '%s\n' ${o[0]} | median)
     printf '| %s (dqgraph --fpmath bf16) | %.3f ms | %.3f ms | %.2fx |\n' "$name" "$dbm" "$om" \
-      "$(awk -v a="$om" -v b="$dbm" 'BEGIN {print a / b}')" >>"$table"
+      "$(paired "${o[0]}" "${db[*]}")" >>"$table"
   fi
   if [ "$int8" = 1 ]; then
     dim=$(printf '%s\n' "${di[@]}" | median)
     om=$(printf '%s\n' ${o[0]} | median)
     printf '| %s (dqgraph --fpmath int8) | %.3f ms | %.3f ms | %.2fx |\n' "$name" "$dim" "$om" \
-      "$(awk -v a="$om" -v b="$dim" 'BEGIN {print a / b}')" >>"$table"
+      "$(paired "${o[0]}" "${di[*]}")" >>"$table"
   fi
   if [ "$raw" = 1 ]; then
     drm=$(printf '%s\n' "${dr[@]}" | median)
     om=$(printf '%s\n' ${o[0]} | median)
     printf '| %s: the same layer as raw oneDNN primitives, without its activation quantizations | %.3f ms | %.3f ms | %.2fx |\n' \
-      "$name" "$drm" "$om" "$(awk -v a="$om" -v b="$drm" 'BEGIN {print a / b}')" >>"$table"
+      "$name" "$drm" "$om" "$(paired "${o[0]}" "${dr[*]}")" >>"$table"
   fi
   for v in "${!variants[@]}"; do
     om=$(printf '%s\n' ${o[v]} | median)
     label="$name"
     [ -n "${variants[v]}" ] && label="$name (ORT f32 activations)"
     printf '| %s | %.3f ms | %.3f ms | %.2fx |\n' "$label" "$dm" "$om" \
-      "$(awk -v a="$om" -v b="$dm" 'BEGIN {print a / b}')" >>"$table"
+      "$(paired "${o[v]}" "${d[*]}")" >>"$table"
   done
 done
 # Agreement: models written with a tolerance (NAME.atol: one quantization
