@@ -773,6 +773,15 @@ static dqg_compiled *compile_with_output(dqg_graph *g, dqg_tensor_id y)
     return c;
 }
 
+/* Whether a line of c's explain log holds `text`. */
+static bool explain_mentions(const dqg_compiled *c, const char *text)
+{
+    for (size_t i = 0; i < dqg_compiled_explain_count(c); i++)
+        if (strstr(dqg_compiled_explain(c, i), text))
+            return true;
+    return false;
+}
+
 /* Runs c and the reference on `in`: every byte of the u8 output y within
  * one step. */
 static void within_one_step(dqg_graph *g, dqg_compiled *c, const dqg_buffer *in, size_t n_in,
@@ -850,9 +859,7 @@ Test(fusion, final_clip_left_to_the_int8_saturation_only_where_it_changes_nothin
         if (test_int8_fusion()) {
             cr_assert_eq(dqg_compiled_partition_count(c), 1, "case %zu: %s", ci,
                          dqg_compiled_partition_info(c, 0));
-            bool said = false;
-            for (size_t i = 0; i < dqg_compiled_explain_count(c); i++)
-                said |= strstr(dqg_compiled_explain(c, i), "destination's saturation") != NULL;
+            bool said = explain_mentions(c, "destination's saturation");
             cr_assert_eq(said, cases[ci].implied, "case %zu: explain %s the saturation", ci,
                          said ? "names" : "does not name");
         }
@@ -934,9 +941,7 @@ Test(fusion, source_zero_point_folds_into_the_bias_only_without_padding)
         if (test_int8_fusion()) {
             cr_assert_eq(dqg_compiled_partition_count(c), 1, "case %zu: %s", ci,
                          dqg_compiled_partition_info(c, 0));
-            bool said = false;
-            for (size_t i = 0; i < dqg_compiled_explain_count(c); i++)
-                said |= strstr(dqg_compiled_explain(c, i), "folded into the bias") != NULL;
+            bool said = explain_mentions(c, "folded into the bias");
             cr_assert_eq(said, cases[ci].folded, "case %zu: explain %s the folded zero point", ci,
                          said ? "names" : "does not name");
         }
