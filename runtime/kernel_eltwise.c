@@ -31,6 +31,7 @@ typedef struct eltwise_kernel {
     int64_t rows, row_len;
     /* oneDNN's softmax: the rows with NaN or infinity are redone after it. */
     bool softmax_special;
+    dqg_dtype softmax_dtype;
     int64_t outer, inner;
     /* Where each operand comes from: an arg index, or a constant copy. */
     int in_arg[2], out_arg;
@@ -81,7 +82,8 @@ static dqg_status eltwise_execute(dqg_kernel *k, void *const *args, void *scratc
     }
     dqg_status st = dqg_dnnl_prim_execute(&e->prim, h, scratch, e->base.impl);
     if (st == DQG_OK && e->softmax_special)
-        dqg_softmax_special_rows(in[0], out, e->outer, e->row_len, e->inner, e->log_softmax);
+        dqg_softmax_special_rows(e->softmax_dtype, in[0], out, e->outer, e->row_len, e->inner,
+                                 e->log_softmax);
     return st;
 }
 
@@ -351,11 +353,11 @@ dqg_status dqg_kernel_eltwise_build(const dqg_kernel_request *req, dqg_kernel **
         }
         if ((st = dqg_dnnl_md_dense(&mds[0], x->rank, x->dims, x->dtype)) != DQG_OK)
             break;
-        /* oneDNN's softmax along the last axis gives 0 where a row with
-         * an infinity has the reference's NaN (below AVX-512): rows with
-         * NaN or infinity are redone after it (f32; the other types run
-         * on the reference kernel). */
-        e->softmax_special = x->dtype == DQG_F32;
+        /* oneDNN's softmax gives 0 where a row with an infinity has the
+         * reference's NaN (f32 below AVX-512, bf16 on AVX-512): rows with
+         * NaN or infinity are redone after it. */
+        e->softmax_special = x->dtype == DQG_F32 || x->dtype == DQG_BF16 || x->dtype == DQG_F16;
+        e->softmax_dtype = x->dtype;
         e->log_softmax = op->attrs.softmax.log;
         e->row_len = x->dims[axis];
         e->inner = inner;

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <omp.h>
 
+#include "graph/dtype.h"
 #include "runtime/cpu_isa.h"
 #include "runtime/softmax_kernel.h"
 
@@ -34,28 +35,64 @@ static void row_reference(const float *x, float *y, int64_t n, int64_t inner, bo
     }
 }
 
-static bool any_special(const float *x, int64_t n)
+/* Whether any of n values of type dt is NaN or infinite (all exponent
+ * bits set). */
+static bool any_special(dqg_dtype dt, const void *x, int64_t n)
 {
-    const uint32_t *u = (const uint32_t *)x;
     uint32_t bad = 0;
-    for (int64_t i = 0; i < n; i++)
-        bad |= (u[i] & 0x7f800000u) == 0x7f800000u;
+    if (dt == DQG_F32) {
+        const uint32_t *u = x;
+        for (int64_t i = 0; i < n; i++)
+            bad |= (u[i] & 0x7f800000u) == 0x7f800000u;
+    } else {
+        const uint16_t *h = x;
+        uint16_t e = dt == DQG_BF16 ? 0x7f80 : 0x7c00;
+        for (int64_t i = 0; i < n; i++)
+            bad |= (h[i] & e) == e;
+    }
     return bad != 0;
 }
 
-void dqg_softmax_special_rows(const float *x, float *y, int64_t outer, int64_t n, int64_t inner,
-                              bool log_softmax)
+/* The reference's formula on one row of another float type, through the
+ * reference's own loads and stores. */
+static void row_reference_any(dqg_dtype dt, const void *x, void *y, int64_t base, int64_t n,
+                              int64_t inner, bool log_softmax)
 {
+    float m = -INFINITY;
+    for (int64_t k = 0; k < n; k++) {
+        float f = dqg_load_float(dt, x, base + k * inner);
+        if (f > m || isnan(f))
+            m = isnan(m) ? m : f;
+    }
+    double sum = 0.0;
+    for (int64_t k = 0; k < n; k++)
+        sum += exp((double)dqg_load_float(dt, x, base + k * inner) - (double)m);
+    for (int64_t k = 0; k < n; k++) {
+        double d = (double)dqg_load_float(dt, x, base + k * inner) - (double)m;
+        dqg_store_float(dt, y, base + k * inner,
+                        (float)(log_softmax ? d - log(sum) : exp(d) / sum));
+    }
+}
+
+void dqg_softmax_special_rows(dqg_dtype dt, const void *x, void *y, int64_t outer, int64_t n,
+                              int64_t inner, bool log_softmax)
+{
+    size_t es = dt == DQG_F32 ? 4 : 2;
     for (int64_t o = 0; o < outer; o++) {
-        const float *xo = x + o * n * inner;
-        if (!any_special(xo, n * inner))
+        const char *xo = (const char *)x + (size_t)(o * n * inner) * es;
+        if (!any_special(dt, xo, n * inner))
             continue;
         for (int64_t i = 0; i < inner; i++) {
             bool bad = false;
             for (int64_t k = 0; k < n && !bad; k++)
-                bad = !isfinite(xo[k * inner + i]);
-            if (bad)
-                row_reference(xo + i, y + o * n * inner + i, n, inner, log_softmax);
+                bad = !isfinite(dqg_load_float(dt, x, o * n * inner + k * inner + i));
+            if (!bad)
+                continue;
+            if (dt == DQG_F32)
+                row_reference((const float *)x + o * n * inner + i, (float *)y + o * n * inner + i,
+                              n, inner, log_softmax);
+            else
+                row_reference_any(dt, x, y, o * n * inner + i, n, inner, log_softmax);
         }
     }
 }

@@ -12,14 +12,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "dqgraph.h"
+
 /* Whether this CPU (and the DQG_MAX_ISA cap) runs the kernel. */
 bool dqg_softmax_own_available(void);
 /* y[r][k] = softmax (or log-softmax) of x[r][0..n) for r < rows. */
 void dqg_softmax_rows(const float *x, float *y, int64_t rows, int64_t n, bool log);
 /* After oneDNN's softmax (which gives 0 where the reference gives NaN):
  * rewrites with the reference's formula every row of x[outer][n][inner]
- * along n that holds a NaN or an infinity. x and y must not overlap. */
-void dqg_softmax_special_rows(const float *x, float *y, int64_t outer, int64_t n, int64_t inner,
-                              bool log);
+ * (f32, bf16 or f16) along n that holds a NaN or an infinity. x and y must
+ * not overlap. */
+void dqg_softmax_special_rows(dqg_dtype dt, const void *x, void *y, int64_t outer, int64_t n,
+                              int64_t inner, bool log);
 
 #endif
