@@ -6,12 +6,16 @@
  * the second operand), Transpose and TypeCast as reorders, Reshape as a
  * copy. Combinations oneDNN lacks return DQG_UNSUPPORTED, and the caller
  * falls back to the reference kernel. */
+#include <immintrin.h>
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/dtype.h"
 #include "runtime/cpu_isa.h"
 #include "runtime/kernel.h"
+#include "runtime/nan_scan.h"
 #include "runtime/onednn_exec.h"
 #include "runtime/softmax_kernel.h"
 
@@ -29,6 +33,14 @@ typedef struct eltwise_kernel {
     /* Softmax over contiguous rows on dqgraph's own kernel. */
     bool own_softmax, log_softmax;
     int64_t rows, row_len;
+    /* ReLU, Clip and the unary functions on oneDNN, whose kernels map a
+     * NaN to a bound (ReLU, Clip) or to infinity (Exp): the elements whose
+     * input is NaN are set to it afterwards, as the reference propagates
+     * it. */
+    bool nan_patch;
+    dqg_dtype nan_dtype;
+    /* f32 ReLU/Clip on the own one-pass kernel, bounds alpha and beta. */
+    bool own_clamp;
     /* oneDNN's softmax: the rows with NaN or infinity are redone after it. */
     bool softmax_special;
     dqg_dtype softmax_dtype;
@@ -37,6 +49,65 @@ typedef struct eltwise_kernel {
     int in_arg[2], out_arg;
     void *in_const[2];
 } eltwise_kernel;
+
+/* ReLU and Clip on f32: min(hi, max(lo, x)), NaN and -0 coming through as
+ * the reference has them (vmaxps/vminps return their second operand, x,
+ * when one is NaN or both are zeros; the C loop's comparisons are false for
+ * NaN). One pass, split between threads; safe in place. */
+__attribute__((target("avx512f"))) static void clamp_avx512(const float *x, float *y, int64_t first,
+                                                            int64_t last, float lo, float hi)
+{
+    const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+    for (int64_t i = first; i < last; i += 16) {
+        __mmask16 m = last - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (last - i)) - 1);
+        __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+        v = _mm512_min_ps(vhi, _mm512_max_ps(vlo, v));
+        _mm512_mask_storeu_ps(y + i, m, v);
+    }
+}
+
+static void clamp_c(const float *x, float *y, int64_t first, int64_t last, float lo, float hi)
+{
+    for (int64_t i = first; i < last; i++) {
+        float v = x[i] < lo ? lo : x[i];
+        y[i] = v > hi ? hi : v;
+    }
+}
+
+static void clamp(const float *x, float *y, int64_t n, float lo, float hi)
+{
+    void (*run)(const float *, float *, int64_t, int64_t, float, float) =
+        dqg_cpu_has(DQG_ISA_AVX512) ? clamp_avx512 : clamp_c;
+    int threads = n >= 64 * 1024 ? omp_get_max_threads() : 1;
+#pragma omp parallel num_threads(threads)
+    {
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        int64_t per = ((n + nt - 1) / nt + 15) & ~(int64_t)15, first = t * per;
+        int64_t last = first + per < n ? first + per : n;
+        if (first < last)
+            run(x, y, first, last, lo, hi);
+    }
+}
+
+/* y[i] = x[i] (the reference's value for it) wherever x[i] is NaN. */
+static void patch_nans(dqg_dtype dt, const void *x, void *y, int64_t n)
+{
+    if (!dqg_has_nonfinite(dt, x, n, false))
+        return;
+    if (dt == DQG_F32) {
+        const uint32_t *u = x;
+        uint32_t *o = y;
+        for (int64_t i = 0; i < n; i++)
+            if ((u[i] & 0x7fffffffu) > 0x7f800000u)
+                o[i] = u[i];
+        return;
+    }
+    const uint16_t *h = x;
+    uint16_t e = dt == DQG_BF16 ? 0x7f80 : 0x7c00, m = dt == DQG_BF16 ? 0x007f : 0x03ff;
+    for (int64_t i = 0; i < n; i++)
+        if ((h[i] & e) == e && (h[i] & m) != 0)
+            dqg_store_float(dt, y, i, dqg_load_float(dt, x, i));
+}
 
 static dqg_status eltwise_execute(dqg_kernel *k, void *const *args, void *scratch)
 {
@@ -48,6 +119,10 @@ static dqg_status eltwise_execute(dqg_kernel *k, void *const *args, void *scratc
     if (e->is_copy) {
         if (in[0] != out)
             memcpy(out, in[0], e->nbytes);
+        return DQG_OK;
+    }
+    if (e->own_clamp) {
+        clamp(in[0], out, e->nelems, e->alpha, e->beta);
         return DQG_OK;
     }
     if (e->own_softmax) {
@@ -81,6 +156,8 @@ static dqg_status eltwise_execute(dqg_kernel *k, void *const *args, void *scratc
         h[1] = out;
     }
     dqg_status st = dqg_dnnl_prim_execute(&e->prim, h, scratch, e->base.impl);
+    if (st == DQG_OK && e->nan_patch)
+        patch_nans(e->nan_dtype, in[0], out, e->nelems);
     if (st == DQG_OK && e->softmax_special)
         dqg_softmax_special_rows(e->softmax_dtype, in[0], out, e->outer, e->row_len, e->inner,
                                  e->log_softmax);
@@ -318,6 +395,18 @@ dqg_status dqg_kernel_eltwise_build(const dqg_kernel_request *req, dqg_kernel **
         return DQG_OK;
     case DQG_OP_RELU:
     case DQG_OP_CLIP: {
+        if (x->dtype == DQG_F32) {
+            e->own_clamp = true;
+            e->nelems = x->nelems;
+            e->alpha = op->kind == DQG_OP_RELU ? 0.0f : op->attrs.clip.lo;
+            e->beta = op->kind == DQG_OP_RELU ? INFINITY : op->attrs.clip.hi;
+            snprintf(e->base.impl, sizeof e->base.impl, "own:%s:%s",
+                     dqg_isa_name(dqg_cpu_has(DQG_ISA_AVX512) ? DQG_ISA_AVX512 : DQG_ISA_SCALAR),
+                     op->kind == DQG_OP_RELU ? "relu" : "clip");
+            e->base.in_place_ok = e->in_arg[0] == 0 && x->channels_last == y->channels_last;
+            *out = &e->base;
+            return DQG_OK;
+        }
         if ((st = dqg_dnnl_md_dense(&mds[0], x->rank, x->dims, x->dtype)) != DQG_OK)
             break;
         mds[1] = mds[0];
@@ -326,12 +415,20 @@ dqg_status dqg_kernel_eltwise_build(const dqg_kernel_request *req, dqg_kernel **
         dnnl_status_t s = dnnl_eltwise_forward_desc_init(
             &d, dnnl_forward_inference, relu ? dnnl_eltwise_relu : dnnl_eltwise_clip_v2, &mds[0],
             relu ? 0.0f : op->attrs.clip.lo, relu ? 0.0f : op->attrs.clip.hi);
+        e->nan_patch = true;
+        e->nan_dtype = x->dtype;
+        e->nelems = x->nelems;
         st = s == dnnl_success ? finish(e, &d, 2, kinds, mds, out)
                                : dqg_dnnl_error(s, e->base.impl, "eltwise descriptor");
         break;
     }
     case DQG_OP_UNARY:
         st = unary_kernel(e, op, x, out);
+        if (st == DQG_OK && !e->own_unary) {
+            e->nan_patch = true;
+            e->nan_dtype = x->dtype;
+            e->nelems = x->nelems;
+        }
         break;
     case DQG_OP_SOFTMAX: {
         /* Rows along the last axis (nothing but 1s after the axis) on the
@@ -481,6 +578,7 @@ dqg_status dqg_kernel_eltwise_build(const dqg_kernel_request *req, dqg_kernel **
         (op->kind == DQG_OP_RELU || op->kind == DQG_OP_CLIP || op->kind == DQG_OP_ADD ||
          op->kind == DQG_OP_MUL || op->kind == DQG_OP_SUB || op->kind == DQG_OP_DIV ||
          op->kind == DQG_OP_UNARY || op->kind == DQG_OP_BIAS_ADD) &&
-        !e->swap && e->in_arg[0] == 0 && x->nbytes == y->nbytes && x->dtype == y->dtype;
+        !e->swap && e->in_arg[0] == 0 && x->nbytes == y->nbytes && x->dtype == y->dtype &&
+        !e->nan_patch; /* the repair reads the input after the primitive */
     return st;
 }

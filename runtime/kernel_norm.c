@@ -2,10 +2,13 @@
  * normalization over the trailing block seen as a matrix [outer, inner]
  * with scale (and shift), the reductions with the reduced axes kept as 1
  * (the output's bytes are the same whether or not they are dropped). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/dtype.h"
 #include "runtime/kernel.h"
+#include "runtime/nan_scan.h"
 #include "runtime/onednn_exec.h"
 
 typedef struct norm_kernel {
@@ -14,7 +17,33 @@ typedef struct norm_kernel {
     int n;         /* primitive arguments given at execution */
     int arg[4];    /* per argument: an arg index, or -1 for a constant */
     void *data[4]; /* constants' copies */
+    /* Max/Min: oneDNN's reduction skips NaN where the reference propagates
+     * it; the outputs a NaN reduces into are set to NaN afterwards. */
+    bool nan_patch;
+    dqg_dtype dtype;
+    int rank;
+    int64_t xdims[DQG_MAX_RANK], ystrides[DQG_MAX_RANK];
+    int64_t nelems;
 } norm_kernel;
+
+/* Every output whose reduction window holds a NaN becomes that NaN. */
+static void patch_nans(const norm_kernel *m, const void *x, void *y)
+{
+    if (!dqg_has_nonfinite(m->dtype, x, m->nelems, false))
+        return;
+    for (int64_t i = 0; i < m->nelems; i++) {
+        float f = dqg_load_float(m->dtype, x, i);
+        if (!isnan(f))
+            continue;
+        int64_t rest = i, o = 0;
+        for (int d = m->rank - 1; d >= 0; d--) {
+            o += (rest % m->xdims[d]) * m->ystrides[d]; /* 0 on reduced axes */
+            rest /= m->xdims[d];
+        }
+        if (!isnan(dqg_load_float(m->dtype, y, o)))
+            dqg_store_float(m->dtype, y, o, f);
+    }
+}
 
 static dqg_status norm_execute(dqg_kernel *k, void *const *args, void *scratch)
 {
@@ -22,7 +51,10 @@ static dqg_status norm_execute(dqg_kernel *k, void *const *args, void *scratch)
     void *h[4];
     for (int i = 0; i < m->n; i++)
         h[i] = m->arg[i] >= 0 ? args[m->arg[i]] : m->data[i];
-    return dqg_dnnl_prim_execute(&m->prim, h, scratch, m->base.impl);
+    dqg_status st = dqg_dnnl_prim_execute(&m->prim, h, scratch, m->base.impl);
+    if (st == DQG_OK && m->nan_patch)
+        patch_nans(m, h[0], h[1]);
+    return st;
 }
 
 static void norm_destroy(dqg_kernel *k)
@@ -113,6 +145,18 @@ dqg_status dqg_kernel_norm_build(const dqg_kernel_request *req, dqg_kernel **out
         kinds[0] = DNNL_ARG_SRC;
         kinds[1] = DNNL_ARG_DST;
         m->n = 2;
+        if (op->attrs.reduce.op == DQG_REDUCE_MAX || op->attrs.reduce.op == DQG_REDUCE_MIN) {
+            m->nan_patch = true;
+            m->dtype = x->dtype;
+            m->rank = x->rank;
+            m->nelems = x->nelems;
+            int64_t stride = 1;
+            for (int i = x->rank - 1; i >= 0; i--) {
+                m->xdims[i] = x->dims[i];
+                m->ystrides[i] = yd[i] == 1 && x->dims[i] != 1 ? 0 : stride;
+                stride *= yd[i];
+            }
+        }
         s = dnnl_reduction_desc_init(&d.reduction, algs[op->attrs.reduce.op], &mds[0], &mds[1],
                                      0.0f, 0.0f);
         if ((st = bind(m, g, 0, op->inputs[0])) != DQG_OK ||

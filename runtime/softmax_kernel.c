@@ -5,6 +5,7 @@
 
 #include "graph/dtype.h"
 #include "runtime/cpu_isa.h"
+#include "runtime/nan_scan.h"
 #include "runtime/softmax_kernel.h"
 
 /* Below this many elements the rows run on one thread. */
@@ -35,24 +36,6 @@ static void row_reference(const float *x, float *y, int64_t n, int64_t inner, bo
     }
 }
 
-/* Whether any of n values of type dt is NaN or infinite (all exponent
- * bits set). */
-static bool any_special(dqg_dtype dt, const void *x, int64_t n)
-{
-    uint32_t bad = 0;
-    if (dt == DQG_F32) {
-        const uint32_t *u = x;
-        for (int64_t i = 0; i < n; i++)
-            bad |= (u[i] & 0x7f800000u) == 0x7f800000u;
-    } else {
-        const uint16_t *h = x;
-        uint16_t e = dt == DQG_BF16 ? 0x7f80 : 0x7c00;
-        for (int64_t i = 0; i < n; i++)
-            bad |= (h[i] & e) == e;
-    }
-    return bad != 0;
-}
-
 /* The reference's formula on one row of another float type, through the
  * reference's own loads and stores. */
 static void row_reference_any(dqg_dtype dt, const void *x, void *y, int64_t base, int64_t n,
@@ -80,7 +63,7 @@ void dqg_softmax_special_rows(dqg_dtype dt, const void *x, void *y, int64_t oute
     size_t es = dt == DQG_F32 ? 4 : 2;
     for (int64_t o = 0; o < outer; o++) {
         const char *xo = (const char *)x + (size_t)(o * n * inner) * es;
-        if (!any_special(dt, xo, n * inner))
+        if (!dqg_has_nonfinite(dt, xo, n * inner, true))
             continue;
         for (int64_t i = 0; i < inner; i++) {
             bool bad = false;

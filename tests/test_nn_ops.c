@@ -593,6 +593,104 @@ Test(softmax, bf16_rows_with_infinity_are_the_references)
         }
 }
 
+/* NaN propagates through ReLU, Clip, every unary function and Max/Min
+ * reductions as the reference has it (oneDNN's kernels map it to a bound,
+ * to infinity or skip it), in f32 and bf16; infinities and finite values
+ * as the reference's within float rounding. */
+Test(nan, propagates_through_relu_clip_unary_and_reductions)
+{
+    static const float vals[16] = {NAN,  INFINITY, -INFINITY, 0,      1,     -1,  3e38f, -3e38f,
+                                   0.5f, 2,        -2,        1e-30f, -0.0f, 100, -100,  7};
+    for (int bf = 0; bf < 2; bf++)
+        for (int kind = 0; kind < DQG_UNARY_COUNT + 4; kind++) {
+            dqg_dtype dt = bf ? DQG_BF16 : DQG_F32;
+            size_t es = bf ? 2 : 4;
+            uint8_t x[64];
+            for (int i = 0; i < 16; i++) {
+                uint32_t u;
+                memcpy(&u, &vals[i], 4);
+                if (bf) {
+                    uint16_t h = (uint16_t)(u >> 16);
+                    memcpy(x + 2 * i, &h, 2);
+                } else {
+                    memcpy(x + 4 * i, &u, 4);
+                }
+            }
+            dqg_graph *g;
+            int64_t d[] = {2, 8}, ax = 1;
+            dqg_graph_create(&g);
+            dqg_tensor_id in = dqg_input(g, "x", dt, 2, d), y;
+            if (kind < DQG_UNARY_COUNT) {
+                dqg_unary_op u = (dqg_unary_op)kind;
+                float a = u == DQG_UNARY_POW ? 2.0f : u == DQG_UNARY_HARD_SIGMOID ? 0.2f : 1.0f;
+                y = dqg_unary(g, "f", u, in, a, u == DQG_UNARY_HARD_SIGMOID ? 0.5f : 0.0f);
+            } else if (kind == DQG_UNARY_COUNT) {
+                y = dqg_relu(g, "f", in);
+            } else if (kind == DQG_UNARY_COUNT + 1) {
+                y = dqg_clip(g, "f", in, -1.0f, 1.0f);
+            } else {
+                y = dqg_reduce(g, "f",
+                               kind == DQG_UNARY_COUNT + 2 ? DQG_REDUCE_MAX : DQG_REDUCE_MIN, in, 1,
+                               &ax, true);
+            }
+            dqg_output(g, y, "y");
+            finalize_ok(g);
+            dqg_tensor_id yid = dqg_graph_output_id(g, 0);
+            size_t n = (size_t)dqg_tensor_element_count(g, yid);
+            uint8_t ref[64], got[64];
+            cr_assert_eq(run_ref_1(g, in, x, 16 * es, yid, ref, n * es), DQG_OK);
+            cr_assert_eq(compile_run(g, x, 16 * es, got, n * es), DQG_OK, "%s", dqg_last_error());
+            for (size_t i = 0; i < n; i++) {
+                float r, o;
+                uint32_t ur = 0, uo = 0;
+                if (bf) {
+                    uint16_t hr, ho;
+                    memcpy(&hr, ref + 2 * i, 2);
+                    memcpy(&ho, got + 2 * i, 2);
+                    ur = (uint32_t)hr << 16;
+                    uo = (uint32_t)ho << 16;
+                } else {
+                    memcpy(&ur, ref + 4 * i, 4);
+                    memcpy(&uo, got + 4 * i, 4);
+                }
+                memcpy(&r, &ur, 4);
+                memcpy(&o, &uo, 4);
+                cr_assert(isnan(r) == isnan(o) && (isnan(r) || isinf(r) == isinf(o)),
+                          "kind %d %s: element %zu is %g, the reference's %g", kind,
+                          bf ? "bf16" : "f32", i, o, r);
+                if (isfinite(r))
+                    cr_assert(fabs((double)o - r) <= (bf ? 1.6e-2 : 1e-5) * fabs(r) + 1e-6,
+                              "kind %d %s: element %zu is %g, the reference's %g", kind,
+                              bf ? "bf16" : "f32", i, o, r);
+            }
+            dqg_graph_destroy(g);
+        }
+}
+
+/* A chain of unary functions, whose intermediates the planner could let a
+ * kernel overwrite: the NaN still reaches the output (the repair after
+ * oneDNN reads the input, so those kernels never run in place). */
+Test(nan, propagates_through_a_chain_of_unary_functions)
+{
+    float x[16], y[16];
+    for (int i = 0; i < 16; i++)
+        x[i] = i == 5 ? NAN : (float)(i - 8) * 0.25f;
+    dqg_graph *g;
+    int64_t d[] = {16};
+    dqg_graph_create(&g);
+    dqg_tensor_id t = dqg_input(g, "x", DQG_F32, 1, d);
+    t = dqg_unary(g, "e1", DQG_UNARY_EXP, t, 0, 0);
+    t = dqg_unary(g, "e2", DQG_UNARY_EXP, t, 0, 0);
+    t = dqg_unary(g, "s", DQG_UNARY_SIGMOID, t, 0, 0);
+    dqg_output(g, t, "y");
+    finalize_ok(g);
+    cr_assert_eq(compile_run(g, x, sizeof x, y, sizeof y), DQG_OK, "%s", dqg_last_error());
+    for (int i = 0; i < 16; i++)
+        cr_assert(i == 5 ? isnan(y[i]) : (y[i] > 0.5f && y[i] <= 1.0f), "element %d is %g", i,
+                  y[i]);
+    dqg_graph_destroy(g);
+}
+
 /* LRN of odd sizes on oneDNN, even sizes (an uneven window in ONNX) on the
  * reference kernel; both against a direct evaluation of ONNX's formula. */
 Test(lrn, compiled_matches_the_onnx_formula)
