@@ -17,29 +17,11 @@ bool dqg_softmax_own_available(void)
 }
 
 /* The reference's formula (graph/ops/softmax.c) along one row of n
- * elements `inner` apart, for rows that hold a NaN or an infinity: the
- * maximum propagates NaN, the sum runs in double. */
-static void row_reference(const float *x, float *y, int64_t n, int64_t inner, bool log_softmax)
-{
-    float m = -INFINITY;
-    for (int64_t k = 0; k < n; k++) {
-        float f = x[k * inner];
-        if (f > m || isnan(f))
-            m = isnan(m) ? m : f;
-    }
-    double sum = 0.0;
-    for (int64_t k = 0; k < n; k++)
-        sum += exp((double)x[k * inner] - (double)m);
-    for (int64_t k = 0; k < n; k++) {
-        double d = (double)x[k * inner] - (double)m;
-        y[k * inner] = (float)(log_softmax ? d - log(sum) : exp(d) / sum);
-    }
-}
-
-/* The reference's formula on one row of another float type, through the
- * reference's own loads and stores. */
-static void row_reference_any(dqg_dtype dt, const void *x, void *y, int64_t base, int64_t n,
-                              int64_t inner, bool log_softmax)
+ * elements `inner` apart from element `base`, through the reference's own
+ * loads and stores, for rows that hold a NaN or an infinity: the maximum
+ * propagates NaN, the sum runs in double. */
+static void row_reference(dqg_dtype dt, const void *x, void *y, int64_t base, int64_t n,
+                          int64_t inner, bool log_softmax)
 {
     float m = -INFINITY;
     for (int64_t k = 0; k < n; k++) {
@@ -69,13 +51,8 @@ void dqg_softmax_special_rows(dqg_dtype dt, const void *x, void *y, int64_t oute
             bool bad = false;
             for (int64_t k = 0; k < n && !bad; k++)
                 bad = !isfinite(dqg_load_float(dt, x, o * n * inner + k * inner + i));
-            if (!bad)
-                continue;
-            if (dt == DQG_F32)
-                row_reference((const float *)x + o * n * inner + i, (float *)y + o * n * inner + i,
-                              n, inner, log_softmax);
-            else
-                row_reference_any(dt, x, y, o * n * inner + i, n, inner, log_softmax);
+            if (bad)
+                row_reference(dt, x, y, o * n * inner + i, n, inner, log_softmax);
         }
     }
 }
@@ -122,7 +99,7 @@ __attribute__((target("avx512f"))) static void row_avx512(const float *x, float 
     }
     float m = _mm512_reduce_max_ps(vmax);
     if (unordered || isinf(m)) {
-        row_reference(x, y, n, 1, log_softmax);
+        row_reference(DQG_F32, x, y, 0, n, 1, log_softmax);
         return;
     }
     __m512 vm = _mm512_set1_ps(m), vsum = _mm512_setzero_ps();
