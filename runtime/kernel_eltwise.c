@@ -33,17 +33,17 @@ typedef struct eltwise_kernel {
     /* Softmax over contiguous rows on dqgraph's own kernel. */
     bool own_softmax, log_softmax;
     int64_t rows, row_len;
-    /* ReLU, Clip and the unary functions on oneDNN, whose kernels map a
-     * NaN to a bound (ReLU, Clip) or to infinity (Exp): the elements whose
-     * input is NaN are set to it afterwards, as the reference propagates
-     * it. */
+    /* The input's type, for the repairs below. */
+    dqg_dtype x_dtype;
+    /* The unary functions, and bf16/f16 ReLU and Clip, on oneDNN, whose
+     * kernels map a NaN to a bound (ReLU, Clip) or to infinity (Exp): the
+     * elements whose input is NaN are set to it afterwards, as the
+     * reference propagates it. */
     bool nan_patch;
-    dqg_dtype nan_dtype;
     /* f32 ReLU/Clip on the own one-pass kernel, bounds alpha and beta. */
     bool own_clamp;
     /* oneDNN's softmax: the rows with NaN or infinity are redone after it. */
     bool softmax_special;
-    dqg_dtype softmax_dtype;
     int64_t outer, inner;
     /* Where each operand comes from: an arg index, or a constant copy. */
     int in_arg[2], out_arg;
@@ -157,9 +157,9 @@ static dqg_status eltwise_execute(dqg_kernel *k, void *const *args, void *scratc
     }
     dqg_status st = dqg_dnnl_prim_execute(&e->prim, h, scratch, e->base.impl);
     if (st == DQG_OK && e->nan_patch)
-        patch_nans(e->nan_dtype, in[0], out, e->nelems);
+        patch_nans(e->x_dtype, in[0], out, e->nelems);
     if (st == DQG_OK && e->softmax_special)
-        dqg_softmax_special_rows(e->softmax_dtype, in[0], out, e->outer, e->row_len, e->inner,
+        dqg_softmax_special_rows(e->x_dtype, in[0], out, e->outer, e->row_len, e->inner,
                                  e->log_softmax);
     return st;
 }
@@ -365,6 +365,7 @@ dqg_status dqg_kernel_eltwise_build(const dqg_kernel_request *req, dqg_kernel **
     e->base.destroy = eltwise_destroy;
     snprintf(e->base.impl, sizeof e->base.impl, "onednn:%s", dqg_op_kind_name(op->kind));
     e->out_arg = dqg_kernel_arg_index(g, op->outputs[0]);
+    e->x_dtype = x->dtype;
     for (int i = 0; i < 2; i++) {
         e->in_arg[i] = -1;
         if (i >= op->n_inputs || op->inputs[i] == DQG_NONE)
@@ -416,7 +417,6 @@ dqg_status dqg_kernel_eltwise_build(const dqg_kernel_request *req, dqg_kernel **
             &d, dnnl_forward_inference, relu ? dnnl_eltwise_relu : dnnl_eltwise_clip_v2, &mds[0],
             relu ? 0.0f : op->attrs.clip.lo, relu ? 0.0f : op->attrs.clip.hi);
         e->nan_patch = true;
-        e->nan_dtype = x->dtype;
         e->nelems = x->nelems;
         st = s == dnnl_success ? finish(e, &d, 2, kinds, mds, out)
                                : dqg_dnnl_error(s, e->base.impl, "eltwise descriptor");
@@ -426,7 +426,6 @@ dqg_status dqg_kernel_eltwise_build(const dqg_kernel_request *req, dqg_kernel **
         st = unary_kernel(e, op, x, out);
         if (st == DQG_OK && !e->own_unary) {
             e->nan_patch = true;
-            e->nan_dtype = x->dtype;
             e->nelems = x->nelems;
         }
         break;
@@ -454,7 +453,6 @@ dqg_status dqg_kernel_eltwise_build(const dqg_kernel_request *req, dqg_kernel **
          * reference's NaN (f32 below AVX-512, bf16 on AVX-512): rows with
          * NaN or infinity are redone after it. */
         e->softmax_special = x->dtype == DQG_F32 || x->dtype == DQG_BF16 || x->dtype == DQG_F16;
-        e->softmax_dtype = x->dtype;
         e->log_softmax = op->attrs.softmax.log;
         e->row_len = x->dims[axis];
         e->inner = inner;
