@@ -105,7 +105,7 @@ static dqg_status build_own(const dqg_kernel_request *req, dqg_kernel **out, cha
     if (st == DQG_OK && !k->q8 && M > WO_GEMV_MAX_M)
         st = dqg_set_error(DQG_UNSUPPORTED, "M above 16: arithmetic-bound%s", q8_why);
     if (st == DQG_OK && !k->q8)
-        st = dqg_wo_gemv_create(&w, &k->gemv, "weight-only matmul");
+        st = dqg_wo_gemv_create(&w, M, &k->gemv, "weight-only matmul");
     if (st != DQG_OK) {
         snprintf(why, why_size, "%s", dqg_last_error());
         dqg_weights_release(&w);

@@ -5,10 +5,12 @@
  * expanding them to f32 (as oneDNN's f32 matmul needs) reads two to eight
  * times the bytes. Here the weights are packed once into panels of 32
  * output columns, K-major (4-bit: 16 bytes per k, byte j holding columns
- * j and j + 16; wider types: column j at element j), decoded in registers
- * (4-bit through a 16-entry vpermps table, float8 through f16) and
- * multiplied in f32, with enough independent sums in flight to hide the
- * FMA latency at M = 1:
+ * j and j + 16, or on AVX-512 64-byte lines of 8 k (to_lines); wider
+ * types: column j at element j), decoded in registers (4-bit through a
+ * 16-entry vpermps table, float8 through f16) and multiplied in f32, with
+ * enough independent sums in flight to hide the FMA latency at M = 1 (one
+ * row of 4-bit weights runs on exact bf16 dot products where the CPU has
+ * them: panel_bf16):
  *
  *   y[m, n] = sum_b ( s[b, n] * sum_{k in b} x[m, k] q[k, n]
  *                     - s[b, n] zp[b, n] * sum_{k in b} x[m, k] )
@@ -17,9 +19,10 @@
  * per-channel scales). Sums are f32; the result is within the contract's
  * 1e-5 of the reference relative to the output's magnitude for the K of
  * real layers (the reference dequantizes first and accumulates in f32
- * too, in another order). Threads split the panels. Three copies of the
- * loop: AVX-512, AVX2 (+ FMA, F16C) and plain C, picked by the CPU (and
- * DQG_MAX_ISA) when the weights are packed. */
+ * too, in another order). Threads split the panels. Four copies of the
+ * loop: AVX-512 BF16 (one row of 4-bit weights), AVX-512, AVX2 (+ FMA,
+ * F16C) and plain C, picked by the CPU (and DQG_MAX_ISA) when the weights
+ * are packed. */
 #include <immintrin.h>
 #include <math.h>
 #include <omp.h>
@@ -58,19 +61,30 @@ typedef enum wo_format {
 struct dqg_wo_gemv {
     int64_t K, N, panels, block, n_blocks;
     wo_format fmt;
-    dqg_isa isa; /* the copy that runs: AVX512, AVX2 or SCALAR */
+    dqg_isa isa; /* the copy that runs: AVX512_BF16 (M = 1, 4-bit), AVX512, AVX2 or SCALAR */
     bool has_zp;
-    float table[16]; /* FMT_TABLE4: 4-bit code -> value (s4: -8 .. 7; f4e2m1) */
-    float *table8;   /* float8 code -> decoded value, for the plain-C copy */
-    uint8_t *w;      /* [panels][K][bytes per k] */
-    size_t k_bytes;  /* 16 (4-bit), 32 (8-bit) or 64 (16-bit) */
-    float *scale;    /* [panels][n_blocks][32] */
-    float *zs;       /* [panels][n_blocks][32]: scale * zero point (NULL without zp) */
+    float table[16];      /* FMT_TABLE4: 4-bit code -> value (s4: -8 .. 7; f4e2m1) */
+    uint16_t table16[32]; /* the same as bf16 (exact), twice: vpermw reads 5 bits */
+    float *table8;        /* float8 code -> decoded value, for the plain-C copy */
+    uint8_t *w;           /* [panels][panel_bytes] */
+    size_t k_bytes;       /* 16 (4-bit), 32 (8-bit) or 64 (16-bit) */
+    /* 4-bit weights on AVX-512: "lines" of 64 bytes, one per 8 k and half
+     * panel (16 columns), K padded to a multiple of 8 (see to_lines). */
+    bool lines;
+    size_t panel_bytes;
+    float *scale; /* [panels][n_blocks][32] */
+    float *zs;    /* [panels][n_blocks][32]: scale * zero point (NULL without zp) */
 };
 
 static size_t round64(size_t n)
 {
     return (n + 63) & ~(size_t)63;
+}
+
+/* k-pairs of the bf16 copy's split row: K rounded up to 16, halved. */
+static int64_t bf16_pairs(int64_t K)
+{
+    return (K + 15) / 16 * 8;
 }
 
 /* The format of a weight type, the bytes of one element in the panels, and
@@ -149,7 +163,39 @@ static bool float8_codes_ok(const dqg_weights *w, wo_format fmt, float mult)
     return true;
 }
 
-dqg_status dqg_wo_gemv_create(const dqg_weights *w, dqg_wo_gemv **out, const char *what)
+/* Eight rows of 4-bit codes in the 16-bytes-per-k layout (byte j: column
+ * j in the low nibble, j + 16 in the high one) as the two 64-byte lines
+ * the AVX-512 copies read: line h holds columns 16h .. 16h + 15, word
+ * 2i + e (i: column, e: 0 or 1) the codes of k = 2s + e (s = 0 .. 3) of
+ * column i in its bits 4s .. 4s + 3. So dword i is column i's eight k,
+ * which vpermps decodes after one shift each, and word 2i + e the codes
+ * vpermw decodes for bf16 pairs of k. */
+static void to_lines(const uint8_t *rows, uint8_t *dst)
+{
+    const __m128i mask = _mm_set1_epi8(0x0F);
+    __m128i r[8];
+    for (int k = 0; k < 8; k++)
+        r[k] = _mm_loadu_si128((const __m128i *)(rows + k * HALF));
+    for (int h = 0; h < 2; h++) {
+        __m128i c[8];
+        for (int k = 0; k < 8; k++)
+            c[k] = _mm_and_si128(h ? _mm_srli_epi16(r[k], 4) : r[k], mask);
+        __m128i wl[2], wh[2];
+        for (int e = 0; e < 2; e++) {
+            __m128i lo = _mm_or_si128(c[e], _mm_slli_epi16(c[2 + e], 4));
+            __m128i hi = _mm_or_si128(c[4 + e], _mm_slli_epi16(c[6 + e], 4));
+            wl[e] = _mm_unpacklo_epi8(lo, hi); /* columns 0-7 */
+            wh[e] = _mm_unpackhi_epi8(lo, hi); /* 8-15 */
+        }
+        __m128i *o = (__m128i *)(dst + h * 64);
+        _mm_store_si128(o, _mm_unpacklo_epi16(wl[0], wl[1]));
+        _mm_store_si128(o + 1, _mm_unpackhi_epi16(wl[0], wl[1]));
+        _mm_store_si128(o + 2, _mm_unpacklo_epi16(wh[0], wh[1]));
+        _mm_store_si128(o + 3, _mm_unpackhi_epi16(wh[0], wh[1]));
+    }
+}
+
+dqg_status dqg_wo_gemv_create(const dqg_weights *w, int64_t M, dqg_wo_gemv **out, const char *what)
 {
     wo_format fmt;
     size_t esize;
@@ -177,9 +223,19 @@ dqg_status dqg_wo_gemv_create(const dqg_weights *w, dqg_wo_gemv **out, const cha
     g->isa = dqg_cpu_has(DQG_ISA_AVX512) ? DQG_ISA_AVX512
              : dqg_cpu_has(DQG_ISA_AVX2) ? DQG_ISA_AVX2
                                          : DQG_ISA_SCALAR;
+    /* One row of 4-bit weights on bf16 dot products (see panel_bf16): its
+     * pairs of k must not straddle a K-block. */
+    if (four && M == 1 && dqg_cpu_has(DQG_ISA_AVX512_BF16) &&
+        (g->n_blocks == 1 || g->block % 8 == 0))
+        g->isa = DQG_ISA_AVX512_BF16;
+    g->lines = four && g->isa >= DQG_ISA_AVX512;
     g->has_zp = w->zp != NULL;
-    for (uint8_t i = 0; four && i < 16; i++)
+    for (uint8_t i = 0; four && i < 16; i++) {
         g->table[i] = dqg_load_float(w->dtype, &i, 0);
+        uint32_t bits;
+        memcpy(&bits, &g->table[i], sizeof bits);
+        g->table16[i] = g->table16[i + 16] = (uint16_t)(bits >> 16);
+    }
     if (g->isa == DQG_ISA_SCALAR && (fmt == FMT_E5M2 || fmt == FMT_E4M3)) {
         g->table8 = malloc(256 * sizeof(float));
         if (!g->table8) {
@@ -190,11 +246,19 @@ dqg_status dqg_wo_gemv_create(const dqg_weights *w, dqg_wo_gemv **out, const cha
             g->table8[c] = float8_decoded(fmt, (uint8_t)c, 1.0f);
     }
     g->k_bytes = four ? PANEL / 2 : PANEL * esize;
-    size_t wbytes = round64((size_t)g->panels * (size_t)g->K * g->k_bytes);
+    int64_t k_stored = g->lines ? (g->K + 7) / 8 * 8 : g->K;
+    g->panel_bytes = (size_t)k_stored * g->k_bytes;
+    size_t wbytes = round64((size_t)g->panels * g->panel_bytes);
+    uint8_t *rows = NULL; /* the lines' source rows, per thread */
+    if (g->lines && !(rows = aligned_alloc(64, (size_t)omp_get_max_threads() * g->panel_bytes))) {
+        free(g);
+        return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory (packing)", what);
+    }
     size_t sbytes = round64((size_t)g->panels * (size_t)g->n_blocks * PANEL * sizeof(float));
     dqg_status st =
         dqg_weights_panels_alloc(wbytes, sbytes, g->has_zp, &g->w, &g->scale, &g->zs, what);
     if (st != DQG_OK) {
+        free(rows);
         free(g->table8);
         free(g);
         return st;
@@ -206,7 +270,13 @@ dqg_status dqg_wo_gemv_create(const dqg_weights *w, dqg_wo_gemv **out, const cha
         int64_t n0 = p * PANEL, nn = N - n0 < PANEL ? N - n0 : PANEL;
         /* Row by row of the storage's K (the [K, N] storage is read along
          * its rows; [N, K] along K within each column). */
-        uint8_t *dst = g->w + (size_t)p * (size_t)K * g->k_bytes;
+        uint8_t *panel = g->w + (size_t)p * g->panel_bytes;
+        uint8_t *dst = panel;
+        if (g->lines) {
+            dst = rows + (size_t)omp_get_thread_num() * g->panel_bytes;
+            memset(dst, 0, g->panel_bytes);
+        }
+        uint8_t *row_start = dst;
         if (four && !w->nk && nn == PANEL && N % 2 == 0) {
             /* 32 consecutive nibbles of a row: even columns in the low
              * halves, odd ones in the high halves, re-interleaved. */
@@ -233,10 +303,13 @@ dqg_status dqg_wo_gemv_create(const dqg_weights *w, dqg_wo_gemv **out, const cha
                         memcpy(dst + (size_t)j * esize, src + (size_t)i * esize, esize);
                 }
         }
+        for (int64_t k = 0; g->lines && k < K; k += 8)
+            to_lines(row_start + (size_t)k * g->k_bytes, panel + (size_t)k * g->k_bytes);
         size_t at = (size_t)p * (size_t)g->n_blocks * PANEL;
         dqg_weights_panel_scales(w, n0, nn, g->block, g->n_blocks, PANEL, mult, 0.0f, g->scale + at,
                                  g->zs ? g->zs + at : NULL);
     }
+    free(rows);
     *out = g;
     return DQG_OK;
 }
@@ -244,13 +317,21 @@ dqg_status dqg_wo_gemv_create(const dqg_weights *w, dqg_wo_gemv **out, const cha
 size_t dqg_wo_gemv_bytes(const dqg_wo_gemv *g)
 {
     size_t s = (size_t)g->panels * (size_t)g->n_blocks * PANEL * sizeof(float);
-    return (size_t)g->panels * (size_t)g->K * g->k_bytes + s * (g->zs ? 2 : 1);
+    return (size_t)g->panels * g->panel_bytes + s * (g->zs ? 2 : 1);
+}
+
+static size_t xsum_bytes(const dqg_wo_gemv *g, int64_t M)
+{
+    return g->has_zp ? round64((size_t)M * (size_t)g->n_blocks * sizeof(float)) : 0;
 }
 
 size_t dqg_wo_gemv_scratch(const dqg_wo_gemv *g, int64_t M)
 {
-    /* Per-row block sums of x, for the zero-point term. */
-    return g->has_zp ? round64((size_t)M * (size_t)g->n_blocks * sizeof(float)) : 0;
+    /* Per-row block sums of x, for the zero-point term; the bf16 copy's
+     * split row. */
+    return xsum_bytes(g, M) + (g->isa == DQG_ISA_AVX512_BF16 && M == 1
+                                   ? round64((size_t)(3 * bf16_pairs(g->K)) * 4)
+                                   : 0);
 }
 
 /* Sixteen float8 codes as f16: E5M2 is an f16's high byte; E4M3's sign
@@ -266,21 +347,14 @@ float8_row(wo_format fmt, const uint8_t *p)
     return _mm512_cvtph_ps(_mm256_add_epi16(v, _mm256_and_si256(v, _mm256_set1_epi16(0x4000))));
 }
 
-/* The 32 columns of row k of a panel as f32, in two halves. */
+/* The 32 columns of row k of a panel of 8- or 16-bit codes as f32, in two
+ * halves. */
 __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) static inline void
 decode(wo_format fmt, __m512 table, const uint8_t *row, __m512 *lo, __m512 *hi)
 {
     const __m128i *r = (const __m128i *)row;
+    (void)table; /* 4-bit codes are read from lines (line_code) */
     switch (fmt) {
-    case FMT_TABLE4: {
-        /* Byte j holds columns j and j + 16; vpermps reads only the low 4
-         * bits of each index, so the table decodes both nibbles (sign
-         * included) without masking or integer-to-float conversion. */
-        __m512i d = _mm512_cvtepu8_epi32(_mm_load_si128(r));
-        *lo = _mm512_permutexvar_ps(d, table);
-        *hi = _mm512_permutexvar_ps(_mm512_srli_epi32(d, 4), table);
-        break;
-    }
     case FMT_S8:
         *lo = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_load_si128(r)));
         *hi = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_load_si128(r + 1)));
@@ -305,6 +379,17 @@ decode(wo_format fmt, __m512 table, const uint8_t *row, __m512 *lo, __m512 *hi)
     }
 }
 
+/* The 32 columns of row k of a panel in lines, in two halves: k's nibble
+ * of each dword shifted down for vpermps, which reads the low 4 bits. */
+__attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) static inline void
+line_code(const uint8_t *wp, int64_t k, __m512 table, __m512 *lo, __m512 *hi)
+{
+    const __m512i *l = (const __m512i *)(wp + (size_t)(k & ~(int64_t)7) * HALF);
+    __m128i sh = _mm_cvtsi32_si128((int)(16 * (k & 1) + 4 * ((k & 7) >> 1)));
+    *lo = _mm512_permutexvar_ps(_mm512_srl_epi32(_mm512_load_si512(l), sh), table);
+    *hi = _mm512_permutexvar_ps(_mm512_srl_epi32(_mm512_load_si512(l + 1), sh), table);
+}
+
 /* Rows m0 .. m0 + ROWS of panel p; U independent sums per row and half
  * (k, k + 1, ...) so that 2 x ROWS x U FMA chains are in flight. */
 __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) static inline void
@@ -316,7 +401,7 @@ panel_rows(const dqg_wo_gemv *g, const wo_format fmt, int64_t p, const float *x,
     __m512 out[AVX512_ROWS][2];
     for (int r = 0; r < ROWS; r++)
         out[r][0] = out[r][1] = _mm512_setzero_ps();
-    const uint8_t *wp = g->w + (size_t)p * (size_t)K * g->k_bytes;
+    const uint8_t *wp = g->w + (size_t)p * g->panel_bytes;
     const __m512 table = _mm512_loadu_ps(g->table);
     for (int64_t b = 0; b < g->n_blocks; b++) {
         int64_t kb = b * g->block, kb1 = kb + g->block < K ? kb + g->block : K;
@@ -328,7 +413,43 @@ panel_rows(const dqg_wo_gemv *g, const wo_format fmt, int64_t p, const float *x,
                 for (int r = 0; r < ROWS; r++)
                     acc[u][r][0] = acc[u][r][1] = _mm512_setzero_ps();
             int64_t k = k0;
-            for (; k + U <= k1; k += U)
+            if (fmt == FMT_TABLE4) {                           /* lines (see to_lines) */
+                for (; k < k1 && (k % 8 || k + 8 > k1); k++) { /* the head, or a short run */
+                    __m512 lo, hi;
+                    line_code(wp, k, table, &lo, &hi);
+                    for (int r = 0; r < ROWS; r++) {
+                        __m512 xv = _mm512_set1_ps(x[(m0 + r) * K + k]);
+                        acc[0][r][0] = _mm512_fmadd_ps(xv, lo, acc[0][r][0]);
+                        acc[0][r][1] = _mm512_fmadd_ps(xv, hi, acc[0][r][1]);
+                    }
+                }
+                for (; k + 8 <= k1; k += 8) {
+                    const __m512i *l = (const __m512i *)(wp + (size_t)k * HALF);
+                    __m512i d0 = _mm512_load_si512(l), d1 = _mm512_load_si512(l + 1);
+                    for (int j = 0; j < 8; j++) {
+                        int sh = 16 * (j & 1) + 4 * (j >> 1), u = j % U;
+                        __m512 lo =
+                            _mm512_permutexvar_ps(j ? _mm512_srli_epi32(d0, sh) : d0, table);
+                        __m512 hi =
+                            _mm512_permutexvar_ps(j ? _mm512_srli_epi32(d1, sh) : d1, table);
+                        for (int r = 0; r < ROWS; r++) {
+                            __m512 xv = _mm512_set1_ps(x[(m0 + r) * K + k + j]);
+                            acc[u][r][0] = _mm512_fmadd_ps(xv, lo, acc[u][r][0]);
+                            acc[u][r][1] = _mm512_fmadd_ps(xv, hi, acc[u][r][1]);
+                        }
+                    }
+                }
+                for (; k < k1; k++) { /* the tail */
+                    __m512 lo, hi;
+                    line_code(wp, k, table, &lo, &hi);
+                    for (int r = 0; r < ROWS; r++) {
+                        __m512 xv = _mm512_set1_ps(x[(m0 + r) * K + k]);
+                        acc[0][r][0] = _mm512_fmadd_ps(xv, lo, acc[0][r][0]);
+                        acc[0][r][1] = _mm512_fmadd_ps(xv, hi, acc[0][r][1]);
+                    }
+                }
+            }
+            for (; fmt != FMT_TABLE4 && k + U <= k1; k += U)
                 for (int u = 0; u < U; u++) {
                     __m512 lo, hi;
                     decode(fmt, table, wp + (size_t)(k + u) * g->k_bytes, &lo, &hi);
@@ -338,7 +459,7 @@ panel_rows(const dqg_wo_gemv *g, const wo_format fmt, int64_t p, const float *x,
                         acc[u][r][1] = _mm512_fmadd_ps(xv, hi, acc[u][r][1]);
                     }
                 }
-            for (; k < k1; k++) {
+            for (; fmt != FMT_TABLE4 && k < k1; k++) {
                 __m512 lo, hi;
                 decode(fmt, table, wp + (size_t)k * g->k_bytes, &lo, &hi);
                 for (int r = 0; r < ROWS; r++) {
@@ -430,6 +551,104 @@ panel(const dqg_wo_gemv *g, int64_t p, const float *x, int64_t m0, int rows, con
     }
 }
 
+/* The bf16 copy, for one row of 4-bit weights (M = 1, where decoding costs
+ * as much as the arithmetic: a shift, a vpermps and an FMA per 16
+ * weights). x is split exactly into three bf16 parts, x = xh + xm + xl
+ * (24 significant bits as three of 8), and vdpbf16ps multiplies 32 codes
+ * decoded by one vpermw (bf16 holds every s4, u4 and f4e2m1 value
+ * exactly) by a pair of k of each part. Every product is exact and every
+ * sum an f32 sum, as in the f32 copy, at three dot products and one
+ * lookup per 32 weights instead of two FMAs and two lookups. A row
+ * holding NaN or infinity, a magnitude of 2^125 or more (bf16 rounding
+ * could overflow) or only magnitudes under 2^-100 (bf16 arithmetic flushes
+ * denormal parts) takes the f32 copy. */
+#define BF16_HUGE 0x1p125f
+#define BF16_TINY 0x1p-100f
+
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"), always_inline)) static inline __m512
+bf16_to_f32(__m256bh h)
+{
+    __m256i v;
+    memcpy(&v, &h, sizeof v);
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(v), 16));
+}
+
+/* The row's parts: part c of k-pair P (its two bf16s, k even in the low
+ * half) at xs[c * pairs + P], zero past K. False for a row the copy does
+ * not take. */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) static bool
+split_bf16(const float *x, int64_t K, uint32_t *xs, int64_t pairs)
+{
+    __m512 amax = _mm512_setzero_ps();
+    __mmask16 bad = 0;
+    for (int64_t k = 0; k < 2 * pairs; k += 16) {
+        __mmask16 m = k + 16 <= K ? 0xFFFF : k < K ? (__mmask16)((1u << (K - k)) - 1) : 0;
+        __m512 v = _mm512_maskz_loadu_ps(m, x + k), a = _mm512_abs_ps(v);
+        bad |= _mm512_cmp_ps_mask(a, _mm512_set1_ps(BF16_HUGE), _CMP_NLT_UQ); /* NaN too */
+        amax = _mm512_max_ps(amax, a);
+        for (int c = 0; c < 3; c++) {
+            __m256bh h = _mm512_cvtneps_pbh(v);
+            memcpy(xs + c * pairs + k / 2, &h, sizeof h);
+            v = _mm512_sub_ps(v, bf16_to_f32(h));
+        }
+    }
+    float most = _mm512_reduce_max_ps(amax);
+    return !bad && (most == 0.0f || most >= BF16_TINY);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) static void
+panel_bf16(const dqg_wo_gemv *g, int64_t p, const uint32_t *xs, int64_t pairs, const float *xsum,
+           float *y, const dqg_epilogue *e, const void *const *rt)
+{
+    const int64_t K = g->K, N = g->N;
+    const uint8_t *wp = g->w + (size_t)p * g->panel_bytes;
+    const __m512i table = _mm512_loadu_si512(g->table16);
+    __m512 out[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
+    for (int64_t b = 0; b < g->n_blocks; b++) {
+        int64_t kb = b * g->block, kb1 = kb + g->block < K ? kb + g->block : K;
+        size_t at = ((size_t)p * (size_t)g->n_blocks + (size_t)b) * PANEL;
+        /* Runs start at multiples of 8 (K-blocks are, for this copy); a
+         * run ending inside a line ends at K, past which xs is 0. */
+        for (int64_t k0 = kb; k0 < kb1; k0 += RUN) {
+            int64_t k1 = k0 + RUN < kb1 ? k0 + RUN : kb1;
+            __m512 acc[4][2];
+            for (int s = 0; s < 4; s++)
+                acc[s][0] = acc[s][1] = _mm512_setzero_ps();
+            for (int64_t k = k0; k < k1; k += 8) {
+                const __m512i *l = (const __m512i *)(wp + (size_t)k * HALF);
+                __m512i d[2] = {_mm512_load_si512(l), _mm512_load_si512(l + 1)};
+                for (int s = 0; s < 4; s++)
+                    for (int h = 0; h < 2; h++) {
+                        __m512i q = _mm512_permutexvar_epi16(
+                            s ? _mm512_srli_epi16(d[h], 4 * s) : d[h], table);
+                        __m512bh qb;
+                        memcpy(&qb, &q, sizeof qb);
+                        for (int c = 0; c < 3; c++) {
+                            __m512i xv = _mm512_set1_epi32((int)xs[c * pairs + k / 2 + s]);
+                            __m512bh xb;
+                            memcpy(&xb, &xv, sizeof xb);
+                            acc[s][h] = _mm512_dpbf16_ps(acc[s][h], qb, xb);
+                        }
+                    }
+            }
+            for (int h = 0; h < 2; h++) {
+                __m512 sum = _mm512_add_ps(_mm512_add_ps(acc[0][h], acc[1][h]),
+                                           _mm512_add_ps(acc[2][h], acc[3][h]));
+                out[h] = _mm512_fmadd_ps(sum, _mm512_load_ps(g->scale + at + h * HALF), out[h]);
+            }
+        }
+        for (int h = 0; h < 2 && g->zs; h++)
+            out[h] = _mm512_fnmadd_ps(_mm512_set1_ps(xsum[b]),
+                                      _mm512_load_ps(g->zs + at + h * HALF), out[h]);
+    }
+    int64_t n0 = p * PANEL, n = N - n0 < PANEL ? N - n0 : PANEL;
+    __mmask16 m_lo = (__mmask16)(n >= HALF ? 0xFFFF : (1u << n) - 1);
+    __mmask16 m_hi = (__mmask16)(n <= HALF ? 0 : n >= PANEL ? 0xFFFF : (1u << (n - HALF)) - 1);
+    _mm512_mask_storeu_ps(y + n0, m_lo, out[0]);
+    _mm512_mask_storeu_ps(y + n0 + HALF, m_hi, out[1]);
+    dqg_epilogue_apply(e, y + n0, 0, n0, n, N, rt);
+}
+
 /* The AVX2 (+ FMA, F16C) copy: the same panels read as four groups of
  * eight columns; 4-bit codes through two 8-entry vpermps tables and a
  * blend on the code's bit 3; at most two rows per pass (sixteen ymm
@@ -501,7 +720,7 @@ panel_rows_avx2(const dqg_wo_gemv *g, const wo_format fmt, int64_t p, const floa
     for (int r = 0; r < ROWS; r++)
         for (int i = 0; i < 4; i++)
             out[r][i] = _mm256_setzero_ps();
-    const uint8_t *wp = g->w + (size_t)p * (size_t)K * g->k_bytes;
+    const uint8_t *wp = g->w + (size_t)p * g->panel_bytes;
     const __m256 t_lo = _mm256_loadu_ps(g->table), t_hi = _mm256_loadu_ps(g->table + 8);
     for (int64_t b = 0; b < g->n_blocks; b++) {
         int64_t kb = b * g->block, kb1 = kb + g->block < K ? kb + g->block : K;
@@ -634,7 +853,7 @@ static void panel_c(const dqg_wo_gemv *g, int64_t p, const float *x, int64_t m0,
 {
     const int64_t K = g->K, N = g->N;
     float out[MAX_ROWS][PANEL] = {{0}}, acc[MAX_ROWS][PANEL], q[PANEL];
-    const uint8_t *wp = g->w + (size_t)p * (size_t)K * g->k_bytes;
+    const uint8_t *wp = g->w + (size_t)p * g->panel_bytes;
     for (int64_t b = 0; b < g->n_blocks; b++) {
         int64_t kb = b * g->block, kb1 = kb + g->block < K ? kb + g->block : K;
         size_t at = ((size_t)p * (size_t)g->n_blocks + (size_t)b) * PANEL;
@@ -678,7 +897,14 @@ dqg_status dqg_wo_gemv_run(const dqg_wo_gemv *g, int64_t M, const float *x, floa
                     s += x[m * g->K + k];
                 xsum[m * g->n_blocks + b] = s;
             }
-    int per = g->isa == DQG_ISA_AVX512 ? AVX512_ROWS
+    int64_t pairs = bf16_pairs(g->K);
+    uint32_t *xs = NULL;
+    bool bf16 = false;
+    if (g->isa == DQG_ISA_AVX512_BF16 && M == 1) {
+        xs = (uint32_t *)((char *)scratch + xsum_bytes(g, M));
+        bf16 = split_bf16(x, g->K, xs, pairs);
+    }
+    int per = g->isa >= DQG_ISA_AVX512 ? AVX512_ROWS
               : g->isa == DQG_ISA_AVX2 ? AVX2_ROWS
                                        : MAX_ROWS; /* rows per pass */
     int64_t chunks = (M + per - 1) / per, work = g->panels * chunks;
@@ -688,7 +914,9 @@ dqg_status dqg_wo_gemv_run(const dqg_wo_gemv *g, int64_t M, const float *x, floa
     for (int64_t i = 0; i < work; i++) {
         int64_t p = i % g->panels, c = i / g->panels, m0 = c * per;
         int rows = (int)(M - m0 < per ? M - m0 : per);
-        if (g->isa == DQG_ISA_AVX512)
+        if (bf16)
+            panel_bf16(g, p, xs, pairs, xsum, y, e, rt);
+        else if (g->isa >= DQG_ISA_AVX512)
             panel(g, p, x, m0, rows, xsum, y, e, rt);
         else if (g->isa == DQG_ISA_AVX2)
             panel_avx2(g, p, x, m0, rows, xsum, y, e, rt);

@@ -10,9 +10,10 @@
 
 typedef struct dqg_wo_gemv dqg_wo_gemv;
 
-/* Packs the weights; DQG_UNSUPPORTED (naming the reason) for weights or a
- * CPU it does not take. `w` is not retained. */
-dqg_status dqg_wo_gemv_create(const dqg_weights *w, dqg_wo_gemv **out, const char *what);
+/* Packs the weights for x of M rows (M = 1 may pick a copy of its own);
+ * DQG_UNSUPPORTED (naming the reason) for weights or a CPU it does not
+ * take. `w` is not retained. */
+dqg_status dqg_wo_gemv_create(const dqg_weights *w, int64_t M, dqg_wo_gemv **out, const char *what);
 /* y[M, N] = epilogue(x[M, K] . W); scratch: dqg_wo_gemv_scratch(g, M)
  * bytes, 64-byte aligned. Thread-safe for distinct scratch and outputs. */
 dqg_status dqg_wo_gemv_run(const dqg_wo_gemv *g, int64_t M, const float *x, float *y, void *scratch,
@@ -20,7 +21,8 @@ dqg_status dqg_wo_gemv_run(const dqg_wo_gemv *g, int64_t M, const float *x, floa
 size_t dqg_wo_gemv_scratch(const dqg_wo_gemv *g, int64_t M);
 /* Bytes of packed weights, scales and zero-point terms. */
 size_t dqg_wo_gemv_bytes(const dqg_wo_gemv *g);
-/* The instruction set of the copy that runs ("avx512", "avx2", "scalar"). */
+/* The instruction set of the copy that runs ("avx512_bf16", "avx512",
+ * "avx2", "scalar"). */
 const char *dqg_wo_gemv_isa(const dqg_wo_gemv *g);
 void dqg_wo_gemv_destroy(dqg_wo_gemv *g);
 

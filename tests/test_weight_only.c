@@ -200,9 +200,15 @@ static bool own_kernel_expected(const wcase *c)
     return c->M <= 16;
 }
 
-/* The exact kernel's copy for this CPU and DQG_MAX_ISA. */
-static const char *own_kernel_name(void)
+/* The exact kernel's copy for this CPU, DQG_MAX_ISA and case: one row of
+ * 4-bit weights runs on bf16 dot products where its K-blocks hold whole
+ * groups of 8 k. */
+static const char *own_kernel_name(const wcase *c)
 {
+    bool four = c->wt == DQG_S4 || c->wt == DQG_U4 || c->wt == DQG_F4E2M1;
+    bool one_block = c->block <= 0 || c->block >= c->K;
+    if (four && c->M == 1 && dqg_cpu_has(DQG_ISA_AVX512_BF16) && (one_block || c->block % 8 == 0))
+        return "own:avx512_bf16:wo-gemv";
     return dqg_cpu_has(DQG_ISA_AVX512) ? "own:avx512:wo-gemv"
            : dqg_cpu_has(DQG_ISA_AVX2) ? "own:avx2:wo-gemv"
                                        : "own:scalar:wo-gemv";
@@ -240,7 +246,7 @@ static void random_cases_in(uint32_t seed, int count, const dqg_dtype *types, in
         char info[1024];
         run_case(&c, info, sizeof info);
         bool q8 = strstr(info, "own:avx512_vnni:wo-int8-act") != NULL;
-        bool own = q8 || strstr(info, own_kernel_name()) != NULL;
+        bool own = q8 || strstr(info, own_kernel_name(&c)) != NULL;
         cr_assert_eq(own, own_kernel_expected(&c) || int8_kernel_expected(&c), "M=%lld %s: %s",
                      (long long)c.M, dqg_dtype_name(c.wt), info);
         cr_assert_eq(q8, int8_kernel_expected(&c), "M=%lld %s block %lld: %s", (long long)c.M,
@@ -404,4 +410,138 @@ Test(weight_only, float8_codes_outside_the_kernel)
         dqg_compiled_destroy(cc);
         dqg_graph_destroy(g);
     }
+}
+
+/* y = x . W for one row of s4 weights [K, N] (scale 1 per column, so
+ * W holds the codes' values), compiled and run; the reference's y too. */
+typedef struct row_layer {
+    dqg_graph *g;
+    dqg_compiled *cc;
+    int64_t K, N;
+} row_layer;
+
+static row_layer row_layer_build(int64_t K, int64_t N, const int8_t *q)
+{
+    row_layer L = {.K = K, .N = N};
+    cr_assert_eq(dqg_graph_create(&L.g), DQG_OK);
+    int64_t xd[] = {1, K}, wd[] = {K, N};
+    size_t wb = (size_t)(K * N + 1) / 2;
+    uint8_t *w = calloc(wb, 1);
+    for (int64_t i = 0; i < K * N; i++)
+        w[i / 2] |= (uint8_t)((q[i] & 0x0F) << (i % 2 * 4));
+    float *s = malloc((size_t)N * sizeof *s);
+    for (int64_t n = 0; n < N; n++)
+        s[n] = 1.0f;
+    dqg_tensor_id x = dqg_input(L.g, "x", DQG_F32, 2, xd);
+    dqg_dequantize_linear_attrs a = {.opset = 21, .has_axis = true, .axis = 1};
+    dqg_tensor_id wf = dqg_dequantize_linear(
+        L.g, "w_dq", dqg_constant(L.g, "w", DQG_S4, 2, wd, w, wb),
+        dqg_constant(L.g, "s", DQG_F32, 1, &N, s, (size_t)N * sizeof *s), DQG_NONE, &a);
+    dqg_output(L.g, dqg_matmul(L.g, "mm", x, wf, NULL), "y");
+    cr_assert_eq(dqg_graph_finalize(L.g), DQG_OK, "%s", dqg_last_error());
+    free(w);
+    free(s);
+    dqg_compile_options opt = dqg_compile_options_default();
+    cr_assert_eq(dqg_compile(L.g, &opt, &L.cc), DQG_OK, "%s", dqg_last_error());
+    const char *info = dqg_compiled_partition_info(L.cc, 0);
+    cr_assert(strstr(info, own_kernel_name(&(wcase){.wt = DQG_S4, .M = 1, .K = K, .block = -1})),
+              "%s", info);
+    return L;
+}
+
+static void row_layer_run(const row_layer *L, const float *x, float *got, float *ref)
+{
+    dqg_buffer in = {.name = "x", .data = (void *)x, .size = (size_t)L->K * 4};
+    dqg_buffer o_ref = {.name = "y", .data = ref, .size = (size_t)L->N * 4};
+    dqg_buffer o_got = {.name = "y", .data = got, .size = (size_t)L->N * 4};
+    cr_assert_eq(dqg_reference_run(L->g, &in, 1, &o_ref, 1), DQG_OK, "%s", dqg_last_error());
+    cr_assert_eq(dqg_execute(L->cc, &in, 1, &o_got, 1), DQG_OK, "%s", dqg_last_error());
+}
+
+static void row_layer_destroy(row_layer *L)
+{
+    dqg_compiled_destroy(L->cc);
+    dqg_graph_destroy(L->g);
+}
+
+/* One row runs on bf16 dot products where the CPU has them, with x split
+ * into three bf16 parts: all 24 bits of x count. x[a] = 1 + 2^-9 + 2^-20
+ * and x[b] = -(1 + 2^-9) over equal rows a and b of W leave exactly
+ * q[a, n] 2^-20 in every column (the reference's f32 sum is exact here):
+ * two parts (16 bits) would give 0. Pairs of k at every place of a
+ * group of 8, across groups and K-blocks. */
+Test(weight_only, one_row_keeps_every_bit_of_the_activations)
+{
+    enum { K = 77, N = 40 };
+    int8_t q[K * N];
+    test_rng = 1307;
+    for (int i = 0; i < K * N; i++)
+        q[i] = (int8_t)rin(-8, 7);
+    const int pairs[][2] = {{0, 1}, {2, 7}, {5, 3}, {8, 15}, {13, 64}, {70, 76}, {75, 40}};
+    for (size_t t = 0; t < sizeof pairs / sizeof *pairs; t++) {
+        int a = pairs[t][0], b = pairs[t][1];
+        int8_t qt[K * N];
+        memcpy(qt, q, sizeof q);
+        for (int n = 0; n < N; n++) {
+            while (q[a * N + n] == 0)
+                q[a * N + n] = (int8_t)rin(-8, 7);
+            qt[a * N + n] = qt[b * N + n] = q[a * N + n];
+        }
+        row_layer L = row_layer_build(K, N, qt);
+        float x[K] = {0}, got[N], ref[N];
+        x[a] = 1.0f + 0x1p-9f + 0x1p-20f;
+        x[b] = -(1.0f + 0x1p-9f);
+        row_layer_run(&L, x, got, ref);
+        for (int n = 0; n < N; n++) {
+            float want = (float)q[a * N + n] * 0x1p-20f;
+            cr_assert_eq(ref[n], want, "reference y[%d] = %a", n, ref[n]);
+            cr_assert_eq(got[n], want, "k %d and %d: y[%d] = %a, want %a", a, b, n, got[n], want);
+        }
+        row_layer_destroy(&L);
+    }
+}
+
+/* Rows the bf16 split cannot carry take the f32 copy: NaN and infinity
+ * (they reach the columns they reach in the reference, infinity times a
+ * zero weight giving NaN), a value near FLT_MAX (bf16 would round it to
+ * infinity, and 0 . inf is NaN where the reference has 0), and rows of
+ * magnitudes near 2^-126 (bf16 arithmetic flushes the parts below). */
+Test(weight_only, one_row_with_nan_infinity_or_extreme_magnitudes)
+{
+    enum { K = 64, N = 48 };
+    int8_t q[K * N];
+    test_rng = 1308;
+    for (int i = 0; i < K * N; i++)
+        q[i] = (int8_t)rin(-8, 7);
+    for (int n = 0; n < N; n += 3)
+        q[9 * N + n] = 0; /* k = 9: a zero weight in every third column */
+    row_layer L = row_layer_build(K, N, q);
+    for (int t = 0; t < 4; t++) {
+        float x[K], got[N], ref[N];
+        for (int k = 0; k < K; k++)
+            x[k] = t == 3 ? (float)rin(1, 1000) * 1e-40f : (float)rin(-1000, 1000) / 256.0f;
+        if (t == 0)
+            x[9] = NAN;
+        else if (t == 1)
+            x[9] = -INFINITY;
+        else if (t == 2)
+            x[9] = 3.4e38f;
+        row_layer_run(&L, x, got, ref);
+        double mx = 0;
+        for (int n = 0; n < N; n++)
+            mx = isfinite(ref[n]) ? fmax(mx, fabs(ref[n])) : mx;
+        for (int n = 0; n < N; n++) {
+            if (isnan(ref[n]) || isinf(ref[n]))
+                cr_assert(isnan(ref[n]) ? isnan(got[n]) : got[n] == ref[n],
+                          "row %d: y[%d] = %g, reference %g", t, n, got[n], ref[n]);
+            else
+                cr_assert(fabs((double)got[n] - ref[n]) <= 1e-5 * mx,
+                          "row %d: y[%d] = %.9g, reference %.9g (max %g)", t, n, got[n], ref[n],
+                          mx);
+        }
+        if (t < 2) /* the zero weights' columns too: NaN times 0, inf times 0 */
+            for (int n = 0; n < N; n++)
+                cr_assert(!isfinite(ref[n]), "row %d: reference y[%d] = %g", t, n, ref[n]);
+    }
+    row_layer_destroy(&L);
 }
