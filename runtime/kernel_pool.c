@@ -9,11 +9,13 @@
  * avg_include_padding then divides the last windows by the whole kernel,
  * where ONNX counts padding only up to pads_end: those windows (the last
  * one along such a dimension) are recomputed after the primitive with the
- * reference's own per-element code. */
+ * reference's own per-element code, and so is every window of a max pooling
+ * whose float source holds a NaN. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "runtime/kernel.h"
+#include "runtime/nan_scan.h"
 #include "runtime/onednn_layout.h"
 
 typedef struct pool_kernel {
@@ -31,7 +33,9 @@ typedef struct pool_kernel {
     int64_t ydims[DQG_MAX_RANK], ys[DQG_MAX_RANK], xs[DQG_MAX_RANK];
 } pool_kernel;
 
-static void fix_edges(const pool_kernel *k, const void *X, void *Y)
+/* Recomputes the windows oneDNN counts differently, or with `all` every
+ * window, with the reference's per-element code. */
+static void recompute(const pool_kernel *k, const void *X, void *Y, bool all)
 {
     const dqg_pool_params *a = &k->params;
     int sr = a->spatial_rank;
@@ -42,7 +46,7 @@ static void fix_edges(const pool_kernel *k, const void *X, void *Y)
         for (int64_t o1 = 0; o1 < os[1]; o1++)
             for (int64_t o2 = 0; o2 < os[2]; o2++) {
                 int64_t o[3] = {o0, o1, o2};
-                bool on_edge = false;
+                bool on_edge = all;
                 int64_t off = 0;
                 for (int i = 0; i < sr; i++) {
                     on_edge |= k->edge[i] && o[i] == os[i] - 1;
@@ -69,8 +73,13 @@ static dqg_status pool_execute(dqg_kernel *kb, void *const *args, void *scratch)
     if ((st = dqg_dnnl_prim_execute(&k->prim, h, pad, k->base.impl)) != DQG_OK ||
         (st = dqg_conv_io_end(&k->io, dst, args[k->y_arg], pad, k->base.impl)) != DQG_OK)
         return st;
-    if (k->fixup)
-        fix_edges(k, args[k->x_arg], args[k->y_arg]);
+    /* oneDNN's max pooling skips a NaN (max(NaN, v) is v there) where the
+     * reference's window maximum is NaN: a source holding one is pooled
+     * again by the reference's code. */
+    bool nan = k->params.algorithm == DQG_POOL_MAX && !dqg_dtype_is_integer(k->x.dtype) &&
+               dqg_has_nonfinite(k->x.dtype, args[k->x_arg], k->x.nelems, false);
+    if (k->fixup || nan)
+        recompute(k, args[k->x_arg], args[k->y_arg], nan);
     return DQG_OK;
 }
 

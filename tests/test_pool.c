@@ -801,3 +801,84 @@ Test(pool_int8, pooling_between_int8_convolutions_stays_int8_and_channels_last)
     cr_assert_leq(run_int8(g, x, y, NULL, NULL), 1);
     dqg_graph_destroy(g);
 }
+
+/* A NaN in a window makes the window's maximum NaN, as the reference has
+ * it (oneDNN's max pooling skips it: max(NaN, v) is v there); infinity is
+ * an ordinary maximum. Average pooling carries NaN by its sum. f32, bf16
+ * and f16, overlapping windows with padding, non-overlapping ones and the
+ * global maximum. */
+Test(pool_values, max_propagates_nan_as_the_reference)
+{
+    static const dqg_dtype types[] = {DQG_F32, DQG_BF16, DQG_F16};
+    const dqg_pool_attrs pools[] = {
+        {.algorithm = DQG_POOL_MAX,
+         .spatial_rank = 2,
+         .kernel = {3, 3},
+         .strides = {2, 2},
+         .pads_begin = {1, 1},
+         .pads_end = {1, 1}},
+        {.algorithm = DQG_POOL_MAX, .spatial_rank = 2, .kernel = {2, 2}, .strides = {2, 2}},
+        {.algorithm = DQG_POOL_MAX, .global = true},
+        {.algorithm = DQG_POOL_AVG_EXCLUDE_PAD,
+         .spatial_rank = 2,
+         .kernel = {3, 3},
+         .strides = {2, 2},
+         .pads_begin = {1, 1},
+         .pads_end = {1, 1}},
+    };
+    const int64_t xd[] = {1, 3, 8, 8}, n = 3 * 8 * 8;
+    test_rng = 20261126u;
+    for (size_t t = 0; t < sizeof types / sizeof *types; t++)
+        for (size_t p = 0; p < sizeof pools / sizeof *pools; p++) {
+            dqg_graph *g = G();
+            dqg_tensor_id x = dqg_input(g, "x", types[t], 4, xd);
+            dqg_tensor_id y = dqg_pool(g, "p", x, &pools[p]);
+            cr_assert_eq(dqg_output(g, y, "y"), DQG_OK);
+            finalize_ok(g);
+            float xf[3 * 8 * 8];
+            for (int64_t i = 0; i < n; i++)
+                xf[i] = rnd_unit() * 8.0f;
+            xf[0] = NAN;       /* a corner: one window, or with padding */
+            xf[64 + 27] = NAN; /* channel 1, inside */
+            xf[64 + 28] = NAN; /* next to it */
+            xf[128 + 9] = INFINITY;
+            xf[128 + 50] = NAN;
+            uint16_t xs[3 * 8 * 8];
+            void *xv = types[t] == DQG_F32 ? (void *)xf : (void *)xs;
+            if (types[t] != DQG_F32)
+                dqg_dtype_encode(types[t], xf, n, xs, 0, false);
+            size_t xn = dqg_tensor_byte_size(g, x), yn = dqg_tensor_byte_size(g, y);
+            int64_t ne = dqg_tensor_element_count(g, y);
+            void *r = malloc(yn), *o = malloc(yn);
+            cr_assert_eq(run_ref_1(g, x, xv, xn, y, r, yn), DQG_OK, "%s", dqg_last_error());
+            dqg_compiled *c = NULL;
+            cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+            dqg_buffer bi = {.id = x, .data = xv, .size = xn},
+                       bo = {.id = y, .data = o, .size = yn};
+            cr_assert_eq(dqg_execute(c, &bi, 1, &bo, 1), DQG_OK, "%s", dqg_last_error());
+            float rf[3 * 8 * 8], of[3 * 8 * 8];
+            dqg_dtype_decode(dqg_tensor_dtype(g, y), r, 0, ne, rf);
+            dqg_dtype_decode(dqg_tensor_dtype(g, y), o, 0, ne, of);
+            int nans = 0;
+            for (int64_t i = 0; i < ne; i++) {
+                nans += isnan(rf[i]);
+                if (isnan(rf[i]))
+                    cr_assert(isnan(of[i]), "%s pool %zu: y[%lld] = %g, reference NaN (%s)",
+                              dqg_dtype_name(types[t]), p, (long long)i, of[i],
+                              dqg_compiled_partition_info(c, 0));
+                else if (pools[p].algorithm == DQG_POOL_MAX)
+                    cr_assert(of[i] == rf[i], "%s pool %zu: y[%lld] = %g, reference %g",
+                              dqg_dtype_name(types[t]), p, (long long)i, of[i], rf[i]);
+                else
+                    cr_assert(of[i] == rf[i] ||
+                                  fabsf(of[i] - rf[i]) <= (types[t] == DQG_F32 ? 1e-5f : 0.1f),
+                              "%s pool %zu: y[%lld] = %g, reference %g", dqg_dtype_name(types[t]),
+                              p, (long long)i, of[i], rf[i]);
+            }
+            cr_assert_geq(nans, 3, "the reference's NaN windows: %d", nans);
+            free(r);
+            free(o);
+            dqg_compiled_destroy(c);
+            dqg_graph_destroy(g);
+        }
+}
