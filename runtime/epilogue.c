@@ -80,13 +80,17 @@ void dqg_epilogue_apply(const dqg_epilogue *e, float *y, int64_t m, int64_t n0, 
                 y[i] = y[i] / v[i * s];
             break;
         }
+        /* ReLU and Clip as the reference writes them: NaN fails every
+         * comparison and passes through (fmaxf/fminf would drop it). */
         case DQG_EPI_RELU:
             for (int64_t i = 0; i < n; i++)
-                y[i] = y[i] > 0.0f ? y[i] : 0.0f;
+                y[i] = y[i] < 0.0f ? 0.0f : y[i];
             break;
         case DQG_EPI_CLIP:
-            for (int64_t i = 0; i < n; i++)
-                y[i] = fminf(fmaxf(y[i], a), b);
+            for (int64_t i = 0; i < n; i++) {
+                float v = y[i] < a ? a : y[i];
+                y[i] = v > b ? b : v;
+            }
             break;
         case DQG_EPI_GELU_ERF:
             for (int64_t i = 0; i < n; i++)

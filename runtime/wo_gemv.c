@@ -413,8 +413,11 @@ panel_rows(const dqg_wo_gemv *g, const wo_format fmt, int64_t p, const float *x,
                 for (int r = 0; r < ROWS; r++)
                     acc[u][r][0] = acc[u][r][1] = _mm512_setzero_ps();
             int64_t k = k0;
-            if (fmt == FMT_TABLE4) {                           /* lines (see to_lines) */
-                for (; k < k1 && (k % 8 || k + 8 > k1); k++) { /* the head, or a short run */
+            /* 4-bit lines (see to_lines): whole groups of 8 k with their
+             * shifts unrolled, single k where a run starts or ends inside
+             * a group. */
+            while (fmt == FMT_TABLE4 && k < k1) {
+                if (k % 8 || k + 8 > k1) {
                     __m512 lo, hi;
                     line_code(wp, k, table, &lo, &hi);
                     for (int r = 0; r < ROWS; r++) {
@@ -422,32 +425,22 @@ panel_rows(const dqg_wo_gemv *g, const wo_format fmt, int64_t p, const float *x,
                         acc[0][r][0] = _mm512_fmadd_ps(xv, lo, acc[0][r][0]);
                         acc[0][r][1] = _mm512_fmadd_ps(xv, hi, acc[0][r][1]);
                     }
+                    k++;
+                    continue;
                 }
-                for (; k + 8 <= k1; k += 8) {
-                    const __m512i *l = (const __m512i *)(wp + (size_t)k * HALF);
-                    __m512i d0 = _mm512_load_si512(l), d1 = _mm512_load_si512(l + 1);
-                    for (int j = 0; j < 8; j++) {
-                        int sh = 16 * (j & 1) + 4 * (j >> 1), u = j % U;
-                        __m512 lo =
-                            _mm512_permutexvar_ps(j ? _mm512_srli_epi32(d0, sh) : d0, table);
-                        __m512 hi =
-                            _mm512_permutexvar_ps(j ? _mm512_srli_epi32(d1, sh) : d1, table);
-                        for (int r = 0; r < ROWS; r++) {
-                            __m512 xv = _mm512_set1_ps(x[(m0 + r) * K + k + j]);
-                            acc[u][r][0] = _mm512_fmadd_ps(xv, lo, acc[u][r][0]);
-                            acc[u][r][1] = _mm512_fmadd_ps(xv, hi, acc[u][r][1]);
-                        }
-                    }
-                }
-                for (; k < k1; k++) { /* the tail */
-                    __m512 lo, hi;
-                    line_code(wp, k, table, &lo, &hi);
+                const __m512i *l = (const __m512i *)(wp + (size_t)k * HALF);
+                __m512i d0 = _mm512_load_si512(l), d1 = _mm512_load_si512(l + 1);
+                for (int j = 0; j < 8; j++) {
+                    int sh = 16 * (j & 1) + 4 * (j >> 1), u = j % U;
+                    __m512 lo = _mm512_permutexvar_ps(j ? _mm512_srli_epi32(d0, sh) : d0, table);
+                    __m512 hi = _mm512_permutexvar_ps(j ? _mm512_srli_epi32(d1, sh) : d1, table);
                     for (int r = 0; r < ROWS; r++) {
-                        __m512 xv = _mm512_set1_ps(x[(m0 + r) * K + k]);
-                        acc[0][r][0] = _mm512_fmadd_ps(xv, lo, acc[0][r][0]);
-                        acc[0][r][1] = _mm512_fmadd_ps(xv, hi, acc[0][r][1]);
+                        __m512 xv = _mm512_set1_ps(x[(m0 + r) * K + k + j]);
+                        acc[u][r][0] = _mm512_fmadd_ps(xv, lo, acc[u][r][0]);
+                        acc[u][r][1] = _mm512_fmadd_ps(xv, hi, acc[u][r][1]);
                     }
                 }
+                k += 8;
             }
             for (; fmt != FMT_TABLE4 && k + U <= k1; k += U)
                 for (int u = 0; u < U; u++) {

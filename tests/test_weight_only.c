@@ -420,7 +420,16 @@ typedef struct row_layer {
     int64_t K, N;
 } row_layer;
 
-static row_layer row_layer_build(int64_t K, int64_t N, const int8_t *q)
+/* count s4 codes from test_rnd, seeded. */
+static void random_s4(int8_t *q, int count, uint32_t seed)
+{
+    test_rng = seed;
+    for (int i = 0; i < count; i++)
+        q[i] = (int8_t)rin(-8, 7);
+}
+
+/* block: the scales' K-block, or 0 for one scale per column. */
+static row_layer row_layer_build(int64_t K, int64_t N, int64_t block, const int8_t *q)
 {
     row_layer L = {.K = K, .N = N};
     cr_assert_eq(dqg_graph_create(&L.g), DQG_OK);
@@ -429,14 +438,17 @@ static row_layer row_layer_build(int64_t K, int64_t N, const int8_t *q)
     uint8_t *w = calloc(wb, 1);
     for (int64_t i = 0; i < K * N; i++)
         w[i / 2] |= (uint8_t)((q[i] & 0x0F) << (i % 2 * 4));
-    float *s = malloc((size_t)N * sizeof *s);
-    for (int64_t n = 0; n < N; n++)
-        s[n] = 1.0f;
+    int64_t sd[] = {block ? (K + block - 1) / block : N, N}, ns = block ? sd[0] * N : N;
+    float *s = malloc((size_t)ns * sizeof *s);
+    for (int64_t i = 0; i < ns; i++)
+        s[i] = 1.0f;
     dqg_tensor_id x = dqg_input(L.g, "x", DQG_F32, 2, xd);
-    dqg_dequantize_linear_attrs a = {.opset = 21, .has_axis = true, .axis = 1};
+    dqg_dequantize_linear_attrs a = {
+        .opset = 21, .has_axis = true, .axis = block ? 0 : 1, .block_size = block};
     dqg_tensor_id wf = dqg_dequantize_linear(
         L.g, "w_dq", dqg_constant(L.g, "w", DQG_S4, 2, wd, w, wb),
-        dqg_constant(L.g, "s", DQG_F32, 1, &N, s, (size_t)N * sizeof *s), DQG_NONE, &a);
+        dqg_constant(L.g, "s", DQG_F32, block ? 2 : 1, sd, s, (size_t)ns * sizeof *s), DQG_NONE,
+        &a);
     dqg_output(L.g, dqg_matmul(L.g, "mm", x, wf, NULL), "y");
     cr_assert_eq(dqg_graph_finalize(L.g), DQG_OK, "%s", dqg_last_error());
     free(w);
@@ -444,8 +456,8 @@ static row_layer row_layer_build(int64_t K, int64_t N, const int8_t *q)
     dqg_compile_options opt = dqg_compile_options_default();
     cr_assert_eq(dqg_compile(L.g, &opt, &L.cc), DQG_OK, "%s", dqg_last_error());
     const char *info = dqg_compiled_partition_info(L.cc, 0);
-    cr_assert(strstr(info, own_kernel_name(&(wcase){.wt = DQG_S4, .M = 1, .K = K, .block = -1})),
-              "%s", info);
+    wcase c = {.wt = DQG_S4, .M = 1, .K = K, .block = block ? block : -1};
+    cr_assert(strstr(info, own_kernel_name(&c)), "%s", info);
     return L;
 }
 
@@ -469,17 +481,17 @@ static void row_layer_destroy(row_layer *L)
  * and x[b] = -(1 + 2^-9) over equal rows a and b of W leave exactly
  * q[a, n] 2^-20 in every column (the reference's f32 sum is exact here):
  * two parts (16 bits) would give 0. Pairs of k at every place of a
- * group of 8, across groups and K-blocks. */
+ * group of 8, across groups, in the last (short) group, with one scale per
+ * column and per K-block of 16. */
 Test(weight_only, one_row_keeps_every_bit_of_the_activations)
 {
     enum { K = 77, N = 40 };
     int8_t q[K * N];
-    test_rng = 1307;
-    for (int i = 0; i < K * N; i++)
-        q[i] = (int8_t)rin(-8, 7);
+    random_s4(q, K * N, 1307);
     const int pairs[][2] = {{0, 1}, {2, 7}, {5, 3}, {8, 15}, {13, 64}, {70, 76}, {75, 40}};
-    for (size_t t = 0; t < sizeof pairs / sizeof *pairs; t++) {
-        int a = pairs[t][0], b = pairs[t][1];
+    for (size_t t = 0; t < 2 * sizeof pairs / sizeof *pairs; t++) {
+        int a = pairs[t / 2][0], b = pairs[t / 2][1];
+        int64_t block = t % 2 ? 16 : 0;
         int8_t qt[K * N];
         memcpy(qt, q, sizeof q);
         for (int n = 0; n < N; n++) {
@@ -487,7 +499,7 @@ Test(weight_only, one_row_keeps_every_bit_of_the_activations)
                 q[a * N + n] = (int8_t)rin(-8, 7);
             qt[a * N + n] = qt[b * N + n] = q[a * N + n];
         }
-        row_layer L = row_layer_build(K, N, qt);
+        row_layer L = row_layer_build(K, N, block, qt);
         float x[K] = {0}, got[N], ref[N];
         x[a] = 1.0f + 0x1p-9f + 0x1p-20f;
         x[b] = -(1.0f + 0x1p-9f);
@@ -495,7 +507,8 @@ Test(weight_only, one_row_keeps_every_bit_of_the_activations)
         for (int n = 0; n < N; n++) {
             float want = (float)q[a * N + n] * 0x1p-20f;
             cr_assert_eq(ref[n], want, "reference y[%d] = %a", n, ref[n]);
-            cr_assert_eq(got[n], want, "k %d and %d: y[%d] = %a, want %a", a, b, n, got[n], want);
+            cr_assert_eq(got[n], want, "k %d and %d, K-block %lld: y[%d] = %a, want %a", a, b,
+                         (long long)block, n, got[n], want);
         }
         row_layer_destroy(&L);
     }
@@ -510,12 +523,10 @@ Test(weight_only, one_row_with_nan_infinity_or_extreme_magnitudes)
 {
     enum { K = 64, N = 48 };
     int8_t q[K * N];
-    test_rng = 1308;
-    for (int i = 0; i < K * N; i++)
-        q[i] = (int8_t)rin(-8, 7);
+    random_s4(q, K * N, 1308);
     for (int n = 0; n < N; n += 3)
         q[9 * N + n] = 0; /* k = 9: a zero weight in every third column */
-    row_layer L = row_layer_build(K, N, q);
+    row_layer L = row_layer_build(K, N, 0, q);
     for (int t = 0; t < 4; t++) {
         float x[K], got[N], ref[N];
         for (int k = 0; k < K; k++)
@@ -544,4 +555,58 @@ Test(weight_only, one_row_with_nan_infinity_or_extreme_magnitudes)
                 cr_assert(!isfinite(ref[n]), "row %d: reference y[%d] = %g", t, n, ref[n]);
     }
     row_layer_destroy(&L);
+}
+
+/* The kernel's epilogue keeps NaN as the reference's ReLU and Clip do
+ * (NaN fails their comparisons): a row of x holding a NaN is NaN in every
+ * column after them, at M = 1 and 2. */
+Test(weight_only, relu_and_clip_in_the_epilogue_keep_nan)
+{
+    enum { K = 40, N = 36 };
+    int8_t q[K * N];
+    random_s4(q, K * N, 1309);
+    uint8_t w[K * N / 2] = {0};
+    for (int i = 0; i < K * N; i++)
+        w[i / 2] |= (uint8_t)((q[i] & 0x0F) << (i % 2 * 4));
+    for (int clip = 0; clip < 2; clip++)
+        for (int64_t M = 1; M <= 2; M++) {
+            dqg_graph *g;
+            cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+            int64_t xd[] = {M, K}, wd[] = {K, N}, one = 1;
+            const float s = 0.25f;
+            dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 2, xd);
+            dqg_dequantize_linear_attrs a = {.opset = 21};
+            dqg_tensor_id wf = dqg_dequantize_linear(
+                g, "w_dq", dqg_constant(g, "w", DQG_S4, 2, wd, w, sizeof w),
+                dqg_constant(g, "s", DQG_F32, 0, &one, &s, sizeof s), DQG_NONE, &a);
+            dqg_tensor_id y = dqg_matmul(g, "mm", x, wf, NULL);
+            y = clip ? dqg_clip(g, "act", y, -1.0f, 1.0f) : dqg_relu(g, "act", y);
+            dqg_output(g, y, "y");
+            cr_assert_eq(dqg_graph_finalize(g), DQG_OK, "%s", dqg_last_error());
+            float xv[2 * K], ref[2 * N], got[2 * N];
+            for (int i = 0; i < 2 * K; i++)
+                xv[i] = (float)rin(-100, 100) / 64.0f;
+            xv[3] = NAN;
+            dqg_buffer in = {.name = "x", .data = xv, .size = (size_t)(M * K) * 4};
+            dqg_buffer o_ref = {.name = "y", .data = ref, .size = (size_t)(M * N) * 4};
+            dqg_buffer o_got = {.name = "y", .data = got, .size = (size_t)(M * N) * 4};
+            cr_assert_eq(dqg_reference_run(g, &in, 1, &o_ref, 1), DQG_OK, "%s", dqg_last_error());
+            dqg_compiled *cc;
+            dqg_compile_options opt = dqg_compile_options_default();
+            cr_assert_eq(dqg_compile(g, &opt, &cc), DQG_OK, "%s", dqg_last_error());
+            cr_assert_eq(dqg_execute(cc, &in, 1, &o_got, 1), DQG_OK, "%s", dqg_last_error());
+            const char *info = dqg_compiled_partition_info(cc, 0);
+            cr_assert(strstr(info, "wo-gemv") && strstr(info, clip ? "Clip" : "ReLU"), "%s", info);
+            for (int64_t i = 0; i < M * N; i++) {
+                if (i < N) {
+                    cr_assert(isnan(ref[i]), "reference y[%lld] = %g", (long long)i, ref[i]);
+                    cr_assert(isnan(got[i]), "%s M=%lld: y[%lld] = %g, reference NaN",
+                              clip ? "Clip" : "ReLU", (long long)M, (long long)i, got[i]);
+                } else
+                    cr_assert(fabsf(got[i] - ref[i]) <= 1e-5f * 8.0f, "y[%lld] = %g vs %g",
+                              (long long)i, got[i], ref[i]);
+            }
+            dqg_compiled_destroy(cc);
+            dqg_graph_destroy(g);
+        }
 }
