@@ -39,6 +39,7 @@
 /* The AVX-512 copy's: 16 accumulators for 8 rows fit its 32 registers, and
  * each decoded row of weights then serves 16 FMAs instead of 8. */
 #define AVX512_ROWS 8
+#define WIDE_ROWS   16 /* ... and its copy for M = 16 (panel_wide) */
 /* The longest run of k summed in one accumulator before it is scaled into
  * the result: a K-block (or a whole per-channel K) is summed in runs of at
  * most RUN, so the f32 rounding of long sums stays that of ~RUN terms plus
@@ -325,13 +326,19 @@ static size_t xsum_bytes(const dqg_wo_gemv *g, int64_t M)
     return g->has_zp ? round64((size_t)M * (size_t)g->n_blocks * sizeof(float)) : 0;
 }
 
+/* x k-major in chunks of 16 rows, for panel_wide. */
+static size_t wide_bytes(const dqg_wo_gemv *g, int64_t M)
+{
+    return g->isa >= DQG_ISA_AVX512 && M % WIDE_ROWS == 0 ? round64((size_t)(M * g->K) * 4) : 0;
+}
+
 size_t dqg_wo_gemv_scratch(const dqg_wo_gemv *g, int64_t M)
 {
     /* Per-row block sums of x, for the zero-point term; the bf16 copy's
      * split row. */
-    return xsum_bytes(g, M) + (g->isa == DQG_ISA_AVX512_BF16 && M == 1
-                                   ? round64((size_t)(3 * bf16_pairs(g->K)) * 4)
-                                   : 0);
+    return xsum_bytes(g, M) + wide_bytes(g, M) +
+           (g->isa == DQG_ISA_AVX512_BF16 && M == 1 ? round64((size_t)(3 * bf16_pairs(g->K)) * 4)
+                                                    : 0);
 }
 
 /* Sixteen float8 codes as f16: E5M2 is an f16's high byte; E4M3's sign
@@ -490,6 +497,86 @@ panel_rows(const dqg_wo_gemv *g, const wo_format fmt, int64_t p, const float *x,
     }
 }
 
+/* At M = 16, each half-panel (16 columns) runs all 16 rows: a decoded
+ * half-row of weights serves 16 FMAs, twice as many as in panel_rows, and
+ * the 16 sums stay in registers while the results go to `out` once per
+ * run. x is read k-major ([k][16], a copy in scratch): 16 rows K floats
+ * apart would share the L1's sets. */
+__attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) static inline void
+half_wide(const dqg_wo_gemv *g, const wo_format fmt, int64_t p, int h, const float *xt, int64_t m0,
+          const float *xsum, float (*out)[HALF])
+{
+    const int64_t K = g->K;
+    const uint8_t *wp = g->w + (size_t)p * g->panel_bytes;
+    const __m512 table = _mm512_loadu_ps(g->table);
+    for (int r = 0; r < WIDE_ROWS; r++)
+        _mm512_store_ps(out[r], _mm512_setzero_ps());
+    for (int64_t b = 0; b < g->n_blocks; b++) {
+        int64_t kb = b * g->block, kb1 = kb + g->block < K ? kb + g->block : K;
+        size_t at = ((size_t)p * (size_t)g->n_blocks + (size_t)b) * PANEL + (size_t)h * HALF;
+        for (int64_t k0 = kb; k0 < kb1; k0 += RUN) {
+            int64_t k1 = k0 + RUN < kb1 ? k0 + RUN : kb1;
+            __m512 acc[WIDE_ROWS];
+            for (int r = 0; r < WIDE_ROWS; r++)
+                acc[r] = _mm512_setzero_ps();
+            int64_t k = k0;
+            while (k < k1) {
+                if (fmt == FMT_TABLE4 && k % 8 == 0 && k + 8 <= k1) { /* a whole line */
+                    __m512i d = _mm512_load_si512(wp + (size_t)k * HALF + (size_t)h * 64);
+                    for (int j = 0; j < 8; j++) {
+                        int sh = 16 * (j & 1) + 4 * (j >> 1);
+                        __m512 v = _mm512_permutexvar_ps(j ? _mm512_srli_epi32(d, sh) : d, table);
+                        for (int r = 0; r < WIDE_ROWS; r++)
+                            acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(xt[(k + j) * WIDE_ROWS + r]), v,
+                                                     acc[r]);
+                    }
+                    k += 8;
+                    continue;
+                }
+                __m512 v[2];
+                if (fmt == FMT_TABLE4)
+                    line_code(wp, k, table, &v[0], &v[1]);
+                else
+                    decode(fmt, table, wp + (size_t)k * g->k_bytes, &v[0], &v[1]);
+                for (int r = 0; r < WIDE_ROWS; r++)
+                    acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(xt[k * WIDE_ROWS + r]), v[h], acc[r]);
+                k++;
+            }
+            __m512 s = _mm512_load_ps(g->scale + at);
+            for (int r = 0; r < WIDE_ROWS; r++)
+                _mm512_store_ps(out[r], _mm512_fmadd_ps(acc[r], s, _mm512_load_ps(out[r])));
+        }
+        if (g->zs) {
+            __m512 zs = _mm512_load_ps(g->zs + at);
+            for (int r = 0; r < WIDE_ROWS; r++)
+                _mm512_store_ps(out[r],
+                                _mm512_fnmadd_ps(_mm512_set1_ps(xsum[(m0 + r) * g->n_blocks + b]),
+                                                 zs, _mm512_load_ps(out[r])));
+        }
+    }
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) static inline void
+panel_wide(const dqg_wo_gemv *g, const wo_format fmt, int64_t p, const float *x, int64_t m0,
+           const float *xsum, float *y, const dqg_epilogue *e, const void *const *rt)
+{
+    _Alignas(64) float out[2][WIDE_ROWS][HALF];
+    const float *xt = x + m0 * g->K; /* the chunk's rows, k-major (see dqg_wo_gemv_run) */
+    half_wide(g, fmt, p, 0, xt, m0, xsum, out[0]);
+    half_wide(g, fmt, p, 1, xt, m0, xsum, out[1]);
+    int64_t N = g->N, n0 = p * PANEL, n = N - n0 < PANEL ? N - n0 : PANEL;
+    for (int r = 0; r < WIDE_ROWS; r++) {
+        float *yr = y + (m0 + r) * N + n0;
+        for (int h = 0; h < 2; h++)
+            memcpy(yr + h * HALF, out[h][r],
+                   (size_t)(n - h * HALF < 0      ? 0
+                            : n - h * HALF > HALF ? HALF
+                                                  : n - h * HALF) *
+                       sizeof(float));
+        dqg_epilogue_apply(e, yr, m0 + r, n0, n, N, rt);
+    }
+}
+
 /* One copy of the loop per row count and weight format, so that neither
  * is tested inside it. */
 __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) static inline void
@@ -511,6 +598,9 @@ panel_of(const dqg_wo_gemv *g, const wo_format fmt, int64_t p, const float *x, i
         break;
     case AVX512_ROWS:
         panel_rows(g, fmt, p, x, m0, AVX512_ROWS, 1, xsum, y, e, rt);
+        break;
+    case WIDE_ROWS:
+        panel_wide(g, fmt, p, x, m0, xsum, y, e, rt);
         break;
     default: /* 5 .. 7: four rows, then the rest */
         panel_rows(g, fmt, p, x, m0, 4, 1, xsum, y, e, rt);
@@ -897,7 +987,16 @@ dqg_status dqg_wo_gemv_run(const dqg_wo_gemv *g, int64_t M, const float *x, floa
         xs = (uint32_t *)((char *)scratch + xsum_bytes(g, M));
         bf16 = split_bf16(x, g->K, xs, pairs);
     }
-    int per = g->isa >= DQG_ISA_AVX512 ? AVX512_ROWS
+    const float *xk = x; /* what the panels read: x, or x k-major in chunks of 16 rows */
+    if (wide_bytes(g, M)) {
+        float *t = (float *)((char *)scratch + xsum_bytes(g, M));
+        for (int64_t c = 0; c < M; c += WIDE_ROWS)
+            for (int64_t k = 0; k < g->K; k++)
+                for (int r = 0; r < WIDE_ROWS; r++)
+                    t[c * g->K + k * WIDE_ROWS + r] = x[(c + r) * g->K + k];
+        xk = t;
+    }
+    int per = g->isa >= DQG_ISA_AVX512 ? (M % WIDE_ROWS == 0 ? WIDE_ROWS : AVX512_ROWS)
               : g->isa == DQG_ISA_AVX2 ? AVX2_ROWS
                                        : MAX_ROWS; /* rows per pass */
     int64_t chunks = (M + per - 1) / per, work = g->panels * chunks;
@@ -910,7 +1009,7 @@ dqg_status dqg_wo_gemv_run(const dqg_wo_gemv *g, int64_t M, const float *x, floa
         if (bf16)
             panel_bf16(g, p, xs, pairs, xsum, y, e, rt);
         else if (g->isa >= DQG_ISA_AVX512)
-            panel(g, p, x, m0, rows, xsum, y, e, rt);
+            panel(g, p, xk, m0, rows, xsum, y, e, rt);
         else if (g->isa == DQG_ISA_AVX2)
             panel_avx2(g, p, x, m0, rows, xsum, y, e, rt);
         else
