@@ -1004,7 +1004,10 @@ dqg_status dqg_wo_gemv_run(const dqg_wo_gemv *g, int64_t M, const float *x, floa
     int threads = g->K * g->N * M >= (1 << 16) ? omp_get_max_threads() : 1;
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (int64_t i = 0; i < work; i++) {
-        int64_t p = i % g->panels, c = i / g->panels, m0 = c * per;
+        /* Panel-major: each thread takes whole panels, every chunk of rows
+         * of a panel while its weights are in cache (chunk-major would give
+         * one thread all full chunks and the other the short last one). */
+        int64_t p = i / chunks, c = i % chunks, m0 = c * per;
         int rows = (int)(M - m0 < per ? M - m0 : per);
         if (bf16)
             panel_bf16(g, p, xs, pairs, xsum, y, e, rt);

@@ -278,7 +278,7 @@ dqg_status dqg_wo_q8_run(const dqg_wo_q8 *g, int64_t M, const float *x, float *y
     int threads = g->K * g->N * M >= (1 << 16) ? omp_get_max_threads() : 1;
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (int64_t i = 0; i < work; i++) {
-        int64_t p = i % g->panels, c = i / g->panels, m0 = c * MAX_ROWS;
+        int64_t p = i / chunks, c = i % chunks, m0 = c * MAX_ROWS; /* panel-major */
         int rows = (int)(M - m0 < MAX_ROWS ? M - m0 : MAX_ROWS);
         panel(g, p, m0, rows, xq, sx, sxs, y, e, rt);
     }
