@@ -810,21 +810,19 @@ Test(pool_int8, pooling_between_int8_convolutions_stays_int8_and_channels_last)
 Test(pool_values, max_propagates_nan_as_the_reference)
 {
     static const dqg_dtype types[] = {DQG_F32, DQG_BF16, DQG_F16};
+    dqg_pool_attrs padded = {.algorithm = DQG_POOL_MAX,
+                             .spatial_rank = 2,
+                             .kernel = {3, 3},
+                             .strides = {2, 2},
+                             .pads_begin = {1, 1},
+                             .pads_end = {1, 1}},
+                   avg = padded;
+    avg.algorithm = DQG_POOL_AVG_EXCLUDE_PAD;
     const dqg_pool_attrs pools[] = {
-        {.algorithm = DQG_POOL_MAX,
-         .spatial_rank = 2,
-         .kernel = {3, 3},
-         .strides = {2, 2},
-         .pads_begin = {1, 1},
-         .pads_end = {1, 1}},
+        padded,
         {.algorithm = DQG_POOL_MAX, .spatial_rank = 2, .kernel = {2, 2}, .strides = {2, 2}},
         {.algorithm = DQG_POOL_MAX, .global = true},
-        {.algorithm = DQG_POOL_AVG_EXCLUDE_PAD,
-         .spatial_rank = 2,
-         .kernel = {3, 3},
-         .strides = {2, 2},
-         .pads_begin = {1, 1},
-         .pads_end = {1, 1}},
+        avg,
     };
     const int64_t xd[] = {1, 3, 8, 8}, n = 3 * 8 * 8;
     test_rng = 20261126u;

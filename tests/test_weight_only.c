@@ -121,6 +121,28 @@ static dqg_graph *build_case(const wcase *c, bool bound)
     return g;
 }
 
+/* y = g(x) on the reference (ref) and on the compiled graph (got), x [nx]
+ * and y [ny] f32. */
+static void run_both(const dqg_graph *g, dqg_compiled *cc, const float *x, int64_t nx, float *ref,
+                     float *got, int64_t ny)
+{
+    dqg_buffer in = {.name = "x", .data = (void *)x, .size = (size_t)nx * 4};
+    dqg_buffer o_ref = {.name = "y", .data = ref, .size = (size_t)ny * 4};
+    dqg_buffer o_got = {.name = "y", .data = got, .size = (size_t)ny * 4};
+    cr_assert_eq(dqg_reference_run(g, &in, 1, &o_ref, 1), DQG_OK, "%s", dqg_last_error());
+    cr_assert_eq(dqg_execute(cc, &in, 1, &o_got, 1), DQG_OK, "%s", dqg_last_error());
+}
+
+/* g compiled with fpmath. */
+static dqg_compiled *compile_with(const dqg_graph *g, dqg_fpmath_mode fpmath)
+{
+    dqg_compiled *cc;
+    dqg_compile_options opt = dqg_compile_options_default();
+    opt.fpmath = fpmath;
+    cr_assert_eq(dqg_compile(g, &opt, &cc), DQG_OK, "%s", dqg_last_error());
+    return cc;
+}
+
 /* Runs one case; returns the partition info of the weight-only partition. */
 static void run_case(const wcase *c, char *info, size_t info_size)
 {
@@ -132,14 +154,8 @@ static void run_case(const wcase *c, char *info, size_t info_size)
         xv[i] = (float)rin(-1000, 1000) / 250.0f;
     float *ref = malloc((size_t)(M * N) * sizeof *ref), *got = malloc((size_t)(M * N) * 4);
     dqg_buffer in = {.name = "x", .data = xv, .size = (size_t)(M * K) * 4};
-    dqg_buffer o_ref = {.name = "y", .data = ref, .size = (size_t)(M * N) * 4};
-    dqg_buffer o_got = {.name = "y", .data = got, .size = (size_t)(M * N) * 4};
-    cr_assert_eq(dqg_reference_run(g, &in, 1, &o_ref, 1), DQG_OK, "%s", dqg_last_error());
-    dqg_compiled *cc;
-    dqg_compile_options opt = dqg_compile_options_default();
-    opt.fpmath = c->int8 ? DQG_FPMATH_INT8 : DQG_FPMATH_STRICT;
-    cr_assert_eq(dqg_compile(g, &opt, &cc), DQG_OK, "%s", dqg_last_error());
-    cr_assert_eq(dqg_execute(cc, &in, 1, &o_got, 1), DQG_OK, "%s", dqg_last_error());
+    dqg_compiled *cc = compile_with(g, c->int8 ? DQG_FPMATH_INT8 : DQG_FPMATH_STRICT);
+    run_both(g, cc, xv, M * K, ref, got, M * N);
     info[0] = 0;
     for (size_t i = 0; i < dqg_compiled_partition_count(cc); i++)
         if (strstr(dqg_compiled_partition_info(cc, i), "weight-only matmul"))
@@ -453,8 +469,7 @@ static row_layer row_layer_build(int64_t K, int64_t N, int64_t block, const int8
     cr_assert_eq(dqg_graph_finalize(L.g), DQG_OK, "%s", dqg_last_error());
     free(w);
     free(s);
-    dqg_compile_options opt = dqg_compile_options_default();
-    cr_assert_eq(dqg_compile(L.g, &opt, &L.cc), DQG_OK, "%s", dqg_last_error());
+    L.cc = compile_with(L.g, DQG_FPMATH_STRICT);
     const char *info = dqg_compiled_partition_info(L.cc, 0);
     wcase c = {.wt = DQG_S4, .M = 1, .K = K, .block = block ? block : -1};
     cr_assert(strstr(info, own_kernel_name(&c)), "%s", info);
@@ -463,11 +478,7 @@ static row_layer row_layer_build(int64_t K, int64_t N, int64_t block, const int8
 
 static void row_layer_run(const row_layer *L, const float *x, float *got, float *ref)
 {
-    dqg_buffer in = {.name = "x", .data = (void *)x, .size = (size_t)L->K * 4};
-    dqg_buffer o_ref = {.name = "y", .data = ref, .size = (size_t)L->N * 4};
-    dqg_buffer o_got = {.name = "y", .data = got, .size = (size_t)L->N * 4};
-    cr_assert_eq(dqg_reference_run(L->g, &in, 1, &o_ref, 1), DQG_OK, "%s", dqg_last_error());
-    cr_assert_eq(dqg_execute(L->cc, &in, 1, &o_got, 1), DQG_OK, "%s", dqg_last_error());
+    run_both(L->g, L->cc, x, L->K, ref, got, L->N);
 }
 
 static void row_layer_destroy(row_layer *L)
@@ -587,14 +598,8 @@ Test(weight_only, relu_and_clip_in_the_epilogue_keep_nan)
             for (int i = 0; i < 2 * K; i++)
                 xv[i] = (float)rin(-100, 100) / 64.0f;
             xv[3] = NAN;
-            dqg_buffer in = {.name = "x", .data = xv, .size = (size_t)(M * K) * 4};
-            dqg_buffer o_ref = {.name = "y", .data = ref, .size = (size_t)(M * N) * 4};
-            dqg_buffer o_got = {.name = "y", .data = got, .size = (size_t)(M * N) * 4};
-            cr_assert_eq(dqg_reference_run(g, &in, 1, &o_ref, 1), DQG_OK, "%s", dqg_last_error());
-            dqg_compiled *cc;
-            dqg_compile_options opt = dqg_compile_options_default();
-            cr_assert_eq(dqg_compile(g, &opt, &cc), DQG_OK, "%s", dqg_last_error());
-            cr_assert_eq(dqg_execute(cc, &in, 1, &o_got, 1), DQG_OK, "%s", dqg_last_error());
+            dqg_compiled *cc = compile_with(g, DQG_FPMATH_STRICT);
+            run_both(g, cc, xv, M * K, ref, got, M * N);
             const char *info = dqg_compiled_partition_info(cc, 0);
             cr_assert(strstr(info, "wo-gemv") && strstr(info, clip ? "Clip" : "ReLU"), "%s", info);
             for (int64_t i = 0; i < M * N; i++) {
