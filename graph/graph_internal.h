@@ -85,6 +85,13 @@ typedef struct dqg_pool_params {
     int32_t ceil_mode;
     int32_t global;
     int64_t kernel[3], strides[3], pads_begin[3], pads_end[3], dilations[3];
+    /* Integer pooling only, set by the quantized-pooling pass where the
+     * quantize after it has other parameters than the dequantize before:
+     * the result is saturate(rne(rq_alpha * v + rq_beta)) of the window's
+     * max or mean v, computed in f32 (0 in builder-made ops). */
+    int32_t requant;
+    float rq_alpha, rq_beta;
+    int32_t rq_pad; /* 0: keeps the struct's bytes canonical for the cache key */
 } dqg_pool_params;
 
 typedef struct dqg_op {

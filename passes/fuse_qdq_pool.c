@@ -16,6 +16,11 @@
  * the pooling op reads the dequantize's input and writes the quantize's
  * output, and both are removed.
  *
+ * An average whose quantize has another scale or zero point than the
+ * dequantize is requantized in the same step: saturate(rne(mean * sx / sy
+ * + zy - zx * sx / sy)) in f32, one rounding (oneDNN's pooling with a
+ * linear post-op), within one unit of the float path as above.
+ *
  * The same rewrite moves Reshape and Transpose between a dequantize and a
  * quantize of equal parameters onto the quantized tensor (a channel
  * shuffle as ONNX Runtime's quantizer writes it, a Flatten): they move
@@ -65,7 +70,9 @@ static const char *refusal(const dqg_graph *g, const dqg_op *dq, const dqg_op *p
     }
     float s = scale_of(g, dq), sq = scale_of(g, q);
     int64_t z = zp_of(g, dq), zq = zp_of(g, q);
-    if (memcmp(&s, &sq, sizeof s) != 0 || z != zq) {
+    bool same = memcmp(&s, &sq, sizeof s) == 0 && z == zq;
+    bool avg = pool->kind == DQG_OP_POOL && pool->attrs.pool.algorithm != DQG_POOL_MAX;
+    if (!same && !avg) {
         snprintf(why, n,
                  "the quantize's scale and zero point (%g, %lld) differ from the dequantize's "
                  "(%g, %lld)",
@@ -74,8 +81,8 @@ static const char *refusal(const dqg_graph *g, const dqg_op *dq, const dqg_op *p
     }
     /* Positive and normal, and (x - zp) * s stays finite: then
      * rne((x - zp) * s / s) is x - zp exactly. */
-    if (!(s > 0.0f) || !isnormal(s) || s > 1e30f) {
-        snprintf(why, n, "scale %g is not a positive normal number", (double)s);
+    if (!(s > 0.0f) || !isnormal(s) || s > 1e30f || !(sq > 0.0f) || !isnormal(sq) || sq > 1e30f) {
+        snprintf(why, n, "scale %g is not a positive normal number", (double)(s > 0.0f ? sq : s));
         return why;
     }
     if (pool->kind != DQG_OP_POOL)
@@ -125,6 +132,14 @@ dqg_status dqg_pass_fuse_qdq_pool(dqg_pass_state *s)
         }
         dqg_tensor_id qx = dq->inputs[0], qy = q->outputs[0];
         dqg_dtype t = g->tensors[qx].dtype;
+        float sx = scale_of(g, dq), sy = scale_of(g, q);
+        int64_t zx = zp_of(g, dq), zy = zp_of(g, q);
+        bool requant = !move && (memcmp(&sx, &sy, sizeof sx) != 0 || zx != zy);
+        if (requant) { /* y = (mean - zx) sx / sy + zy */
+            pool->attrs.pool.requant = 1;
+            pool->attrs.pool.rq_alpha = sx / sy;
+            pool->attrs.pool.rq_beta = (float)zy - (float)zx * (sx / sy);
+        }
         pool->inputs[0] = qx;
         pool->outputs[0] = qy;
         g->tensors[qy].producer = i;
@@ -144,9 +159,12 @@ dqg_status dqg_pass_fuse_qdq_pool(dqg_pass_state *s)
                          "the quantized tensor (%s)",
                          dq->name, kind, pool->name, q->name, dqg_dtype_name(t),
                          max ? "max" : "average",
-                         max ? "exact: the max commutes with the dequantize"
-                             : "the mean rounded once, to nearest even: within one unit of the "
-                               "float path");
+                         max       ? "exact: the max commutes with the dequantize"
+                         : requant ? "the mean requantized to the quantize's scale and zero point "
+                                     "and rounded once, to nearest even: within one unit of the "
+                                     "float path"
+                                   : "the mean rounded once, to nearest even: within one unit of "
+                                     "the float path");
         if (st != DQG_OK)
             return st;
     }

@@ -10,7 +10,8 @@
  * where ONNX counts padding only up to pads_end: those windows (the last
  * one along such a dimension) are recomputed after the primitive with the
  * reference's own per-element code, and so is every window of a max pooling
- * whose float source holds a NaN. */
+ * whose float source holds a NaN. An integer pooling the quantized-pooling
+ * pass requantized carries its scale and offset as a linear post-op. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -122,7 +123,27 @@ static dqg_status make_pd(pool_kernel *k, const dnnl_memory_desc_t *md_x,
                                           &k->io.src, &k->io.dst, strides, kernel, dil, pl, pr);
     if (s != dnnl_success)
         return dqg_dnnl_error(s, impl, "pooling descriptor");
-    return dqg_dnnl_pd_create(pd, &d, NULL, impl, impl_size);
+    if (!k->params.requant)
+        return dqg_dnnl_pd_create(pd, &d, NULL, impl, impl_size);
+    /* Requantized integer pooling: a linear post-op on the window's value
+     * in f32, before the destination's rounding and saturation. */
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_post_ops_t po = NULL;
+    s = dnnl_primitive_attr_create(&attr);
+    if (s == dnnl_success)
+        s = dnnl_post_ops_create(&po);
+    if (s == dnnl_success)
+        s = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_linear, k->params.rq_alpha,
+                                         k->params.rq_beta);
+    if (s == dnnl_success)
+        s = dnnl_primitive_attr_set_post_ops(attr, po);
+    dqg_status st = s == dnnl_success ? dqg_dnnl_pd_create(pd, &d, attr, impl, impl_size)
+                                      : dqg_dnnl_error(s, impl, "requantization post-op");
+    if (po)
+        dnnl_post_ops_destroy(po);
+    if (attr)
+        dnnl_primitive_attr_destroy(attr);
+    return st;
 }
 
 dqg_status dqg_kernel_pool_build(const dqg_kernel_request *req, dqg_kernel **out)

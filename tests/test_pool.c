@@ -703,6 +703,52 @@ Test(pool_int8, average_pool_within_one_step)
     dqg_graph_destroy(g);
 }
 
+/* A quantize with another scale or zero point than the dequantize (ONNX
+ * Runtime's quantizer writes AveragePool and GlobalAveragePool so): the
+ * average is requantized in the same u8/s8 pooling, rounded once, within
+ * one step of the float path; a wider and a narrower output scale, with
+ * padding and ceil_mode (counted or not), the global average, and s8. */
+Test(pool_int8, average_pool_requantized_to_other_parameters_within_one_step)
+{
+    test_rng = 10u;
+    int64_t xd[] = {1, 40, 14, 15};
+    dqg_pool_attrs a = {.algorithm = DQG_POOL_AVG_EXCLUDE_PAD,
+                        .spatial_rank = 2,
+                        .kernel = {3, 3},
+                        .strides = {2, 2},
+                        .pads_begin = {1, 1},
+                        .pads_end = {1, 1},
+                        .ceil_mode = true};
+    dqg_pool_attrs ga = {.algorithm = DQG_POOL_AVG_EXCLUDE_PAD, .global = true};
+    dqg_pool_attrs ai = a; /* include-padding: its ceil_mode edges are redone by the kernel */
+    ai.algorithm = DQG_POOL_AVG_INCLUDE_PAD;
+    const struct {
+        dqg_dtype t;
+        float s, so;
+        int zx, zo;
+        const dqg_pool_attrs *a;
+    } cases[] = {
+        {DQG_U8, 0.02f, 0.013f, 128, 3, &a}, {DQG_U8, 0.02f, 0.05f, 7, 200, &a},
+        {DQG_U8, 0.1f, 0.061f, 0, 0, &ga},   {DQG_S8, 0.3f, 0.17f, -5, 9, &a},
+        {DQG_S8, 0.03f, 0.07f, 0, -20, &ga}, {DQG_U8, 0.02f, 0.031f, 0, 11, &ai},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        dqg_tensor_id x, y;
+        dqg_graph *g = qdq_pool(cases[i].t, cases[i].s, cases[i].zx, cases[i].so, cases[i].zo,
+                                cases[i].a, xd, 4, &x, &y);
+        cr_assert_leq(run_int8(g, x, y, "AveragePool 'pool'", "requantized to the quantize's"), 1,
+                      "case %zu", i);
+        dqg_compiled *c = NULL;
+        cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK);
+        cr_assert_eq(dqg_compiled_partition_count(c), 1, "case %zu", i);
+        cr_assert(strstr(dqg_compiled_partition_info(c, 0),
+                         cases[i].t == DQG_S8 ? "onednn:pool:s8" : "onednn:pool:u8"),
+                  "%s", dqg_compiled_partition_info(c, 0));
+        dqg_compiled_destroy(c);
+        dqg_graph_destroy(g);
+    }
+}
+
 Test(pool_int8, refusals_are_explained)
 {
     test_rng = 8u;

@@ -258,6 +258,14 @@ void dqg_pool_element(const dqg_pool_params *a, const dqg_tensor *x, const void 
     }
     if (a->algorithm == DQG_POOL_AVG_EXCLUDE_PAD)
         divisor = count;
+    if (is_int && a->requant) { /* in f32, as oneDNN's int8 pooling and its post-op */
+        float m = is_max ? (float)(count ? imax : (int64_t)lowest(x->dtype))
+                         : (divisor ? (float)isum * (1.0f / (float)divisor) : 0.0f);
+        float r = nearbyintf(fmaf(a->rq_alpha, m, a->rq_beta)); /* ties to even */
+        double lo = (double)dqg_int_min(x->dtype), hi = (double)dqg_int_max(x->dtype);
+        dqg_store_int(x->dtype, Y, yi, (int64_t)(r < lo ? lo : r > hi ? hi : r));
+        return;
+    }
     if (is_int) {
         int64_t v = is_max ? (count ? imax : (int64_t)lowest(x->dtype))
                            : (divisor ? div_rne(isum, divisor) : 0);
