@@ -382,6 +382,21 @@ Test(unary, compiled_matches_reference_for_every_function)
     free(got);
 }
 
+/* (Log)Softmax of x (type t, dims d, rank 3) along axis, on the reference
+ * (ref) and compiled (got). */
+static void softmax_both(dqg_dtype t, const int64_t *d, int axis, bool log, const void *x,
+                         size_t bytes, void *ref, void *got)
+{
+    dqg_graph *g;
+    dqg_graph_create(&g);
+    dqg_tensor_id in = dqg_input(g, "x", t, 3, d);
+    dqg_output(g, dqg_softmax(g, "sm", in, axis, log), "y");
+    finalize_ok(g);
+    cr_assert_eq(run_ref_1(g, in, (void *)x, bytes, dqg_graph_output_id(g, 0), ref, bytes), DQG_OK);
+    cr_assert_eq(compile_run(g, x, bytes, got, bytes), DQG_OK, "%s", dqg_last_error());
+    dqg_graph_destroy(g);
+}
+
 /* Softmax and LogSoftmax on every axis of a [3, 5, 17] tensor, with one
  * row of large values (the max subtraction keeps them finite). */
 Test(softmax, compiled_matches_reference_on_every_axis)
@@ -393,16 +408,8 @@ Test(softmax, compiled_matches_reference_on_every_axis)
         x[i] = i < 17 ? 80.0f + uniform(0, 10) : uniform(-6, 6);
     for (int log = 0; log < 2; log++)
         for (int axis = -3; axis < 3; axis++) {
-            dqg_graph *g;
             int64_t d[] = {3, 5, 17};
-            dqg_graph_create(&g);
-            dqg_tensor_id in = dqg_input(g, "x", DQG_F32, 3, d);
-            dqg_output(g, dqg_softmax(g, "sm", in, axis, log), "y");
-            finalize_ok(g);
-            cr_assert_eq(run_ref_1(g, in, x, sizeof x, dqg_graph_output_id(g, 0), ref, sizeof ref),
-                         DQG_OK);
-            cr_assert_eq(compile_run(g, x, sizeof x, got, sizeof got), DQG_OK, "%s",
-                         dqg_last_error());
+            softmax_both(DQG_F32, d, axis, log, x, sizeof x, ref, got);
             /* Each softmax output is one exp and one division from the
              * sum: a few ulps, 2e-6 |y| + 1e-9 (the smallest outputs are
              * e^-20). LogSoftmax's (x - max) - log(sum) has three
@@ -421,7 +428,6 @@ Test(softmax, compiled_matches_reference_on_every_axis)
                     s += ref[k * inner];
                 cr_assert_float_eq(s, 1.0, 1e-6, "axis %d: sum %g", axis, s);
             }
-            dqg_graph_destroy(g);
         }
 }
 
@@ -563,16 +569,8 @@ Test(softmax, bf16_rows_with_infinity_are_the_references)
     x[3 * 30 + 0 * 5 + 3] = 0x7fc0; /* NaN */
     for (int axis = 1; axis < 3; axis++)
         for (int log = 0; log < 2; log++) {
-            dqg_graph *g;
             int64_t d[] = {4, 6, 5};
-            dqg_graph_create(&g);
-            dqg_tensor_id in = dqg_input(g, "x", DQG_BF16, 3, d);
-            dqg_output(g, dqg_softmax(g, "sm", in, axis, log), "y");
-            finalize_ok(g);
-            cr_assert_eq(run_ref_1(g, in, x, sizeof x, dqg_graph_output_id(g, 0), ref, sizeof ref),
-                         DQG_OK);
-            cr_assert_eq(compile_run(g, x, sizeof x, got, sizeof got), DQG_OK, "%s",
-                         dqg_last_error());
+            softmax_both(DQG_BF16, d, axis, log, x, sizeof x, ref, got);
             for (int i = 0; i < N; i++) {
                 uint32_t a = (uint32_t)got[i] << 16, b = (uint32_t)ref[i] << 16;
                 float fa, fb;
@@ -589,7 +587,6 @@ Test(softmax, bf16_rows_with_infinity_are_the_references)
                           "axis %d log %d: element %d is %g, the reference's %g", axis, log, i, fa,
                           fb);
             }
-            dqg_graph_destroy(g);
         }
 }
 

@@ -645,17 +645,36 @@ static int run_int8(dqg_graph *g, dqg_tensor_id x, dqg_tensor_id y, const char *
     return worst;
 }
 
+/* 3x3 windows, stride 2, padding 1 and ceil_mode: overlapping windows,
+ * padded edges and ceil_mode's extra one. */
+static dqg_pool_attrs window_3x3_s2(dqg_pool_algorithm alg)
+{
+    return (dqg_pool_attrs){.algorithm = alg,
+                            .spatial_rank = 2,
+                            .kernel = {3, 3},
+                            .strides = {2, 2},
+                            .pads_begin = {1, 1},
+                            .pads_end = {1, 1},
+                            .ceil_mode = true};
+}
+
+/* g compiles to one partition: oneDNN's pooling on the int8 tensor. */
+static void assert_one_int8_pool(const dqg_graph *g, dqg_dtype t)
+{
+    dqg_compiled *c = NULL;
+    cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK);
+    cr_assert_eq(dqg_compiled_partition_count(c), 1);
+    cr_assert(strstr(dqg_compiled_partition_info(c, 0),
+                     t == DQG_S8 ? "onednn:pool:s8" : "onednn:pool:u8"),
+              "%s", dqg_compiled_partition_info(c, 0));
+    dqg_compiled_destroy(c);
+}
+
 Test(pool_int8, max_pool_between_dq_and_q_is_exact_u8_and_s8)
 {
     test_rng = 5u;
     int64_t xd[] = {2, 16, 13, 13};
-    dqg_pool_attrs a = {.algorithm = DQG_POOL_MAX,
-                        .spatial_rank = 2,
-                        .kernel = {3, 3},
-                        .strides = {2, 2},
-                        .pads_begin = {1, 1},
-                        .pads_end = {1, 1},
-                        .ceil_mode = true};
+    dqg_pool_attrs a = window_3x3_s2(DQG_POOL_MAX);
     for (int k = 0; k < 2; k++) {
         dqg_dtype t = k ? DQG_S8 : DQG_U8;
         dqg_tensor_id x, y;
@@ -663,13 +682,7 @@ Test(pool_int8, max_pool_between_dq_and_q_is_exact_u8_and_s8)
         cr_assert_eq(run_int8(g, x, y, "fused: Dequantize 'x_dq' -> MaxPool 'pool'",
                               k ? "s8 max pooling" : "u8 max pooling"),
                      0, "max pooling in int8 must be exact");
-        dqg_compiled *c = NULL;
-        cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK);
-        cr_assert_eq(dqg_compiled_partition_count(c), 1);
-        cr_assert(
-            strstr(dqg_compiled_partition_info(c, 0), k ? "onednn:pool:s8" : "onednn:pool:u8"),
-            "%s", dqg_compiled_partition_info(c, 0));
-        dqg_compiled_destroy(c);
+        assert_one_int8_pool(g, t);
         dqg_graph_destroy(g);
     }
 }
@@ -712,16 +725,10 @@ Test(pool_int8, average_pool_requantized_to_other_parameters_within_one_step)
 {
     test_rng = 10u;
     int64_t xd[] = {1, 40, 14, 15};
-    dqg_pool_attrs a = {.algorithm = DQG_POOL_AVG_EXCLUDE_PAD,
-                        .spatial_rank = 2,
-                        .kernel = {3, 3},
-                        .strides = {2, 2},
-                        .pads_begin = {1, 1},
-                        .pads_end = {1, 1},
-                        .ceil_mode = true};
+    dqg_pool_attrs a = window_3x3_s2(DQG_POOL_AVG_EXCLUDE_PAD);
     dqg_pool_attrs ga = {.algorithm = DQG_POOL_AVG_EXCLUDE_PAD, .global = true};
-    dqg_pool_attrs ai = a; /* include-padding: its ceil_mode edges are redone by the kernel */
-    ai.algorithm = DQG_POOL_AVG_INCLUDE_PAD;
+    /* include-padding: its ceil_mode edges are redone by the kernel */
+    dqg_pool_attrs ai = window_3x3_s2(DQG_POOL_AVG_INCLUDE_PAD);
     const struct {
         dqg_dtype t;
         float s, so;
@@ -738,13 +745,7 @@ Test(pool_int8, average_pool_requantized_to_other_parameters_within_one_step)
                                 cases[i].a, xd, 4, &x, &y);
         cr_assert_leq(run_int8(g, x, y, "AveragePool 'pool'", "requantized to the quantize's"), 1,
                       "case %zu", i);
-        dqg_compiled *c = NULL;
-        cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK);
-        cr_assert_eq(dqg_compiled_partition_count(c), 1, "case %zu", i);
-        cr_assert(strstr(dqg_compiled_partition_info(c, 0),
-                         cases[i].t == DQG_S8 ? "onednn:pool:s8" : "onednn:pool:u8"),
-                  "%s", dqg_compiled_partition_info(c, 0));
-        dqg_compiled_destroy(c);
+        assert_one_int8_pool(g, cases[i].t);
         dqg_graph_destroy(g);
     }
 }
