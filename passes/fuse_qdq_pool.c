@@ -50,9 +50,11 @@ static bool pads_anything(const dqg_pool_params *a)
     return false;
 }
 
-/* Why DQ -> pool -> Q cannot run on the quantized tensor, or NULL. */
+/* Why DQ -> pool -> Q cannot run on the quantized tensor, or NULL; then
+ * *requant says whether the quantize's scale or zero point differ from the
+ * dequantize's (an average is requantized). */
 static const char *refusal(const dqg_graph *g, const dqg_op *dq, const dqg_op *pool,
-                           const dqg_op *q, char *why, size_t n)
+                           const dqg_op *q, bool *requant, char *why, size_t n)
 {
     dqg_dtype xt = g->tensors[dq->inputs[0]].dtype, yt = g->tensors[q->outputs[0]].dtype;
     if (xt != DQG_U8 && xt != DQG_S8) {
@@ -81,10 +83,15 @@ static const char *refusal(const dqg_graph *g, const dqg_op *dq, const dqg_op *p
     }
     /* Positive and normal, and (x - zp) * s stays finite: then
      * rne((x - zp) * s / s) is x - zp exactly. */
-    if (!(s > 0.0f) || !isnormal(s) || s > 1e30f || !(sq > 0.0f) || !isnormal(sq) || sq > 1e30f) {
-        snprintf(why, n, "scale %g is not a positive normal number", (double)(s > 0.0f ? sq : s));
-        return why;
+    for (int i = 0; i < 2; i++) {
+        float v = i ? sq : s;
+        if (!(v > 0.0f) || !isnormal(v) || v > 1e30f) {
+            snprintf(why, n, "the %s's scale %g is not a positive normal number",
+                     i ? "quantize" : "dequantize", (double)v);
+            return why;
+        }
     }
+    *requant = !same;
     if (pool->kind != DQG_OP_POOL)
         return NULL;
     const dqg_pool_params *a = &pool->attrs.pool;
@@ -123,7 +130,8 @@ dqg_status dqg_pass_fuse_qdq_pool(dqg_pass_state *s)
                                                      : (max ? "MaxPool" : "AveragePool");
         char why[200];
         dqg_status st;
-        if (refusal(g, dq, pool, q, why, sizeof why)) {
+        bool requant = false;
+        if (refusal(g, dq, pool, q, &requant, why, sizeof why)) {
             st = dqg_explain(s, "not fused: Dequantize '%s' -> %s '%s' -> Quantize '%s': %s",
                              dq->name, kind, pool->name, q->name, why);
             if (st != DQG_OK)
@@ -132,10 +140,9 @@ dqg_status dqg_pass_fuse_qdq_pool(dqg_pass_state *s)
         }
         dqg_tensor_id qx = dq->inputs[0], qy = q->outputs[0];
         dqg_dtype t = g->tensors[qx].dtype;
-        float sx = scale_of(g, dq), sy = scale_of(g, q);
-        int64_t zx = zp_of(g, dq), zy = zp_of(g, q);
-        bool requant = !move && (memcmp(&sx, &sy, sizeof sx) != 0 || zx != zy);
         if (requant) { /* y = (mean - zx) sx / sy + zy */
+            float sx = scale_of(g, dq), sy = scale_of(g, q);
+            int64_t zx = zp_of(g, dq), zy = zp_of(g, q);
             pool->attrs.pool.requant = 1;
             pool->attrs.pool.rq_alpha = sx / sy;
             pool->attrs.pool.rq_beta = (float)zy - (float)zx * (sx / sy);

@@ -769,6 +769,15 @@ Test(pool_int8, refusals_are_explained)
     g = qdq_pool(DQG_U8, 0.05f, 128, 0.05f, 128, &av, xd, 4, &x, &y);
     cr_assert_leq(run_int8(g, x, y, "not fused", "zero point 128"), 0);
     dqg_graph_destroy(g);
+    /* A requantizing average whose quantize scale is denormal: each
+     * scale named as the rule's. */
+    dqg_pool_attrs ex = window_3x3_s2(DQG_POOL_AVG_EXCLUDE_PAD);
+    g = qdq_pool(DQG_U8, 0.05f, 128, 1e-40f, 0, &ex, xd, 4, &x, &y);
+    cr_assert_leq(run_int8(g, x, y, "not fused", "the quantize's scale"), 0);
+    dqg_graph_destroy(g);
+    g = qdq_pool(DQG_U8, 1e-40f, 128, 0.05f, 0, &ex, xd, 4, &x, &y);
+    cr_assert_leq(run_int8(g, x, y, "not fused", "the dequantize's scale"), 0);
+    dqg_graph_destroy(g);
 }
 
 Test(pool_int8, fusion_off_keeps_the_float_path)
