@@ -326,10 +326,16 @@ static size_t xsum_bytes(const dqg_wo_gemv *g, int64_t M)
     return g->has_zp ? round64((size_t)M * (size_t)g->n_blocks * sizeof(float)) : 0;
 }
 
+/* Whether the AVX-512 copy runs passes of 16 rows (panel_wide). */
+static bool wide_passes(const dqg_wo_gemv *g, int64_t M)
+{
+    return g->isa >= DQG_ISA_AVX512 && M % WIDE_ROWS == 0;
+}
+
 /* x k-major in chunks of 16 rows, for panel_wide. */
 static size_t wide_bytes(const dqg_wo_gemv *g, int64_t M)
 {
-    return g->isa >= DQG_ISA_AVX512 && M % WIDE_ROWS == 0 ? round64((size_t)(M * g->K) * 4) : 0;
+    return wide_passes(g, M) ? round64((size_t)(M * g->K) * 4) : 0;
 }
 
 size_t dqg_wo_gemv_scratch(const dqg_wo_gemv *g, int64_t M)
@@ -567,12 +573,9 @@ panel_wide(const dqg_wo_gemv *g, const wo_format fmt, int64_t p, const float *x,
     int64_t N = g->N, n0 = p * PANEL, n = N - n0 < PANEL ? N - n0 : PANEL;
     for (int r = 0; r < WIDE_ROWS; r++) {
         float *yr = y + (m0 + r) * N + n0;
-        for (int h = 0; h < 2; h++)
-            memcpy(yr + h * HALF, out[h][r],
-                   (size_t)(n - h * HALF < 0      ? 0
-                            : n - h * HALF > HALF ? HALF
-                                                  : n - h * HALF) *
-                       sizeof(float));
+        memcpy(yr, out[0][r], (size_t)(n < HALF ? n : HALF) * sizeof(float));
+        if (n > HALF)
+            memcpy(yr + HALF, out[1][r], (size_t)(n - HALF) * sizeof(float));
         dqg_epilogue_apply(e, yr, m0 + r, n0, n, N, rt);
     }
 }
@@ -988,7 +991,7 @@ dqg_status dqg_wo_gemv_run(const dqg_wo_gemv *g, int64_t M, const float *x, floa
         bf16 = split_bf16(x, g->K, xs, pairs);
     }
     const float *xk = x; /* what the panels read: x, or x k-major in chunks of 16 rows */
-    if (wide_bytes(g, M)) {
+    if (wide_passes(g, M)) {
         float *t = (float *)((char *)scratch + xsum_bytes(g, M));
         for (int64_t c = 0; c < M; c += WIDE_ROWS)
             for (int64_t k = 0; k < g->K; k++)
@@ -996,9 +999,10 @@ dqg_status dqg_wo_gemv_run(const dqg_wo_gemv *g, int64_t M, const float *x, floa
                     t[c * g->K + k * WIDE_ROWS + r] = x[(c + r) * g->K + k];
         xk = t;
     }
-    int per = g->isa >= DQG_ISA_AVX512 ? (M % WIDE_ROWS == 0 ? WIDE_ROWS : AVX512_ROWS)
-              : g->isa == DQG_ISA_AVX2 ? AVX2_ROWS
-                                       : MAX_ROWS; /* rows per pass */
+    int per = wide_passes(g, M)          ? WIDE_ROWS
+              : g->isa >= DQG_ISA_AVX512 ? AVX512_ROWS
+              : g->isa == DQG_ISA_AVX2   ? AVX2_ROWS
+                                         : MAX_ROWS; /* rows per pass */
     int64_t chunks = (M + per - 1) / per, work = g->panels * chunks;
     /* Small layers stay on one thread: a fork costs more than they do. */
     int threads = g->K * g->N * M >= (1 << 16) ? omp_get_max_threads() : 1;
