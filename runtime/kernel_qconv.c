@@ -119,7 +119,8 @@ dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **ou
         goto fail;
     dqg_weights wv;
     dqg_weights_of_conv(g, wdq, &wv);
-    if ((st = dqg_weights_fold_s8(&wv, &folded, c->base.impl)) != DQG_OK)
+    if ((st = dqg_weights_fold_s8(&wv, &folded, c->base.impl)) != DQG_OK ||
+        (st = dqg_weights_check_int32(&wv, folded, dqg_qsrc_range(req), c->base.impl)) != DQG_OK)
         goto fail;
     /* Without padding no output reads the source's zero point from outside
      * the image: a constant one folds into the bias (-zp * channel sums). */

@@ -70,6 +70,8 @@ dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **
         st = dqg_weights_resolve(g, req->roles, &w, m->base.impl);
     if (st == DQG_OK)
         st = dqg_weights_fold_s8(&w, &folded, m->base.impl);
+    if (st == DQG_OK)
+        st = dqg_weights_check_int32(&w, folded, dqg_qsrc_range(req), m->base.impl);
     if (st != DQG_OK)
         goto fail;
     m->dst_arg = dqg_kernel_arg_index(g, out_id);

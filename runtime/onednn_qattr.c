@@ -742,6 +742,21 @@ dqg_status dqg_qsrc_prepare(const dqg_qsrc *s, void *const *args, void *scratch,
     return dqg_dynq_run(args[s->arg], s->n, q, scale, zp, s->op_name);
 }
 
+int64_t dqg_qsrc_range(const dqg_kernel_request *req)
+{
+    const dqg_graph *g = req->mini;
+    const dqg_op *sdq = dqg_req_op(req, DQG_ROLE_SRC_DQ);
+    if (g->tensors[sdq->inputs[0]].dtype != DQG_S8)
+        return 255; /* u8: x and x - zp both within [-255, 255] */
+    dqg_tensor_id zt = sdq->inputs[2];
+    if (zt == DQG_NONE)
+        return 128;
+    if (!is_const(g, zt))
+        return 256;
+    int64_t z = dqg_load_int(g->tensors[zt].dtype, g->tensors[zt].data, 0);
+    return 128 + (z < 0 ? -z : z);
+}
+
 dqg_status dqg_int8_exact_isa(const char *what)
 {
     dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();

@@ -119,6 +119,11 @@ void dqg_qsrc_free(dqg_qsrc *s);
 dqg_status dqg_qsrc_prepare(const dqg_qsrc *s, void *const *args, void *scratch, void **src,
                             const void **internal);
 
+/* The largest |x| or |x - zero point| the u8/s8 source of the request's
+ * int8 partition can hold: 255 for u8; 128 + |zp| for s8 with a constant
+ * zero point, 256 with a run-time one. */
+int64_t dqg_qsrc_range(const dqg_kernel_request *req);
+
 /* DQG_UNSUPPORTED, naming the reason, unless oneDNN dispatches to an ISA
  * with VNNI or AMX: without them its u8 x s8 kernels add pairs of products
  * in saturating 16-bit arithmetic, which loses exactness. */

@@ -1,5 +1,6 @@
 /* Resolving a fused partition's constant weights: storage layout and the
  * scale index of every element. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -240,6 +241,43 @@ dqg_status dqg_weights_fold_s8(const dqg_weights *w, int8_t **out, const char *w
         }
     *out = buf;
     return DQG_OK;
+}
+
+dqg_status dqg_weights_check_int32(const dqg_weights *w, const int8_t *folded, int64_t src_range,
+                                   const char *what)
+{
+    if (w->K * 128 * src_range <= INT32_MAX)
+        return DQG_OK; /* no weight exceeds 128 in magnitude */
+    int64_t *sum = calloc((size_t)(w->N ? w->N : 1), sizeof *sum);
+    if (!sum)
+        return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory", what);
+    /* In storage order: rows of K for [N, K], rows of N for [K, N]. */
+    int64_t rows = w->nk ? w->N : w->K, cols = w->nk ? w->K : w->N;
+    for (int64_t r = 0; r < rows; r++) {
+        const int8_t *row = folded + r * cols;
+        if (w->nk) {
+            int64_t s = 0;
+            for (int64_t c = 0; c < cols; c++)
+                s += row[c] < 0 ? -row[c] : row[c];
+            sum[r] = s;
+        } else {
+            for (int64_t c = 0; c < cols; c++)
+                sum[c] += row[c] < 0 ? -row[c] : row[c];
+        }
+    }
+    int64_t worst = 0;
+    for (int64_t n = 1; n < w->N; n++)
+        if (sum[n] > sum[worst])
+            worst = n;
+    int64_t s = w->N ? sum[worst] : 0;
+    free(sum);
+    if (s * src_range <= INT32_MAX)
+        return DQG_OK;
+    return dqg_set_error(DQG_UNSUPPORTED,
+                         "%s: output channel %lld's weights sum to %lld in magnitude; with sources "
+                         "up to %lld away from zero its int32 accumulator could overflow (limit "
+                         "2^31 - 1)",
+                         what, (long long)worst, (long long)s, (long long)src_range);
 }
 
 dqg_status dqg_weights_panels_alloc(size_t wbytes, size_t sbytes, bool with_zs, uint8_t **codes,

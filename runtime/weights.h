@@ -60,4 +60,15 @@ static inline int64_t dqg_weights_index(const dqg_weights *w, int64_t k, int64_t
  * [-128, 127]. */
 dqg_status dqg_weights_fold_s8(const dqg_weights *w, int8_t **out, const char *what);
 
+/* Whether an int8 kernel's int32 accumulators give the true sums for
+ * every source: the largest output channel's sum of |folded weight|,
+ * times `src_range` (the largest |x| or |x - zp| the source holds), must
+ * stay within 2^31 - 1. Integer arithmetic wraps, so a result that fits
+ * is exact whatever the order of the additions; one that does not fit
+ * comes out wrapped, where the graph's float arithmetic has no such
+ * limit. DQG_UNSUPPORTED, naming the channel and its sum, otherwise (the
+ * fused kernel is then refused and the layer runs unfused in f32). */
+dqg_status dqg_weights_check_int32(const dqg_weights *w, const int8_t *folded, int64_t src_range,
+                                   const char *what);
+
 #endif

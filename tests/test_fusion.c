@@ -1068,3 +1068,83 @@ Test(fusion, conv_residual_of_another_rank_stays_separate)
     dqg_compiled_destroy(c);
     dqg_graph_destroy(g);
 }
+
+/* DQ(x: one value everywhere) -> MatMul or 1x1 Convolution with K inputs
+ * per output, all weights wval: every output sums K equal products, at
+ * the edge of what an int32 accumulator holds. Fused only where the sum of
+ * any source cannot leave int32 (the explain names the refusal otherwise);
+ * either way every output is the reference's, within what float summation
+ * of K terms allows (the unfused kernels sum in f32). */
+static void accumulator_case(bool conv, dqg_dtype xt, int64_t K, int xval, int wval, bool fused)
+{
+    dqg_graph *g = NULL;
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    const int64_t N = 8, one = 1;
+    int64_t xd[4] = {1, K, 1, 1}, wd[4] = {K, N, 1, 1};
+    if (conv) {
+        wd[0] = N;
+        wd[1] = K;
+    }
+    dqg_tensor_id x_in = dqg_input(g, "x", xt, conv ? 4 : 2, xd);
+    float xs = 0.5f, ws = 1e-6f;
+    uint8_t zero = 0;
+    dqg_dequantize_linear_attrs da = {.opset = 13};
+    dqg_tensor_id x = dqg_dequantize_linear(g, "dqx", x_in, cf32(g, 0, &one, &xs),
+                                            dqg_constant(g, NULL, xt, 0, &one, &zero, 1), &da);
+    int8_t *w = malloc((size_t)(K * N));
+    memset(w, wval, (size_t)(K * N));
+    dqg_tensor_id wt = dqg_dequantize_linear(
+        g, "dqw", dqg_constant(g, NULL, DQG_S8, conv ? 4 : 2, wd, w, (size_t)(K * N)),
+        cf32(g, 0, &one, &ws), DQG_NONE, &da);
+    free(w);
+    dqg_conv_attrs ca = {.spatial_rank = 2};
+    dqg_tensor_id y =
+        conv ? dqg_convolution(g, "op", x, wt, DQG_NONE, &ca) : dqg_matmul(g, "op", x, wt, NULL);
+    dqg_compiled *c = compile_with_output(g, y);
+    char what[96];
+    snprintf(what, sizeof what, "%s, %s source, K %lld", conv ? "conv" : "matmul",
+             dqg_dtype_name(xt), (long long)K);
+    if (test_int8_fusion()) {
+        cr_assert_eq(strncmp(dqg_compiled_partition_info(c, 0), "int8", 4) == 0, fused, "%s: %s",
+                     what, dqg_compiled_partition_info(c, 0));
+        cr_assert_eq(explain_mentions(c, "int32 accumulator could overflow"), !fused, "%s", what);
+    }
+    void *xv = malloc((size_t)K);
+    memset(xv, xval, (size_t)K);
+    float got[8], want[8];
+    dqg_buffer in = {.id = x_in, .data = xv, .size = (size_t)K};
+    dqg_buffer o1 = {.id = y, .data = got, .size = sizeof got},
+               o2 = {.id = y, .data = want, .size = sizeof want};
+    cr_assert_eq(dqg_execute(c, &in, 1, &o1, 1), DQG_OK, "%s: %s", what, dqg_last_error());
+    cr_assert_eq(dqg_reference_run(g, &in, 1, &o2, 1), DQG_OK, "%s", dqg_last_error());
+    double v = (xt == DQG_U8 ? (uint8_t)xval : (int8_t)xval) * (double)(int8_t)wval * (double)K *
+               0.5 * 1e-6;
+    for (int i = 0; i < 8; i++) {
+        cr_assert_float_eq(want[i], v, fabs(v) * 1e-6, "%s: reference %g, expected %g", what,
+                           (double)want[i], v);
+        /* Float kernels sum K same-signed products within K 2^-24 of the
+         * total; a wrapped int32 sum is off by 2^32 units. */
+        cr_assert_float_eq(got[i], want[i], fabs(v) * (double)K * 0x1p-24,
+                           "%s: output %d is %g, reference %g", what, i, (double)got[i],
+                           (double)want[i]);
+    }
+    free(xv);
+    dqg_compiled_destroy(c);
+    dqg_graph_destroy(g);
+}
+
+/* u8: 255 x 128 x 65793 = 2147483520 fits int32, one more input row does
+ * not, unless the weights are smaller (255 x 64 x 131000 fits); s8 (zero
+ * point 0): 128 x 128 x 131071 fits, 131072 makes 2^31. */
+Test(fusion, int8_layers_whose_int32_sums_could_overflow_run_unfused)
+{
+    accumulator_case(false, DQG_U8, 65793, 255, -128, true);
+    accumulator_case(false, DQG_U8, 65794, 255, -128, false);
+    accumulator_case(false, DQG_U8, 70000, 255, -128, false);
+    accumulator_case(false, DQG_U8, 131000, 255, -64, true);
+    accumulator_case(false, DQG_U8, 132000, 255, -64, false);
+    accumulator_case(false, DQG_S8, 131071, -128, -128, true);
+    accumulator_case(false, DQG_S8, 131072, -128, -128, false);
+    accumulator_case(true, DQG_U8, 65793, 255, -128, true);
+    accumulator_case(true, DQG_U8, 70000, 255, -128, false);
+}
