@@ -12,6 +12,7 @@
  * reference's own per-element code, and so is every window of a max pooling
  * whose float source holds a NaN. An integer pooling the quantized-pooling
  * pass requantized carries its scale and offset as a linear post-op. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -160,6 +161,17 @@ dqg_status dqg_kernel_pool_build(const dqg_kernel_request *req, dqg_kernel **out
     int x_arg = dqg_kernel_arg_index(g, op->inputs[0]);
     if (x_arg < 0)
         return dqg_set_error(DQG_UNSUPPORTED, "a constant source");
+    if ((x->dtype == DQG_U8 || x->dtype == DQG_S8) && a->algorithm != DQG_POOL_MAX) {
+        /* oneDNN adds up an int8 window in 32-bit integers. */
+        int64_t window = 1, limit = INT32_MAX / (x->dtype == DQG_U8 ? 255 : 128);
+        for (int i = 0; i < a->spatial_rank; i++)
+            window *= a->global ? x->dims[2 + i] : a->kernel[i];
+        if (window > limit)
+            return dqg_set_error(DQG_UNSUPPORTED,
+                                 "oneDNN sums a %s average's window of %lld elements in 32-bit "
+                                 "integers, which can overflow above %lld",
+                                 dqg_dtype_name(x->dtype), (long long)window, (long long)limit);
+    }
     pool_kernel *k = calloc(1, sizeof *k);
     if (!k)
         return dqg_set_error(DQG_OUT_OF_MEMORY, "pooling kernel: out of memory");

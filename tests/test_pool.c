@@ -382,6 +382,44 @@ Test(pool_values, int8_average_rounds_half_to_even)
     check_int8(DQG_S8, xm, 5, &m, (const int8_t[]){-5, 3, 3}, 3);
 }
 
+/* A global int8 average of n elements, all `v`: the mean is v exactly. oneDNN
+ * sums the window in 32-bit integers, so windows of more than 2^31 / 255
+ * (u8) or 2^31 / 128 (s8) elements run on the reference kernel, which the
+ * partition's kernel line names. */
+static void long_window(dqg_dtype t, int64_t n, int v, bool on_onednn)
+{
+    dqg_graph *g = G();
+    int64_t xd[] = {1, 1, n};
+    dqg_tensor_id in = dqg_input(g, "x", t, 3, xd);
+    dqg_pool_attrs a = {.algorithm = DQG_POOL_AVG_EXCLUDE_PAD, .global = true, .spatial_rank = 1};
+    dqg_tensor_id y = dqg_pool(g, "p", in, &a);
+    cr_assert_eq(dqg_output(g, y, "y"), DQG_OK, "%s", dqg_last_error());
+    finalize_ok(g);
+    dqg_compiled *c = NULL;
+    cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+    const char *info = dqg_compiled_partition_info(c, 0);
+    cr_assert_eq(strstr(info, "reference (oneDNN sums") == NULL, on_onednn, "%lld: %s",
+                 (long long)n, info);
+    uint8_t *x = malloc((size_t)n), out = 0;
+    memset(x, v, (size_t)n);
+    dqg_buffer bi = {.id = in, .data = x, .size = (size_t)n};
+    dqg_buffer bo = {.id = y, .data = &out, .size = 1};
+    cr_assert_eq(dqg_execute(c, &bi, 1, &bo, 1), DQG_OK, "%s", dqg_last_error());
+    cr_assert_eq(out, (uint8_t)v, "%s average of %lld elements: %d (%s)", dqg_dtype_name(t),
+                 (long long)n, out, info);
+    free(x);
+    dqg_compiled_destroy(c);
+    dqg_graph_destroy(g);
+}
+
+Test(pool_values, int8_averages_too_long_for_32_bit_sums_run_on_the_reference)
+{
+    long_window(DQG_U8, INT32_MAX / 255, 255, true);
+    long_window(DQG_U8, INT32_MAX / 255 + 1, 255, false);
+    long_window(DQG_U8, 17640000, 255, false); /* 255 x n wraps 2^32 */
+    long_window(DQG_S8, INT32_MAX / 128 + 1, 0x80, false);
+}
+
 /* ---- Compiled against the reference ----------------------------------------------------------
  */
 
