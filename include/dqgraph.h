@@ -588,10 +588,10 @@ typedef struct dqg_pool_attrs {
  *
  * Arithmetic: float averages are summed in double and rounded once to the
  * output type; u8/s8 averages are the exact mean rounded to nearest, ties
- * to even. A maximum is exact; a float NaN in the window gives NaN on the
- * reference (the compiled kernel follows oneDNN, which may not propagate
- * it). A window that holds no input element (possible only with
- * dilations) gives the type's lowest finite value. Errors (sticky): an
+ * to even. A maximum is exact; a float NaN in the window gives NaN (the
+ * compiled kernel pools a source holding NaN again on the reference's
+ * code, as oneDNN's skips it). A window that holds no input element
+ * (possible only with dilations) gives the type's lowest finite value. Errors (sticky): an
  * attribute outside the ranges above, a rank or type not listed, or an
  * output dimension below 1, each naming the rule and the spatial dimension.
  */
