@@ -12,6 +12,14 @@
 #include "runtime/onednn_qattr.h"
 #include "runtime/weights.h"
 
+/* A run-time operand of the result's shape (a residual) stored row-major
+ * where the primitive reads it channels-last: reordered into scratch first. */
+typedef struct qconv_operand {
+    int handle; /* its position among the primitive's handles */
+    size_t offset;
+    dqg_dnnl_prim reorder;
+} qconv_operand;
+
 typedef struct qconv_kernel {
     dqg_kernel base;
     dqg_dnnl_prim prim;
@@ -19,8 +27,10 @@ typedef struct qconv_kernel {
     dqg_qsrc src;
     int dst_arg;
     void *w_packed;
-    dqg_conv_io io;    /* activation reorders, in scratch after the attribute's */
-    size_t pad_offset; /* the primitives' scratchpad, last in scratch */
+    dqg_conv_io io; /* activation reorders, in scratch after the attribute's */
+    int n_operands;
+    qconv_operand operand[DQG_QATTR_MAX_BINARY]; /* in scratch after the activations' */
+    size_t pad_offset;                           /* the primitives' scratchpad, last in scratch */
 } qconv_kernel;
 
 static dqg_status qconv_execute(dqg_kernel *k, void *const *args, void *scratch)
@@ -36,6 +46,13 @@ static dqg_status qconv_execute(dqg_kernel *k, void *const *args, void *scratch)
         return st;
     h[1] = c->w_packed;
     dqg_qattr_handles(&c->q, args, internal, scratch, 3, h);
+    for (int i = 0; i < c->n_operands; i++) {
+        qconv_operand *o = &c->operand[i];
+        void *to = (char *)scratch + o->offset, *rh[2] = {h[o->handle], to};
+        if ((st = dqg_dnnl_prim_execute(&o->reorder, rh, pad, c->base.impl)) != DQG_OK)
+            return st;
+        h[o->handle] = to;
+    }
     if ((st = dqg_dnnl_prim_execute(&c->prim, h, pad, c->base.impl)) != DQG_OK)
         return st;
     return dqg_conv_io_end(&c->io, h[2], args[c->dst_arg], pad, c->base.impl);
@@ -46,6 +63,8 @@ static void qconv_destroy(dqg_kernel *k)
     qconv_kernel *c = (qconv_kernel *)k;
     dqg_dnnl_prim_destroy(&c->prim);
     dqg_conv_io_destroy(&c->io);
+    for (int i = 0; i < c->n_operands; i++)
+        dqg_dnnl_prim_destroy(&c->operand[i].reorder);
     dqg_qattr_free(&c->q);
     dqg_qsrc_free(&c->src);
     free(c->w_packed);
@@ -72,6 +91,52 @@ static dqg_prim_facts conv_facts(const dqg_conv_attrs *a, const dqg_tensor *x, c
         f.pad_r[d] = a->pads_end[d];
     }
     return f;
+}
+
+/* The reorders of run-time operands of the result's shape whose stored
+ * layout is not the primitive's (a residual kept row-major, as one read
+ * from a graph input). Their copies go in scratch at `base` + *bytes on,
+ * and *bytes grows by their size. */
+static dqg_status plan_operands(qconv_kernel *c, const dqg_kernel_request *req, size_t base,
+                                size_t *bytes)
+{
+    const dqg_qattr *q = &c->q;
+    if (dqg_req_op(req, DQG_ROLE_MAIN)->attrs.conv.data_format != DQG_FORMAT_NCX)
+        return DQG_OK; /* NXC: every operand is channels-last as the result */
+    int handle = 3 + (q->bias != NULL) + q->has_src_zp;
+    for (int b = 0; b < q->n_binary; b++, handle++) {
+        /* The result's shape and layout, in the operand's own type. */
+        dnnl_memory_desc_t like_dst = c->io.dst;
+        like_dst.data_type = q->binary_md[b].data_type;
+        if (!q->binary_rt[b] || q->binary_ref[b].source != DQG_RT_ARG || q->binary_ref[b].arg < 0 ||
+            q->binary_ref[b].arg >= req->mini->n_inputs ||
+            !dnnl_memory_desc_equal(&q->binary_md[b], &like_dst))
+            continue;
+        const dqg_tensor *t = &req->mini->tensors[req->mini->inputs[q->binary_ref[b].arg]];
+        dnnl_memory_desc_t stored;
+        dqg_status st =
+            dqg_conv_activation_md(t, DQG_FORMAT_NCX, q->binary_md[b].data_type, &stored);
+        if (st != DQG_OK)
+            return st;
+        if (dnnl_memory_desc_equal(&stored, &q->binary_md[b]))
+            continue;
+        qconv_operand *o = &c->operand[c->n_operands];
+        dnnl_primitive_desc_t pd = NULL;
+        if ((st = dqg_dnnl_reorder_pd(&pd, &stored, &q->binary_md[b], NULL, c->base.impl)) !=
+            DQG_OK)
+            return st;
+        int kinds[2] = {DNNL_ARG_FROM, DNNL_ARG_TO};
+        dnnl_memory_desc_t mds[2] = {stored, q->binary_md[b]};
+        st = dqg_dnnl_prim_init(&o->reorder, pd, 2, kinds, mds, c->base.impl);
+        dnnl_primitive_desc_destroy(pd);
+        if (st != DQG_OK)
+            return st;
+        o->handle = handle;
+        o->offset = base + *bytes;
+        *bytes += (dnnl_memory_desc_get_size(&q->binary_md[b]) + 63) & ~(size_t)63;
+        c->n_operands++;
+    }
+    return DQG_OK;
 }
 
 dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **out)
@@ -136,12 +201,14 @@ dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **ou
             for (int64_t k = 0; k < wv.K; k++)
                 colsum[n] += folded[n * wv.K + k];
     }
-    if ((st = dqg_qattr_build(req, y->rank, 1, w->dims[0], &md_y, colsum, &c->q, c->base.impl)) !=
-        DQG_OK)
+    /* Operands of the result's shape take the primitive's layout for the
+     * result (channels-last); one stored otherwise is reordered first. */
+    dqg_conv_io_plan(&c->io, &md_x, &md_y, a->data_format);
+    if ((st = dqg_qattr_build(req, y->rank, 1, w->dims[0], &c->io.dst, colsum, &c->q,
+                              c->base.impl)) != DQG_OK)
         goto fail;
     dnnl_dims_t strides, dil, pl, pr;
     dqg_conv_params(a, strides, dil, pl, pr);
-    dqg_conv_io_plan(&c->io, &md_x, &md_y, a->data_format);
     dnnl_convolution_desc_t d;
     dnnl_status_t s = dnnl_dilated_convolution_forward_desc_init(
         &d, dnnl_forward_inference, dnnl_convolution_direct, &c->io.src, &md_w_any,
@@ -172,14 +239,8 @@ dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **ou
     if ((st = dqg_conv_io_finish(&c->io, pd, &md_x, &md_y, attr_scratch, &io_bytes, c->base.why,
                                  sizeof c->base.why, c->base.impl)) != DQG_OK)
         goto fail;
-    if (c->io.reorder_dst && c->q.full_operand) {
-        /* An operand of the result's shape would have to follow the
-         * primitive's layout, not the result's. */
-        st = dqg_set_error(DQG_UNSUPPORTED,
-                           "%s: an operand of the result's shape, and a reordered result",
-                           c->base.impl);
+    if ((st = plan_operands(c, req, attr_scratch, &io_bytes)) != DQG_OK)
         goto fail;
-    }
     md_x_use = c->io.src;
     md_y_use = c->io.dst;
     if ((st = dqg_qkernel_finish(folded, pd, &md_w, &md_x_use, &md_y_use, &c->q, &c->prim,
@@ -189,6 +250,10 @@ dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **ou
     c->pad_offset = attr_scratch + io_bytes;
     {
         size_t pad = dqg_dnnl_scratchpad(&c->prim), io_pad = dqg_conv_io_scratchpad(&c->io);
+        for (int i = 0; i < c->n_operands; i++) {
+            size_t r = dqg_dnnl_scratchpad(&c->operand[i].reorder);
+            io_pad = r > io_pad ? r : io_pad;
+        }
         c->base.scratch_size = c->pad_offset + (pad > io_pad ? pad : io_pad);
     }
     dnnl_primitive_desc_destroy(pd);
