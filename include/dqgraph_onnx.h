@@ -24,7 +24,13 @@
  *   Unsqueeze, QLinearMatMul and QLinearConv (imported as dequantize -> op
  *   -> quantize), MatMulInteger and ConvInteger (dequantize with unit scale
  *   -> op -> TypeCast to int32: exact while every accumulated sum stays
- *   within 2^24 in magnitude, since the product is computed in f32).
+ *   within 2^24 in magnitude, since the product is computed in f32), ONNX
+ *   Runtime's com.microsoft QLinearAdd, QLinearMul, QLinearSigmoid,
+ *   QLinearLeakyRelu, QLinearAveragePool, QLinearGlobalAveragePool,
+ *   QLinearConcat, QLinearSoftmax and QGemm (its QOperator format, imported
+ *   as dequantize -> op -> quantize), and the pooling, normalization,
+ *   element-wise, reduction and shape operators README.md's "ONNX import"
+ *   row lists.
  * - Anything else is DQG_UNSUPPORTED with a message naming the operator, its
  *   domain, the opset and the node.
  *

@@ -150,7 +150,7 @@ typedef struct onnx_import {
 typedef dqg_status (*onnx_import_fn)(onnx_import *c);
 
 typedef struct onnx_op_entry {
-    const char *domain; /* "" (ai.onnx) or "com.amd.quark" */
+    const char *domain; /* "" (ai.onnx), "com.amd.quark" or "com.microsoft" */
     const char *op_type;
     onnx_import_fn import;
     /* Inputs read at build time (bit i = input i), given the node's opset. */

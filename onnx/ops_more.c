@@ -188,6 +188,15 @@ static dqg_status import_softmax(onnx_import *c)
         (st = onnx_input(c, 0, "input", true, &x)) != DQG_OK ||
         (st = onnx_require_float(c, 0, x)) != DQG_OK)
         return st;
+    dqg_tensor_id y;
+    if ((st = onnx_build_softmax(c, x, axis, old, log, &y)) != DQG_OK)
+        return st;
+    return output_of(c, y);
+}
+
+dqg_status onnx_build_softmax(onnx_import *c, dqg_tensor_id x, int64_t axis, bool flatten, bool log,
+                              dqg_tensor_id *out)
+{
     onnx_shape s = onnx_tensor_shape(c, x);
     if (axis < -s.rank || axis >= s.rank || s.rank == 0)
         return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
@@ -195,17 +204,21 @@ static dqg_status import_softmax(onnx_import *c)
                               (long long)axis, s.rank, s.rank, s.rank);
     if (axis < 0)
         axis += s.rank;
-    if (!old || axis == s.rank - 1)
-        return output_of(c, dqg_softmax(c->g, onnx_op_name(c, NULL), x, (int)axis, log));
-    int64_t d[2] = {1, 1};
-    for (int i = 0; i < s.rank; i++)
-        d[i < axis ? 0 : 1] *= s.dims[i];
-    dqg_tensor_id m = dqg_reshape(c->g, onnx_op_name(c, "rows"), x, 2, d);
-    if (m != DQG_NONE)
-        m = dqg_softmax(c->g, onnx_op_name(c, "softmax"), m, 1, log);
-    if (m != DQG_NONE)
-        m = dqg_reshape(c->g, onnx_op_name(c, NULL), m, s.rank, s.dims);
-    return output_of(c, m);
+    dqg_tensor_id m;
+    if (!flatten || axis == s.rank - 1) {
+        m = dqg_softmax(c->g, onnx_op_name(c, NULL), x, (int)axis, log);
+    } else {
+        int64_t d[2] = {1, 1};
+        for (int i = 0; i < s.rank; i++)
+            d[i < axis ? 0 : 1] *= s.dims[i];
+        m = dqg_reshape(c->g, onnx_op_name(c, "rows"), x, 2, d);
+        if (m != DQG_NONE)
+            m = dqg_softmax(c->g, onnx_op_name(c, "softmax"), m, 1, log);
+        if (m != DQG_NONE)
+            m = dqg_reshape(c->g, onnx_op_name(c, NULL), m, s.rank, s.dims);
+    }
+    *out = m;
+    return m == DQG_NONE ? onnx_builder_failed(c) : DQG_OK;
 }
 
 /* ---- Concat ----------------------------------------------------------------- */

@@ -316,9 +316,15 @@ static dqg_status import_pool(onnx_import *c)
         return onnx_node_fail(c, DQG_UNSUPPORTED,
                               "storage_order %lld is not supported; only 0 (row-major Indices)",
                               (long long)storage_order);
-    dqg_tensor_id x;
-    if ((st = pool_input(c, max, &x)) != DQG_OK)
+    dqg_tensor_id x, y;
+    if ((st = pool_input(c, max, &x)) != DQG_OK || (st = onnx_build_pool(c, max, x, &y)) != DQG_OK)
         return st;
+    return unary_output(c, y);
+}
+
+dqg_status onnx_build_pool(onnx_import *c, bool max, dqg_tensor_id x, dqg_tensor_id *out)
+{
+    dqg_status st;
     onnx_shape xs = onnx_tensor_shape(c, x);
     const int64_t *ks, *strides, *pads, *dil;
     size_t nk;
@@ -404,7 +410,8 @@ static dqg_status import_pool(onnx_import *c)
                               "auto_pad '%s' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID",
                               auto_pad);
     }
-    return unary_output(c, dqg_pool(c->g, onnx_op_name(c, NULL), x, &a));
+    *out = dqg_pool(c->g, onnx_op_name(c, NULL), x, &a);
+    return *out == DQG_NONE ? onnx_builder_failed(c) : DQG_OK;
 }
 
 static dqg_status import_global_pool(onnx_import *c)

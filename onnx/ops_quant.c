@@ -1,9 +1,11 @@
 /* Importers of the quantization operators: DequantizeLinear, QuantizeLinear,
- * DynamicQuantizeLinear, com.amd.quark ExtendedDequantizeLinear, and the
+ * DynamicQuantizeLinear, com.amd.quark ExtendedDequantizeLinear, the
  * integer operators MatMulInteger, ConvInteger, QLinearMatMul and
- * QLinearConv, which are imported as what they mean (dequantize -> float
- * op -> quantize, or -> exact integer result) so that the fusion passes see
- * the same pattern as in a QDQ model. */
+ * QLinearConv, and ONNX Runtime's com.microsoft operators of its QOperator
+ * format (QLinearAdd/Mul/Sigmoid/LeakyRelu/AveragePool/GlobalAveragePool/
+ * Concat/Softmax, QGemm). Each is imported as what it means (dequantize ->
+ * float op -> quantize, or -> exact integer result) so that the fusion
+ * passes see the same pattern as in a QDQ model. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -358,10 +360,284 @@ static dqg_status import_qlinear_conv(onnx_import *c)
     return quantize_result(c, y, 6);
 }
 
+/* ---- ONNX Runtime's quantized operators (com.microsoft, QOperator format) ---- */
+
+/* Input xi of the node, a u8/s8 tensor, with its per-tensor scale (input
+ * xi + 1) and optional zero point (xi + 2), dequantized. */
+static dqg_status dq_input(onnx_import *c, int xi, const char *what, dqg_tensor_id *out)
+{
+    dqg_status st;
+    dqg_tensor_id x, s, zp;
+    char sname[48], zname[48];
+    snprintf(sname, sizeof sname, "%s_scale", what);
+    snprintf(zname, sizeof zname, "%s_zero_point", what);
+    if ((st = check_const_scale(c, xi + 1, sname)) != DQG_OK ||
+        (st = onnx_input(c, xi, what, true, &x)) != DQG_OK ||
+        (st = onnx_input(c, xi + 1, sname, true, &s)) != DQG_OK ||
+        (st = onnx_input(c, xi + 2, zname, false, &zp)) != DQG_OK)
+        return st;
+    dqg_dtype t = dqg_tensor_dtype(c->g, x);
+    if (t != DQG_U8 && t != DQG_S8)
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                              "input %d (%s) has type %s; %s takes u8 or s8", xi, what,
+                              dqg_dtype_name(t), c->node->op_type);
+    int64_t n = dqg_tensor_element_count(c->g, s);
+    if (n != 1)
+        return onnx_node_fail(c, DQG_UNSUPPORTED,
+                              "input %d (%s) has %lld elements; dqgraph imports %s with a "
+                              "per-tensor scale",
+                              xi + 1, sname, (long long)n, c->node->op_type);
+    return dequantize_operand(c, what, x, s, zp, 0, out);
+}
+
+/* min_in to max_in inputs, where optional zero points may sit between
+ * required inputs (the importers check each required one by name). */
+static dqg_status contrib_arity(onnx_import *c, int min_in, int max_in)
+{
+    dqg_status st = onnx_check_arity(c, 1, max_in, 1, 1);
+    if (st == DQG_OK && (int)c->node->n_input < min_in)
+        return onnx_node_fail(c, DQG_PARSE_ERROR, "has %zu inputs; expected %d to %d",
+                              c->node->n_input, min_in, max_in);
+    return st;
+}
+
+/* Attribute channels_last (QLinearAveragePool, QLinearGlobalAveragePool):
+ * dqgraph pools NCX tensors. */
+static dqg_status require_ncx(onnx_import *c)
+{
+    int64_t cl;
+    dqg_status st = onnx_attr_int(c, "channels_last", 0, &cl);
+    if (st == DQG_OK && cl != 0)
+        return onnx_node_fail(c, DQG_UNSUPPORTED,
+                              "channels_last %lld: dqgraph imports %s on N x C x D... tensors "
+                              "(channels_last 0) only",
+                              (long long)cl, c->node->op_type);
+    return st;
+}
+
+/* QLinearAdd, QLinearMul: A, A_scale, A_zero_point, B, B_scale,
+ * B_zero_point, C_scale, C_zero_point. */
+static dqg_status import_qlinear_binary(onnx_import *c)
+{
+    static const char *const known[] = {NULL};
+    dqg_status st;
+    dqg_tensor_id a, b;
+    if ((st = contrib_arity(c, 7, 8)) != DQG_OK || (st = onnx_check_attrs(c, known)) != DQG_OK ||
+        (st = dq_input(c, 0, "A", &a)) != DQG_OK || (st = dq_input(c, 3, "B", &b)) != DQG_OK ||
+        (st = check_const_scale(c, 6, "C_scale")) != DQG_OK)
+        return st;
+    bool add = strcmp(c->node->op_type, "QLinearAdd") == 0;
+    dqg_tensor_id y = (add ? dqg_add : dqg_mul)(c->g, onnx_op_name(c, add ? "add" : "mul"), a, b);
+    return y == DQG_NONE ? onnx_builder_failed(c) : quantize_result(c, y, 6);
+}
+
+/* QLinearSigmoid, QLinearLeakyRelu (alpha): X, X_scale, X_zero_point,
+ * Y_scale, Y_zero_point. */
+static dqg_status import_qlinear_unary(onnx_import *c)
+{
+    static const char *const sigmoid[] = {NULL}, *const leaky[] = {"alpha", NULL};
+    bool is_leaky = strcmp(c->node->op_type, "QLinearLeakyRelu") == 0;
+    dqg_status st;
+    float alpha = 0.0f;
+    dqg_tensor_id x;
+    if ((st = contrib_arity(c, 4, 5)) != DQG_OK ||
+        (st = onnx_check_attrs(c, is_leaky ? leaky : sigmoid)) != DQG_OK ||
+        (is_leaky && (st = onnx_attr_float(c, "alpha", 0.01f, &alpha)) != DQG_OK) ||
+        (st = dq_input(c, 0, "X", &x)) != DQG_OK ||
+        (st = check_const_scale(c, 3, "Y_scale")) != DQG_OK)
+        return st;
+    dqg_tensor_id y =
+        dqg_unary(c->g, onnx_op_name(c, is_leaky ? "leaky_relu" : "sigmoid"),
+                  is_leaky ? DQG_UNARY_LEAKY_RELU : DQG_UNARY_SIGMOID, x, alpha, 0.0f);
+    return y == DQG_NONE ? onnx_builder_failed(c) : quantize_result(c, y, 3);
+}
+
+/* QLinearGlobalAveragePool (X, x_scale, x_zero_point, y_scale,
+ * y_zero_point) and QLinearAveragePool (the same, zero points optional,
+ * with AveragePool's attributes). */
+static dqg_status import_qlinear_pool(onnx_import *c)
+{
+    static const char *const global_attrs[] = {"channels_last", NULL};
+    static const char *const pool_attrs[] = {
+        "auto_pad",     "ceil_mode", "channels_last", "count_include_pad",
+        "kernel_shape", "pads",      "strides",       NULL};
+    bool global = strcmp(c->node->op_type, "QLinearGlobalAveragePool") == 0;
+    dqg_status st;
+    dqg_tensor_id x, y;
+    if ((st = contrib_arity(c, global ? 5 : 4, 5)) != DQG_OK ||
+        (st = onnx_check_attrs(c, global ? global_attrs : pool_attrs)) != DQG_OK ||
+        (st = require_ncx(c)) != DQG_OK || (st = dq_input(c, 0, "X", &x)) != DQG_OK ||
+        (st = check_const_scale(c, 3, "y_scale")) != DQG_OK)
+        return st;
+    if (global) {
+        int r = dqg_tensor_rank(c->g, x);
+        if (r < 3 || r > 5)
+            return onnx_node_fail(c, DQG_UNSUPPORTED,
+                                  "X has rank %d: dqgraph pools inputs of rank 3 to 5 (1-D to 3-D)",
+                                  r);
+        dqg_pool_attrs a = {.algorithm = DQG_POOL_AVG_EXCLUDE_PAD, .global = true};
+        y = dqg_pool(c->g, onnx_op_name(c, "pool"), x, &a);
+        if (y == DQG_NONE)
+            return onnx_builder_failed(c);
+    } else if ((st = onnx_build_pool(c, false, x, &y)) != DQG_OK) {
+        return st;
+    }
+    return quantize_result(c, y, 3);
+}
+
+/* QLinearConcat: Y_scale, Y_zero_point, then (X, X_scale, X_zero_point)
+ * per input. */
+static dqg_status import_qlinear_concat(onnx_import *c)
+{
+    static const char *const known[] = {"axis", NULL};
+    dqg_status st;
+    int64_t axis;
+    if ((st = onnx_check_arity(c, 5, 2 + 3 * DQG_ONNX_MAX_VARIADIC, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, known)) != DQG_OK)
+        return st;
+    if (!onnx_attr(c, "axis"))
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "attribute 'axis' is required");
+    if ((st = onnx_attr_int(c, "axis", 0, &axis)) != DQG_OK ||
+        (st = check_const_scale(c, 0, "Y_scale")) != DQG_OK)
+        return st;
+    int n_in = (int)c->node->n_input;
+    if ((n_in - 2) % 3 != 0)
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                              "has %d inputs; after Y_scale and Y_zero_point they must come in "
+                              "triples (X, X_scale, X_zero_point)",
+                              n_in);
+    int n = (n_in - 2) / 3;
+    dqg_tensor_id *xs = malloc((size_t)n * sizeof *xs);
+    if (!xs)
+        return onnx_node_fail(c, DQG_OUT_OF_MEMORY, "out of memory for %d inputs", n);
+    for (int i = 0; i < n; i++) {
+        char what[32];
+        snprintf(what, sizeof what, "X%d", i);
+        if ((st = dq_input(c, 2 + 3 * i, what, &xs[i])) != DQG_OK) {
+            free(xs);
+            return st;
+        }
+    }
+    if (axis < INT32_MIN || axis > INT32_MAX)
+        axis = INT32_MAX; /* the builder names the range */
+    dqg_tensor_id y = dqg_concat(c->g, onnx_op_name(c, "concat"), n, xs, (int)axis);
+    free(xs);
+    return y == DQG_NONE ? onnx_builder_failed(c) : quantize_result(c, y, 0);
+}
+
+/* QLinearSoftmax: X, X_scale, x_zero_point, y_scale, y_zero_point; axis,
+ * and opset (the Softmax it stands for: below 13, the dimensions from axis
+ * on form one row). */
+static dqg_status import_qlinear_softmax(onnx_import *c)
+{
+    static const char *const known[] = {"axis", "opset", NULL};
+    dqg_status st;
+    int64_t axis, opset;
+    dqg_tensor_id x, y;
+    if ((st = contrib_arity(c, 5, 5)) != DQG_OK || (st = onnx_check_attrs(c, known)) != DQG_OK)
+        return st;
+    if (!onnx_attr(c, "opset"))
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "attribute 'opset' is required");
+    if ((st = onnx_attr_int(c, "opset", 0, &opset)) != DQG_OK ||
+        (st = onnx_attr_int(c, "axis", -1, &axis)) != DQG_OK ||
+        (st = dq_input(c, 0, "X", &x)) != DQG_OK ||
+        (st = check_const_scale(c, 3, "y_scale")) != DQG_OK ||
+        (st = onnx_build_softmax(c, x, axis, opset < 13, false, &y)) != DQG_OK)
+        return st;
+    return quantize_result(c, y, 3);
+}
+
+/* QGemm: A, a_scale, a_zero_point, B, b_scale, b_zero_point (per tensor
+ * or per column of B), C (int32, scale a_scale * b_scale), y_scale,
+ * y_zero_point (both absent: an f32 result); alpha, transA, transB:
+ * y = alpha (A B + C). */
+static dqg_status import_qgemm(onnx_import *c)
+{
+    static const char *const known[] = {"alpha", "transA", "transB", NULL};
+    dqg_status st;
+    float alpha;
+    int64_t ta, tb;
+    if ((st = contrib_arity(c, 6, 9)) != DQG_OK || (st = onnx_check_attrs(c, known)) != DQG_OK ||
+        (st = onnx_attr_float(c, "alpha", 1.0f, &alpha)) != DQG_OK ||
+        (st = onnx_attr_int(c, "transA", 0, &ta)) != DQG_OK ||
+        (st = onnx_attr_int(c, "transB", 0, &tb)) != DQG_OK)
+        return st;
+    bool quantized = onnx_input_name(c, 7) != NULL;
+    if (quantized != (onnx_input_name(c, 8) != NULL))
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                              "y_scale and y_zero_point must be given together (a quantized "
+                              "result) or both left out (an f32 result)");
+    dqg_tensor_id a, b, bs, bzp, db, bias = DQG_NONE;
+    if ((st = dq_input(c, 0, "A", &a)) != DQG_OK ||
+        (st = check_const_scale(c, 4, "b_scale")) != DQG_OK ||
+        (st = onnx_input(c, 3, "B", true, &b)) != DQG_OK ||
+        (st = onnx_input(c, 4, "b_scale", true, &bs)) != DQG_OK ||
+        (st = onnx_input(c, 5, "b_zero_point", false, &bzp)) != DQG_OK ||
+        (quantized && (st = check_const_scale(c, 7, "y_scale")) != DQG_OK))
+        return st;
+    if (dqg_tensor_rank(c->g, a) != 2 || dqg_tensor_rank(c->g, b) != 2)
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                              "A and B must be 2-D; they have rank %d and %d",
+                              dqg_tensor_rank(c->g, a), dqg_tensor_rank(c->g, b));
+    dqg_dtype bt = dqg_tensor_dtype(c->g, b);
+    if (bt != DQG_U8 && bt != DQG_S8)
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                              "input 3 (B) has type %s; QGemm takes u8 or s8", dqg_dtype_name(bt));
+    /* A per-column scale runs along N: axis 0 of B [N, K] (transB), else 1. */
+    if ((st = dequantize_operand(c, "B", b, bs, bzp, tb ? 0 : 1, &db)) != DQG_OK)
+        return st;
+    if (onnx_input_name(c, 6)) {
+        /* The int32 bias is quantized with scale a_scale * b_scale, zero point 0. */
+        const onnx_tensor *sa, *sb;
+        if ((st = onnx_input_const(c, 1, "a_scale", true, &sa)) != DQG_OK ||
+            (st = onnx_input_const(c, 4, "b_scale", true, &sb)) != DQG_OK ||
+            (st = onnx_input(c, 6, "C", true, &bias)) != DQG_OK)
+            return st;
+        if (dqg_tensor_dtype(c->g, bias) != DQG_S32)
+            return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                                  "input 6 (C) has type %s; QGemm takes s32",
+                                  dqg_dtype_name(dqg_tensor_dtype(c->g, bias)));
+        float *bsc = malloc((size_t)sb->nelems * sizeof *bsc);
+        if (!bsc)
+            return onnx_node_fail(c, DQG_OUT_OF_MEMORY, "out of memory");
+        for (int64_t i = 0; i < sb->nelems; i++)
+            bsc[i] = (float)onnx_tensor_get(sa, 0) * (float)onnx_tensor_get(sb, i);
+        int64_t n = sb->nelems;
+        dqg_tensor_id bscale = onnx_add_constant(c, "C_scale", DQG_F32, n > 1 ? 1 : 0, &n, bsc);
+        free(bsc);
+        if (bscale == DQG_NONE)
+            return onnx_builder_failed(c);
+        /* A per-column bias scale runs along C's last axis. */
+        int cr = dqg_tensor_rank(c->g, bias);
+        if ((st = dequantize_operand(c, "C", bias, bscale, DQG_NONE, cr > 0 ? cr - 1 : 0, &bias)) !=
+            DQG_OK)
+            return st;
+    }
+    /* alpha scales the bias too: ONNX Runtime adds C to the integer
+     * product and multiplies the sum by alpha a_scale b_scale. */
+    dqg_matmul_attrs ma = {.transpose_a = ta != 0, .transpose_b = tb != 0};
+    dqg_tensor_id y = dqg_matmul(c->g, onnx_op_name(c, "matmul"), a, db, &ma);
+    if (y != DQG_NONE && bias != DQG_NONE)
+        y = dqg_add(c->g, onnx_op_name(c, "bias"), y, bias);
+    if (y != DQG_NONE && alpha != 1.0f) {
+        dqg_tensor_id s = onnx_add_scalar(c, "alpha", DQG_F32, alpha);
+        y = s == DQG_NONE ? DQG_NONE : dqg_mul(c->g, onnx_op_name(c, "alpha_scaled"), y, s);
+    }
+    if (y == DQG_NONE)
+        return onnx_builder_failed(c);
+    return quantized ? quantize_result(c, y, 7) : onnx_set_output(c, 0, y);
+}
+
 static unsigned qlinear_conv_const_inputs(int64_t opset)
 {
     (void)opset;
     return (1u << 1) | (1u << 4); /* x_scale and w_scale give the bias scale */
+}
+
+static unsigned qgemm_const_inputs(int64_t opset)
+{
+    (void)opset;
+    return (1u << 1) | (1u << 4); /* a_scale and b_scale give C's scale */
 }
 
 const onnx_op_entry onnx_quant_ops[] = {
@@ -373,5 +649,14 @@ const onnx_op_entry onnx_quant_ops[] = {
     {"", "ConvInteger", import_conv_integer, NULL},
     {"", "QLinearMatMul", import_qlinear_matmul, NULL},
     {"", "QLinearConv", import_qlinear_conv, qlinear_conv_const_inputs},
+    {"com.microsoft", "QLinearAdd", import_qlinear_binary, NULL},
+    {"com.microsoft", "QLinearMul", import_qlinear_binary, NULL},
+    {"com.microsoft", "QLinearSigmoid", import_qlinear_unary, NULL},
+    {"com.microsoft", "QLinearLeakyRelu", import_qlinear_unary, NULL},
+    {"com.microsoft", "QLinearAveragePool", import_qlinear_pool, NULL},
+    {"com.microsoft", "QLinearGlobalAveragePool", import_qlinear_pool, NULL},
+    {"com.microsoft", "QLinearConcat", import_qlinear_concat, NULL},
+    {"com.microsoft", "QLinearSoftmax", import_qlinear_softmax, NULL},
+    {"com.microsoft", "QGemm", import_qgemm, qgemm_const_inputs},
 };
 const size_t onnx_n_quant_ops = sizeof onnx_quant_ops / sizeof onnx_quant_ops[0];
