@@ -648,14 +648,18 @@ static dqg_status import_reshape(onnx_import *c)
         return st;
     if (old) {
         const int64_t *v;
-        if ((st = onnx_attr_ints(c, "shape", &v, &n, NULL)) != DQG_OK)
+        bool present;
+        if ((st = onnx_attr_ints(c, "shape", &v, &n, &present)) != DQG_OK)
             return st;
+        if (!present)
+            return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "attribute 'shape' is required");
         if (n > DQG_MAX_RANK)
             return onnx_node_fail(c, DQG_UNSUPPORTED,
                                   "shape has %zu dimensions; dqgraph's "
                                   "limit is %d",
                                   n, DQG_MAX_RANK);
-        memcpy(dims, v, n * sizeof *v);
+        if (n)
+            memcpy(dims, v, n * sizeof *v);
     } else {
         const onnx_tensor *t;
         if ((st = onnx_input_const(c, 1, "shape", true, &t)) != DQG_OK)

@@ -9,6 +9,7 @@
 
 #include "dqgraph_onnx.h"
 #include "onnx.pb-c.h"
+#include "support/onnx_model.h"
 #include "test_common.h"
 
 static dqg_graph *G(void)
@@ -317,4 +318,24 @@ Test(fuzz_regressions, dynamic_quantize_linear_of_a_subnormal_range)
     expect_error(dqg_execute(c, &in, 1, &out, 1), DQG_INVALID_ARGUMENT, "'dql'", "too narrow");
     dqg_compiled_destroy(c);
     dqg_graph_destroy(g);
+}
+
+/* Reshape-1 (opset < 5) without its shape attribute copied from a NULL
+ * attribute array (UBSan: memcpy of a null pointer); it is now refused
+ * naming the attribute. */
+Test(fuzz_regressions, reshape1_without_shape_is_refused)
+{
+    tm_model *m = tm_new(2);
+    int64_t d[] = {2, 3};
+    tm_input(m, "a", 1, 2, d, NULL);
+    tm_node(m, "Reshape", NULL, "r", "a", "b");
+    tm_output(m, "b", 0, -1, NULL);
+    size_t n;
+    uint8_t *bytes = tm_pack(m, &n);
+    dqg_graph *g = NULL;
+    dqg_status st = dqg_onnx_load_memory(bytes, n, NULL, NULL, &g);
+    free(bytes);
+    tm_free(m);
+    expect_error(st, DQG_INVALID_ARGUMENT, "Reshape", "'r'", "attribute 'shape' is required");
+    cr_assert_null(g);
 }
