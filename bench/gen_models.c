@@ -113,6 +113,22 @@ int main(int argc, char **argv)
             rc |= 1;
             continue;
         }
+        /* ResNet-50 and MobileNetV2 also in ONNX Runtime's QOperator form
+         * (QLinearConv, QLinearAdd, ...), which ONNX Runtime runs with its
+         * own kernels for those operators. */
+        if (n == ZOO_RESNET50 || n == ZOO_MOBILENET_V2) {
+            char path[1024];
+            snprintf(path, sizeof path, "%s/%s.onnx", d, name);
+            if (tm_write(m, path) != 0) {
+                fprintf(stderr, "gen_models: cannot write %s\n", path);
+                rc |= 1;
+            } else {
+                printf("%s\n", name);
+            }
+            rc |= write_atol(d, name, CNN_LOGIT_SHARE * absmax);
+            zoo_to_qoperator(m);
+            snprintf(name, sizeof name, "qop_cnn_%s_224", zoo_cnn_name((zoo_cnn_net)n));
+        }
         rc |= write(m, d, name);
         rc |= write_atol(d, name, CNN_LOGIT_SHARE * absmax);
     }

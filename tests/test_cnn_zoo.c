@@ -472,3 +472,80 @@ Test(cnn_zoo, mobilenet_v2, .timeout = 120)
 {
     net_test(ZOO_MOBILENET_V2, 32, false);
 }
+
+/* The same networks in ONNX Runtime's QOperator form (QLinearConv, QGemm
+ * and the com.microsoft QLinearAdd, QLinearConcat,
+ * QLinearGlobalAveragePool, QLinearAveragePool; pooling and reshapes on
+ * the quantized tensors): the import gives the fusion passes the same
+ * work, so the compiled logits match the QDQ model's compiled logits
+ * (cosine >= 0.9999, the same top-1) with as large a share of the
+ * multiply-adds in int8, and the rewrite really took out the QDQ pairs. */
+static void qoperator_net(zoo_cnn_net net, int64_t size, bool reduced)
+{
+    zoo_cnn_options o = {.size = size, .classes = 100, .reduced = reduced, .seed = 11};
+    const char *name = zoo_cnn_name(net);
+    tm_model *m[2] = {zoo_cnn(net, &o, NULL), zoo_cnn(net, &o, NULL)};
+    cr_assert(m[0] && m[1], "%s: cannot be written", name);
+    size_t dq_before = 0, dq_after = 0, contrib = 0;
+    const Onnx__GraphProto *g0 = tm_graph(m[1]);
+    for (size_t i = 0; i < g0->n_node; i++)
+        dq_before += strcmp(g0->node[i]->op_type, "DequantizeLinear") == 0;
+    zoo_to_qoperator(m[1]);
+    const Onnx__GraphProto *g1 = tm_graph(m[1]);
+    for (size_t i = 0; i < g1->n_node; i++) {
+        dq_after += strcmp(g1->node[i]->op_type, "DequantizeLinear") == 0;
+        contrib += g1->node[i]->domain && strcmp(g1->node[i]->domain, "com.microsoft") == 0;
+    }
+    cr_assert(dq_after * 4 < dq_before, "%s: %zu of %zu dequantizes left", name, dq_after,
+              dq_before);
+    int64_t s = o.size, k = o.classes;
+    float *x = malloc((size_t)(3 * s * s) * sizeof *x), *y[2];
+    zoo_cnn_input(&o, 7, x);
+    double share[2];
+    for (int v = 0; v < 2; v++) {
+        dqg_graph *g = load(m[v]);
+        y[v] = malloc((size_t)k * sizeof *y[v]);
+        dqg_buffer in = {
+            .id = dqg_graph_input_id(g, 0), .data = x, .size = (size_t)(3 * s * s) * sizeof *x};
+        dqg_buffer out = {
+            .id = dqg_graph_output_id(g, 0), .data = y[v], .size = (size_t)k * sizeof *y[v]};
+        dqg_compiled *c = NULL;
+        cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s: %s", name, dqg_last_error());
+        cr_assert_eq(dqg_execute(c, &in, 1, &out, 1), DQG_OK, "%s", dqg_last_error());
+        double macs;
+        share[v] = int8_mac_share(c, &macs);
+        dqg_compiled_destroy(c);
+        dqg_graph_destroy(g);
+    }
+    double dot = 0.0, n0 = 0.0, n1 = 0.0;
+    for (int64_t i = 0; i < k; i++) {
+        dot += (double)y[0][i] * y[1][i];
+        n0 += (double)y[0][i] * y[0][i];
+        n1 += (double)y[1][i] * y[1][i];
+    }
+    double cosine = dot / sqrt(n0 * n1 + 1e-30);
+    cr_assert(cosine >= 0.9999, "%s: QOperator vs QDQ cosine %.6f", name, cosine);
+    cr_assert_eq(argmax(y[1], k), argmax(y[0], k), "%s: top-1 differs", name);
+    cr_assert(share[1] >= share[0] - 1e-9, "%s: int8 share %.4f, QDQ %.4f", name, share[1],
+              share[0]);
+    cr_log_info("%s in QOperator form: %zu com.microsoft nodes, %zu of %zu dequantizes left, "
+                "cosine %.6f, %.2f%% of MACs in int8",
+                name, contrib, dq_after, dq_before, cosine, 100.0 * share[1]);
+    for (int v = 0; v < 2; v++) {
+        free(y[v]);
+        tm_free(m[v]);
+    }
+    free(x);
+}
+
+Test(cnn_zoo, qoperator_forms_match_the_qdq_networks, .timeout = 240)
+{
+    qoperator_net(ZOO_RESNET50, 32, false);
+    qoperator_net(ZOO_VGG19, 32, true);
+    qoperator_net(ZOO_INCEPTION_V1, 32, false);
+    qoperator_net(ZOO_DENSENET121, 32, true);
+    qoperator_net(ZOO_SQUEEZENET11, 64, false);
+    qoperator_net(ZOO_SHUFFLENET_V1, 32, false);
+    qoperator_net(ZOO_ALEXNET, 64, true);
+    qoperator_net(ZOO_MOBILENET_V2, 32, false);
+}

@@ -66,4 +66,10 @@ tm_model *zoo_cnn(zoo_cnn_net net, const zoo_cnn_options *o, double *logit_absma
 /* A seeded input, uniform in [-2, 2): x holds 3 * size * size floats. */
 void zoo_cnn_input(const zoo_cnn_options *o, uint32_t seed, float *x);
 
+/* Rewrites a QDQ model in place into ONNX Runtime's QOperator form
+ * (QLinearConv, QGemm, QLinearAdd, QLinearConcat, QLinearGlobalAveragePool,
+ * QLinearAveragePool; MaxPool, Flatten, Reshape, Transpose on the quantized
+ * tensors; see model_qoperator.c). */
+void zoo_to_qoperator(tm_model *m);
+
 #endif
