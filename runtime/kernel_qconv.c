@@ -108,9 +108,16 @@ static dqg_status plan_operands(qconv_kernel *c, const dqg_kernel_request *req, 
         /* The result's shape and layout, in the operand's own type. */
         dnnl_memory_desc_t like_dst = c->io.dst;
         like_dst.data_type = q->binary_md[b].data_type;
-        if (!q->binary_rt[b] || q->binary_ref[b].source != DQG_RT_ARG || q->binary_ref[b].arg < 0 ||
-            q->binary_ref[b].arg >= req->mini->n_inputs ||
-            !dnnl_memory_desc_equal(&q->binary_md[b], &like_dst))
+        if (!dnnl_memory_desc_equal(&q->binary_md[b], &like_dst))
+            continue;
+        if (!q->binary_rt[b])
+            /* A constant's values are copied row-major. */
+            return dqg_set_error(DQG_UNSUPPORTED,
+                                 "%s: a constant operand of the result's shape, and a reordered "
+                                 "result",
+                                 c->base.impl);
+        if (q->binary_ref[b].source != DQG_RT_ARG || q->binary_ref[b].arg < 0 ||
+            q->binary_ref[b].arg >= req->mini->n_inputs)
             continue;
         const dqg_tensor *t = &req->mini->tensors[req->mini->inputs[q->binary_ref[b].arg]];
         dnnl_memory_desc_t stored;

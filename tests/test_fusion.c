@@ -1158,3 +1158,41 @@ Test(fusion, int8_layers_whose_int32_sums_could_overflow_run_unfused)
     accumulator_case(true, DQG_U8, 65793, 255, -128, true);
     accumulator_case(true, DQG_U8, 70000, 255, -128, false);
 }
+
+/* Conv -> Add(a constant of the result's shape) -> Q, in both data
+ * formats, within one step of the reference. A constant's values are
+ * stored row-major, so where the kernel reads the result channels-last
+ * and the result is row-major (NCX), the fused kernel is refused rather
+ * than given the constant in the wrong layout. */
+Test(fusion, constant_operand_of_the_result_shape)
+{
+    for (int nxc = 0; nxc < 2; nxc++) {
+        dqg_graph *g = NULL;
+        cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+        int64_t C = 5, O = 7, H = 4, W = 6;
+        int64_t xd[] = {1, nxc ? H : C, nxc ? W : H, nxc ? C : W},
+                yd[] = {1, nxc ? H : O, nxc ? W : H, nxc ? O : W}, wd[] = {O, C, 3, 3};
+        dqg_tensor_id x_in = dqg_input(g, "x", DQG_U8, 4, xd);
+        rs = 0xc0ffeeu + (uint32_t)nxc;
+        u8q p = u8_params(g);
+        dqg_conv_attrs a = {.spatial_rank = 2,
+                            .pads_begin = {1, 1},
+                            .pads_end = {1, 1},
+                            .data_format = nxc ? DQG_FORMAT_NXC : DQG_FORMAT_NCX};
+        dqg_tensor_id y =
+            dqg_convolution(g, "conv", dq8(g, p, "dqx", x_in), s8_weights(g, 4, wd), DQG_NONE, &a);
+        float cv[7 * 4 * 6];
+        for (int i = 0; i < 7 * 4 * 6; i++)
+            cv[i] = 0.25f * (float)(i % 13) - 1.5f; /* varies along every axis */
+        y = dqg_add(g, "add", y, cf32(g, 4, yd, cv));
+        y = q8(g, p, "q", y);
+        dqg_compiled *c = compile_with_output(g, y);
+        uint8_t xv[5 * 4 * 6];
+        for (size_t i = 0; i < sizeof xv; i++)
+            xv[i] = (uint8_t)rin(0, 255);
+        dqg_buffer in = {.id = x_in, .data = xv, .size = sizeof xv};
+        within_one_step(g, c, &in, 1, y, nxc ? "NXC" : "NCX");
+        dqg_compiled_destroy(c);
+        dqg_graph_destroy(g);
+    }
+}
