@@ -310,6 +310,36 @@ static dqg_status import_qlinear_matmul(onnx_import *c)
     return y == DQG_NONE ? onnx_builder_failed(c) : quantize_result(c, y, 6);
 }
 
+/* The int32 bias of a QLinear operator as f32: dequantized with scale
+ * input 1 * input 4 (the two operands' scales, named `names`; one value, or
+ * one per element of the second along `axis`) and zero point 0. Both
+ * scales must be constants. */
+static dqg_status int32_bias(onnx_import *c, dqg_tensor_id bias, const char *const names[2],
+                             const char *what, int64_t axis, dqg_tensor_id *out)
+{
+    const onnx_tensor *ta, *tb;
+    dqg_status st;
+    if ((st = onnx_input_const(c, 1, names[0], true, &ta)) != DQG_OK ||
+        (st = onnx_input_const(c, 4, names[1], true, &tb)) != DQG_OK)
+        return st;
+    if (ta->nelems != 1)
+        return onnx_node_fail(c, DQG_UNSUPPORTED, "%s has %lld elements; expected one", names[0],
+                              (long long)ta->nelems);
+    float *bs = malloc((size_t)tb->nelems * sizeof *bs);
+    if (!bs)
+        return onnx_node_fail(c, DQG_OUT_OF_MEMORY, "out of memory");
+    for (int64_t i = 0; i < tb->nelems; i++)
+        bs[i] = (float)onnx_tensor_get(ta, 0) * (float)onnx_tensor_get(tb, i);
+    int64_t n = tb->nelems;
+    char suffix[48];
+    snprintf(suffix, sizeof suffix, "%s_scale", what);
+    dqg_tensor_id bscale = onnx_add_constant(c, suffix, DQG_F32, n > 1 ? 1 : 0, &n, bs);
+    free(bs);
+    if (bscale == DQG_NONE)
+        return onnx_builder_failed(c);
+    return dequantize_operand(c, what, bias, bscale, DQG_NONE, axis, out);
+}
+
 static dqg_status import_qlinear_conv(onnx_import *c)
 {
     dqg_status st;
@@ -331,27 +361,10 @@ static dqg_status import_qlinear_conv(onnx_import *c)
         (st = dequantize_operand(c, "w", w, ws, wzp, 0, &dw)) != DQG_OK)
         return st;
     if (onnx_input_name(c, 8)) {
-        /* The int32 bias is quantized with scale x_scale * w_scale, zero point 0. */
-        const onnx_tensor *sx, *sw;
         dqg_tensor_id bias;
-        if ((st = onnx_input_const(c, 1, "x_scale", true, &sx)) != DQG_OK ||
-            (st = onnx_input_const(c, 4, "w_scale", true, &sw)) != DQG_OK ||
-            (st = onnx_input(c, 8, "B", true, &bias)) != DQG_OK)
-            return st;
-        if (sx->nelems != 1)
-            return onnx_node_fail(c, DQG_UNSUPPORTED, "x_scale has %lld elements; expected one",
-                                  (long long)sx->nelems);
-        float *bs = malloc((size_t)sw->nelems * sizeof *bs);
-        if (!bs)
-            return onnx_node_fail(c, DQG_OUT_OF_MEMORY, "out of memory");
-        for (int64_t i = 0; i < sw->nelems; i++)
-            bs[i] = (float)onnx_tensor_get(sx, 0) * (float)onnx_tensor_get(sw, i);
-        int64_t n = sw->nelems;
-        dqg_tensor_id bscale = onnx_add_constant(c, "bias_scale", DQG_F32, n > 1 ? 1 : 0, &n, bs);
-        free(bs);
-        if (bscale == DQG_NONE)
-            return onnx_builder_failed(c);
-        if ((st = dequantize_operand(c, "bias", bias, bscale, DQG_NONE, 0, &db)) != DQG_OK)
+        if ((st = onnx_input(c, 8, "B", true, &bias)) != DQG_OK ||
+            (st = int32_bias(c, bias, (const char *const[]){"x_scale", "w_scale"}, "bias", 0,
+                             &db)) != DQG_OK)
             return st;
     }
     dqg_tensor_id y;
@@ -587,30 +600,17 @@ static dqg_status import_qgemm(onnx_import *c)
     if ((st = dequantize_operand(c, "B", b, bs, bzp, tb ? 0 : 1, &db)) != DQG_OK)
         return st;
     if (onnx_input_name(c, 6)) {
-        /* The int32 bias is quantized with scale a_scale * b_scale, zero point 0. */
-        const onnx_tensor *sa, *sb;
-        if ((st = onnx_input_const(c, 1, "a_scale", true, &sa)) != DQG_OK ||
-            (st = onnx_input_const(c, 4, "b_scale", true, &sb)) != DQG_OK ||
-            (st = onnx_input(c, 6, "C", true, &bias)) != DQG_OK)
+        /* The int32 bias, of scale a_scale * b_scale (per column of B:
+         * along C's last axis). */
+        if ((st = onnx_input(c, 6, "C", true, &bias)) != DQG_OK)
             return st;
         if (dqg_tensor_dtype(c->g, bias) != DQG_S32)
             return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
                                   "input 6 (C) has type %s; QGemm takes s32",
                                   dqg_dtype_name(dqg_tensor_dtype(c->g, bias)));
-        float *bsc = malloc((size_t)sb->nelems * sizeof *bsc);
-        if (!bsc)
-            return onnx_node_fail(c, DQG_OUT_OF_MEMORY, "out of memory");
-        for (int64_t i = 0; i < sb->nelems; i++)
-            bsc[i] = (float)onnx_tensor_get(sa, 0) * (float)onnx_tensor_get(sb, i);
-        int64_t n = sb->nelems;
-        dqg_tensor_id bscale = onnx_add_constant(c, "C_scale", DQG_F32, n > 1 ? 1 : 0, &n, bsc);
-        free(bsc);
-        if (bscale == DQG_NONE)
-            return onnx_builder_failed(c);
-        /* A per-column bias scale runs along C's last axis. */
         int cr = dqg_tensor_rank(c->g, bias);
-        if ((st = dequantize_operand(c, "C", bias, bscale, DQG_NONE, cr > 0 ? cr - 1 : 0, &bias)) !=
-            DQG_OK)
+        if ((st = int32_bias(c, bias, (const char *const[]){"a_scale", "b_scale"}, "C",
+                             cr > 0 ? cr - 1 : 0, &bias)) != DQG_OK)
             return st;
     }
     /* alpha scales the bias too: ONNX Runtime adds C to the integer
