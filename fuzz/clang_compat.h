@@ -37,6 +37,8 @@ static inline int dqg_fuzz_cpu_supports(const char *f)
         return __builtin_cpu_supports("avx512dq");
     if (__builtin_strcmp(f, "fma") == 0)
         return __builtin_cpu_supports("fma");
+    if (__builtin_strcmp(f, "avx512vbmi") == 0)
+        return __builtin_cpu_supports("avx512vbmi");
     __builtin_trap(); /* a feature this shim does not know yet: add it */
 }
 
