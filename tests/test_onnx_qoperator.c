@@ -58,11 +58,12 @@ static void u8_init(tm_model *m, const char *name, uint8_t v)
  * write one output "y". */
 typedef struct twin {
     tm_model *qop, *qdq;
+    bool s8; /* the quantized tensors are s8 (else u8) */
 } twin;
 
 static twin twin_new(int64_t opset)
 {
-    twin t = {tm_new(opset), tm_new(opset)};
+    twin t = {tm_new(opset), tm_new(opset), false};
     tm_opset(t.qop, "com.microsoft", 1);
     return t;
 }
@@ -76,8 +77,8 @@ static void twin_free(twin *t)
 /* The same u8 input (and the same initializers) in both models. */
 static void twin_input(twin *t, const char *name, int rank, const int64_t *d)
 {
-    tm_input(t->qop, name, T_UINT8, rank, d, NULL);
-    tm_input(t->qdq, name, T_UINT8, rank, d, NULL);
+    tm_input(t->qop, name, t->s8 ? T_INT8 : T_UINT8, rank, d, NULL);
+    tm_input(t->qdq, name, t->s8 ? T_INT8 : T_UINT8, rank, d, NULL);
 }
 
 static void twin_params(twin *t, const char *s, float sv, const char *z, uint8_t zv)
@@ -85,7 +86,7 @@ static void twin_params(twin *t, const char *s, float sv, const char *z, uint8_t
     tm_model *ms[2] = {t->qop, t->qdq};
     for (int i = 0; i < 2; i++) {
         f32_init(ms[i], s, sv);
-        u8_init(ms[i], z, zv);
+        tm_init(ms[i], z, t->s8 ? T_INT8 : T_UINT8, 0, NULL, &zv, 1);
     }
 }
 
@@ -137,8 +138,8 @@ static dqg_compiled *check_twin(twin *t, const char *what, int n_in, const size_
                      r2[i]);
         cr_assert_eq(o1[i], o2[i], "%s: compiled byte %zu: %d, the QDQ twin's %d", what, i, o1[i],
                      o2[i]);
-        cr_assert(abs((int)o1[i] - (int)r1[i]) <= 1, "%s: compiled byte %zu: %d, reference %d",
-                  what, i, o1[i], r1[i]);
+        int o = t->s8 ? (int8_t)o1[i] : o1[i], r = t->s8 ? (int8_t)r1[i] : r1[i];
+        cr_assert(abs(o - r) <= 1, "%s: compiled element %zu: %d, reference %d", what, i, o, r);
     }
     for (int i = 0; i < n_in; i++)
         free(xs[i]);
@@ -163,9 +164,10 @@ static bool explain_has(const dqg_compiled *c, const char *text)
 Test(onnx_qoperator, binary_and_unary_operators_are_their_qdq_forms)
 {
     static const char *const ops[] = {"Add", "Mul", "Sigmoid", "LeakyRelu"};
-    for (int k = 0; k < 4; k++) {
-        bool binary = k < 2;
+    for (int k = 0; k < 8; k++) {
+        bool binary = k % 4 < 2;
         twin t = twin_new(13);
+        t.s8 = k >= 4; /* the zero points below read as s8: -128, 3, 120 or 0 */
         int64_t ad[] = {1, 3, 4, 4}, bd[] = {1, 3, 1, 1};
         twin_input(&t, "a", 4, ad);
         if (binary)
@@ -174,22 +176,24 @@ Test(onnx_qoperator, binary_and_unary_operators_are_their_qdq_forms)
         twin_params(&t, "bs", 0.1f, "bz", 3);
         twin_params(&t, "ys", binary ? 0.07f : 0.004f, "yz", binary ? 120 : 0);
         char qname[32];
-        snprintf(qname, sizeof qname, "QLinear%s", ops[k]);
+        snprintf(qname, sizeof qname, "QLinear%s", ops[k % 4]);
         Onnx__NodeProto *n = tm_node(t.qop, qname, "com.microsoft", "op",
                                      binary ? "a,as,az,b,bs,bz,ys,yz" : "a,as,az,ys,yz", "y");
         tm_node(t.qdq, "DequantizeLinear", NULL, "dqa", "a,as,az", "fa");
         if (binary)
             tm_node(t.qdq, "DequantizeLinear", NULL, "dqb", "b,bs,bz", "fb");
-        Onnx__NodeProto *f = tm_node(t.qdq, ops[k], NULL, "f", binary ? "fa,fb" : "fa", "fy");
-        if (k == 3) {
+        Onnx__NodeProto *f = tm_node(t.qdq, ops[k % 4], NULL, "f", binary ? "fa,fb" : "fa", "fy");
+        if (k % 4 == 3) {
             tm_attr_float(t.qop, n, "alpha", 0.2f);
             tm_attr_float(t.qdq, f, "alpha", 0.2f);
         }
         tm_node(t.qdq, "QuantizeLinear", NULL, "q", "fy,ys,yz", "y");
-        tm_output(t.qop, "y", T_UINT8, -1, NULL);
-        tm_output(t.qdq, "y", T_UINT8, -1, NULL);
+        tm_output(t.qop, "y", t.s8 ? T_INT8 : T_UINT8, -1, NULL);
+        tm_output(t.qdq, "y", t.s8 ? T_INT8 : T_UINT8, -1, NULL);
         size_t sizes[] = {48, 3};
-        dqg_compiled_destroy(check_twin(&t, qname, binary ? 2 : 1, sizes, 48));
+        char what[48];
+        snprintf(what, sizeof what, "%s, %s", qname, t.s8 ? "s8" : "u8");
+        dqg_compiled_destroy(check_twin(&t, what, binary ? 2 : 1, sizes, 48));
         twin_free(&t);
     }
 }
