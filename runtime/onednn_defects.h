@@ -16,11 +16,17 @@
  *     per-channel binary post-op when the output channels per group are odd
  *     17..31 or >= 33: the post-op is applied to the wrong channels. Not
  *     fixed upstream. Rule: refuse the int8 fusion (the f32 path is right).
- *  D  weight reorder with compensation when the problem is exactly an 8x8
- *     transposition (8 output channels in all, input channels per group
- *     times kernel volume 8 with one of them 1): the compensation is left
- *     zero. Fixed in v3.10. Rule: pack in two reorders (layout, then
- *     compensation).
+ *  D  weight reorder with compensation (s8 source, or a source zero
+ *     point) when the jit reorder takes a transposition path: the
+ *     compensation is left zero or partial, and the gemm int8 convolution
+ *     then gives wrong values. First seen as an exact 8x8 transposition (8
+ *     output channels, input channels per group times kernel volume 8); it
+ *     also strikes kernels of extent 4 with odd channel counts (e.g. 2
+ *     groups of 17 -> 3 channels, 4x4, padding 2) and 3-D depthwise kernels
+ *     (17 of 20,000 random gemm int8 convolutions with compensation; none
+ *     with the rule). The 8x8 check is fixed in v3.10. Rule: every pack
+ *     with compensation runs in two reorders (the layout, then the same
+ *     layout with compensation, which copies without transposing).
  *  E  two eltwise post-ops of the same algorithm: the second runs with the
  *     first's alpha and beta. Fixed in v2.7.3 / v3.0. Rule: a second Clip
  *     with other bounds becomes binary max and min post-ops. */
@@ -60,8 +66,8 @@ const char *dqg_defect_skip_impl(const dqg_prim_facts *f, const char *impl);
 const char *dqg_prefer_other_impl(const dqg_prim_facts *f, const char *impl);
 /* Rule C: whether the int8 kernel must be refused. */
 bool dqg_defect_refuse(const dqg_prim_facts *f, const char *impl);
-/* Rule D: whether packing weights into `to` (which carries compensation)
- * must go through the same layout without compensation first. */
+/* Rule D: whether packing weights into `to` must go through the same
+ * layout without compensation first (whenever `to` carries compensation). */
 bool dqg_defect_two_step_pack(const dnnl_memory_desc_t *to);
 
 #endif

@@ -45,9 +45,9 @@ dqg_status dqg_dnnl_pack(const dnnl_memory_desc_t *from, const void *data,
         return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory packing %zu bytes", what, n);
     dqg_status st;
     if (dqg_defect_two_step_pack(to)) {
-        /* oneDNN 2.6 defect D: the 8x8 transposition path of the reorder
-         * leaves the compensation zero. The layout first, then the same
-         * layout with compensation (no transposition left). */
+        /* oneDNN 2.6 defect D: the reorder's transposition paths leave
+         * the compensation zero or partial. The layout first, then the
+         * same layout with compensation (no transposition left). */
         dnnl_memory_desc_t mid = *to;
         mid.extra.flags = 0;
         mid.extra.compensation_mask = mid.extra.asymm_compensation_mask = 0;

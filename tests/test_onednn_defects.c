@@ -88,24 +88,27 @@ Test(onednn_defects, rule_c_refuses_gemm_convolutions_with_channel_post_ops)
     }
 }
 
-Test(onednn_defects, rule_d_two_step_pack_for_the_8x8_transposition)
+Test(onednn_defects, rule_d_two_step_pack_whenever_weights_carry_compensation)
 {
-    /* Grouped weights (G, O/G, I, K) with asymmetric-source compensation. */
-    struct {
-        int64_t g, og, i, k;
-        bool want;
-    } cases[] = {{2, 4, 1, 8, true},  {1, 8, 1, 8, true},  {1, 8, 8, 1, true},
-                 {2, 4, 2, 4, false}, {2, 8, 1, 8, false}, {1, 8, 1, 4, false}};
-    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    /* Grouped weights (G, O/G, I, K...), plain and with either kind of
+     * compensation; the 8x8 transposition first reported and shapes that
+     * take other transposition paths alike. */
+    static const int64_t shapes[][5] = {
+        {2, 4, 1, 8, 1}, {1, 8, 8, 1, 1}, {2, 3, 17, 4, 4}, {2, 4, 2, 4, 1}, {3, 2, 19, 4, 4}};
+    for (size_t c = 0; c < sizeof shapes / sizeof *shapes; c++) {
         dnnl_memory_desc_t md;
-        bool grouped = cases[c].g > 1;
-        dnnl_dims_t d = {cases[c].g, cases[c].og, cases[c].i, cases[c].k};
-        dnnl_memory_desc_init_by_tag(&md, grouped ? 4 : 3, grouped ? d : d + 1, dnnl_s8,
-                                     grouped ? dnnl_abcd : dnnl_abc);
-        cr_assert(!dqg_defect_two_step_pack(&md), "no compensation, no rule");
+        bool grouped = shapes[c][0] > 1;
+        dnnl_dims_t d = {shapes[c][0], shapes[c][1], shapes[c][2], shapes[c][3], shapes[c][4]};
+        dnnl_memory_desc_init_by_tag(&md, grouped ? 5 : 4, grouped ? d : d + 1, dnnl_s8,
+                                     grouped ? dnnl_abcde : dnnl_abcd);
+        cr_assert(!dqg_defect_two_step_pack(&md), "no compensation, one reorder");
         md.extra.flags = dnnl_memory_extra_flag_compensation_conv_asymmetric_src;
         md.extra.asymm_compensation_mask = grouped ? 3 : 1;
-        cr_assert_eq(dqg_defect_two_step_pack(&md), cases[c].want, "case %zu", c);
+        cr_assert(dqg_defect_two_step_pack(&md), "case %zu: source zero point", c);
+        md.extra.flags = dnnl_memory_extra_flag_compensation_conv_s8s8;
+        md.extra.asymm_compensation_mask = 0;
+        md.extra.compensation_mask = grouped ? 3 : 1;
+        cr_assert(dqg_defect_two_step_pack(&md), "case %zu: s8 source", c);
     }
 }
 
@@ -288,22 +291,47 @@ Test(onednn_defects, rule_c_graph_matches_the_reference)
         }
 }
 
-/* D: 1-D conv, 2 groups of 1 -> 4 channels, kernel 8 over 9 inputs, source
- * zero point 3: the weight reorder is exactly an 8x8 transposition. */
-Test(onednn_defects, rule_d_graph_matches_the_reference)
+/* D: convolutions whose weight reorder with compensation takes a
+ * transposition path, all on oneDNN's gemm int8 convolution at VNNI:
+ * 1-D, 2 groups of 1 -> 4 channels, kernel 8 over 9 inputs, source zero
+ * point 3 (an exact 8x8 transposition); 2-D NCHW, 2 groups of 17 -> 3
+ * channels, 4x4, stride 2, padding 2, zero point 134 (found by the random
+ * networks of test_cnn_zoo: every output 255 where the reference has
+ * 0..222); 2-D, 3 groups of 19 -> 2, 4x4 with an s8 source and no zero
+ * point (s8 compensation); 3-D depthwise, 18 channels, 4x4x4. */
+static void rule_d_case(int spatial, int64_t groups, int64_t icg, int64_t ocg, int64_t k,
+                        int64_t stride, int64_t pad, int64_t extent, dqg_dtype xt, int zp)
 {
     dqg_graph *g;
     cr_assert_eq(dqg_graph_create(&g), DQG_OK);
-    int64_t xd[] = {1, 2, 9}, wd[] = {8, 1, 8};
+    int64_t xd[5] = {1, groups * icg}, wd[5] = {groups * ocg, icg};
+    dqg_conv_attrs a = {.spatial_rank = spatial, .groups = groups};
+    for (int i = 0; i < spatial; i++) {
+        xd[2 + i] = extent;
+        wd[2 + i] = k;
+        a.strides[i] = stride;
+        a.pads_begin[i] = a.pads_end[i] = pad;
+    }
     dqg_dequantize_linear_attrs da = {.opset = 13};
-    dqg_tensor_id x = dqg_dequantize_linear(g, NULL, dqg_input(g, "x", DQG_U8, 3, xd),
-                                            scalar(g, 1.0f), zp_u8(g, 3), &da);
-    dqg_tensor_id w =
-        dqg_dequantize_linear(g, NULL, weights(g, 3, wd), scalar(g, 1.0f), DQG_NONE, &da);
-    dqg_conv_attrs a = {.spatial_rank = 1, .groups = 2};
+    int64_t one = 1;
+    uint8_t z = (uint8_t)zp;
+    dqg_tensor_id x =
+        dqg_dequantize_linear(g, NULL, dqg_input(g, "x", xt, 2 + spatial, xd), scalar(g, 0.5f),
+                              dqg_constant(g, NULL, xt, 0, &one, &z, 1), &da);
+    dqg_tensor_id w = dqg_dequantize_linear(g, NULL, weights(g, 2 + spatial, wd), scalar(g, 0.01f),
+                                            DQG_NONE, &da);
     dqg_output(g, dqg_convolution(g, "conv", x, w, DQG_NONE, &a), "y");
     char log[4096];
     compare(g, log, sizeof log);
+}
+
+Test(onednn_defects, rule_d_graphs_match_the_reference)
+{
+    rule_d_case(1, 2, 1, 4, 8, 1, 0, 9, DQG_U8, 3);
+    rule_d_case(2, 2, 17, 3, 4, 2, 2, 6, DQG_U8, 134);
+    rule_d_case(2, 2, 31, 5, 4, 1, 1, 6, DQG_U8, 200);
+    rule_d_case(2, 3, 19, 2, 4, 1, 1, 5, DQG_S8, 0);
+    rule_d_case(3, 18, 1, 1, 4, 1, 2, 6, DQG_U8, 55);
 }
 
 /* E: MatMul -> Clip(-1, 5) -> Clip(-1, 3) clips at 3, in f32 and int8. */
