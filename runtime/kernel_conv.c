@@ -196,7 +196,7 @@ dqg_status dqg_kernel_conv_build(const dqg_kernel_request *req, dqg_kernel **out
     dnnl_memory_desc_t md_w_real = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     if (pack) {
         size_t bytes = 0;
-        st = dqg_dnnl_pack(&md_w, w->data, &md_w_real, &c->w_packed, &bytes, c->base.impl);
+        st = dqg_dnnl_pack(&md_w, w->data, &md_w_real, true, &c->w_packed, &bytes, c->base.impl);
         c->base.bytes += bytes;
     } else if (!dnnl_memory_desc_equal(&md_w, &md_w_real)) {
         dnnl_primitive_desc_t rpd = NULL;

@@ -333,7 +333,8 @@ dqg_status dqg_kernel_matmul_build(const dqg_kernel_request *req, dqg_kernel **o
     if (pack) {
         md_b_real = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
         size_t bytes = 0;
-        st = dqg_dnnl_pack(&md_b_f32, b->data, &md_b_real, &m->b_packed, &bytes, m->base.impl);
+        st = dqg_dnnl_pack(&md_b_f32, b->data, &md_b_real, false, &m->b_packed, &bytes,
+                           m->base.impl);
         m->base.bytes += bytes;
     }
     if (st == DQG_OK && m->a_arg < 0) {

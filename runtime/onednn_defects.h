@@ -66,8 +66,10 @@ const char *dqg_defect_skip_impl(const dqg_prim_facts *f, const char *impl);
 const char *dqg_prefer_other_impl(const dqg_prim_facts *f, const char *impl);
 /* Rule C: whether the int8 kernel must be refused. */
 bool dqg_defect_refuse(const dqg_prim_facts *f, const char *impl);
-/* Rule D: whether packing weights into `to` must go through the same
- * layout without compensation first (whenever `to` carries compensation). */
+/* Rule D: whether packing convolution weights into `to` must go through
+ * the same layout without compensation first (whenever `to` carries
+ * compensation; a matmul's blocked weights have no reorder between their
+ * two forms, and the rule is not theirs). */
 bool dqg_defect_two_step_pack(const dnnl_memory_desc_t *to);
 
 #endif

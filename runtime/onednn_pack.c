@@ -36,7 +36,8 @@ static dqg_status reorder_once(const dnnl_memory_desc_t *from, const void *data,
 }
 
 dqg_status dqg_dnnl_pack(const dnnl_memory_desc_t *from, const void *data,
-                         const dnnl_memory_desc_t *to, void **out, size_t *bytes, const char *what)
+                         const dnnl_memory_desc_t *to, bool conv_weights, void **out, size_t *bytes,
+                         const char *what)
 {
     dqg_cache_count_constant_transform();
     size_t n = dnnl_memory_desc_get_size(to);
@@ -44,7 +45,7 @@ dqg_status dqg_dnnl_pack(const dnnl_memory_desc_t *from, const void *data,
     if (!buf)
         return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory packing %zu bytes", what, n);
     dqg_status st;
-    if (dqg_defect_two_step_pack(to)) {
+    if (conv_weights && dqg_defect_two_step_pack(to)) {
         /* oneDNN 2.6 defect D: the reorder's transposition paths leave
          * the compensation zero or partial. The layout first, then the
          * same layout with compensation (no transposition left). */

@@ -777,7 +777,10 @@ dqg_status dqg_qkernel_finish(const int8_t *folded, const_dnnl_primitive_desc_t 
                               size_t *bytes, const char *what)
 {
     const dnnl_memory_desc_t *md_w = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-    dqg_status st = dqg_dnnl_pack(md_w_plain, folded, md_w, w_packed, bytes, what);
+    dnnl_primitive_kind_t kind = dnnl_undefined_primitive;
+    dnnl_primitive_desc_query(pd, dnnl_query_primitive_kind, 0, &kind);
+    dqg_status st =
+        dqg_dnnl_pack(md_w_plain, folded, md_w, kind == dnnl_convolution, w_packed, bytes, what);
     if (st != DQG_OK)
         return st;
     int kinds[DQG_DNNL_MAX_ARGS] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
