@@ -549,3 +549,84 @@ Test(cnn_zoo, qoperator_forms_match_the_qdq_networks, .timeout = 240)
     qoperator_net(ZOO_ALEXNET, 64, true);
     qoperator_net(ZOO_MOBILENET_V2, 32, false);
 }
+
+/* ---- Random networks ------------------------------------------------------- */
+
+/* A seeded random network (model_zoo.h's zoo_cnn_random: random
+ * convolutions, pools, residual Adds, Concats, BatchNormalization, LRN and
+ * shuffles over several live feature maps, some of them graph outputs) on a
+ * random input size from 5 to 24: every output of the compiled graph within
+ * a relative L2 error of 0.05 of the reference's (the one-unit differences
+ * of the fused layers travel: 0.0113 at worst over seeds 1..6000, while a
+ * misplaced layout or parameter gives errors of the order of the values
+ * themselves), and every fused convolution exact to one unit on its own
+ * (check_layers). Returns the largest relative error. */
+static double random_net(uint32_t seed)
+{
+    zoo_cnn_options o = {.size = 5 + (int64_t)(seed * 7 % 20), .classes = 10, .seed = seed};
+    char name[32];
+    snprintf(name, sizeof name, "random net %u", seed);
+    tm_model *m = zoo_cnn_random(&o);
+    cr_assert_not_null(m, "%s: cannot be written", name);
+    dqg_graph *g = load(m);
+    int64_t s = o.size;
+    float *x = malloc((size_t)(3 * s * s) * sizeof *x);
+    zoo_cnn_input(&o, 7, x);
+    dqg_buffer in = {
+        .id = dqg_graph_input_id(g, 0), .data = x, .size = (size_t)(3 * s * s) * sizeof *x};
+    size_t n_out = dqg_graph_output_count(g);
+    dqg_buffer *ref = calloc(n_out, sizeof *ref), *y = calloc(n_out, sizeof *y);
+    for (size_t i = 0; i < n_out; i++) {
+        dqg_tensor_id t = dqg_graph_output_id(g, i);
+        size_t size = dqg_tensor_byte_size(g, t);
+        ref[i] = (dqg_buffer){.id = t, .data = malloc(size), .size = size};
+        y[i] = (dqg_buffer){.id = t, .data = malloc(size), .size = size};
+    }
+    cr_assert_eq(dqg_reference_run(g, &in, 1, ref, n_out), DQG_OK, "%s: %s", name,
+                 dqg_last_error());
+    dqg_compiled *c = NULL;
+    cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s: %s", name, dqg_last_error());
+    cr_assert_eq(dqg_execute(c, &in, 1, y, n_out), DQG_OK, "%s: %s", name, dqg_last_error());
+    double worst = 0.0;
+    for (size_t i = 0; i < n_out; i++) {
+        const float *r = ref[i].data, *v = y[i].data;
+        double e = 0.0, n = 0.0;
+        for (size_t k = 0; k < ref[i].size / sizeof(float); k++) {
+            e += ((double)v[k] - r[k]) * ((double)v[k] - r[k]);
+            n += (double)r[k] * r[k];
+        }
+        double rel = sqrt(e / (n + 1e-30));
+        if (n == 0.0)
+            rel = sqrt(e) > 1e-3 ? 1.0 : 0.0;
+        worst = fmax(worst, rel);
+        cr_assert(rel <= 0.05, "%s: output '%s' relative error %.4f (seed %u, size %lld)", name,
+                  dqg_tensor_name(g, ref[i].id), rel, seed, (long long)s);
+        free(ref[i].data);
+        free(y[i].data);
+    }
+    double macs = 0.0, share = int8_mac_share(c, &macs);
+    cr_log_info("%s: %zu outputs, worst relative error %.4f, %zu partitions, %.1f%% of MACs in "
+                "int8",
+                name, n_out, worst, dqg_compiled_partition_count(c), 100.0 * share);
+    free(ref);
+    free(y);
+    dqg_compiled_destroy(c);
+    dqg_graph_destroy(g);
+    check_layers(name, m, x, (size_t)(3 * s * s) * sizeof *x);
+    tm_free(m);
+    free(x);
+    return worst;
+}
+
+/* Seeds 1..200; DQG_RANDOM_NETS=FIRST:COUNT runs others (a longer search). */
+Test(cnn_zoo, random_networks_match_the_reference, .timeout = 300)
+{
+    const char *env = getenv("DQG_RANDOM_NETS");
+    uint32_t first = 1, n = 200;
+    if (env)
+        sscanf(env, "%u:%u", &first, &n);
+    double worst = 0.0;
+    for (uint32_t seed = first; seed < first + n; seed++)
+        worst = fmax(worst, random_net(seed));
+    cr_log_info("%u random networks: worst relative error %.4f", n, worst);
+}

@@ -63,6 +63,13 @@ const char *zoo_cnn_name(zoo_cnn_net net);
  * network cannot be run for calibration. *logit_absmax (may be NULL)
  * receives the largest magnitude of the logits in the calibration run. */
 tm_model *zoo_cnn(zoo_cnn_net net, const zoo_cnn_options *o, double *logit_absmax);
+/* A random network of the layers above, its shape and weights drawn from
+ * o->seed (o->reduced is ignored), calibrated like the others: random
+ * convolutions (grouped, depthwise, strided, padded), pools, residual Adds,
+ * channel Concats, BatchNormalization, LRN and channel shuffles over a pool
+ * of live feature maps, some of which are also graph outputs; the last
+ * output is a Gemm's logits or a convolution's feature map. */
+tm_model *zoo_cnn_random(const zoo_cnn_options *o);
 /* A seeded input, uniform in [-2, 2): x holds 3 * size * size floats. */
 void zoo_cnn_input(const zoo_cnn_options *o, uint32_t seed, float *x);
 

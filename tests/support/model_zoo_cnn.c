@@ -45,6 +45,8 @@ typedef struct cnn {
     uint32_t seed;
     int id;
     bool relu6_bounds; /* the Clip bounds' initializers exist */
+    uint32_t topo;     /* a random network's shape: its own stream, so both writings agree */
+    int n_extra;       /* a random network's feature maps that are also graph outputs */
     /* Quantization points, in the order the network makes them: their
      * tensors (float writing) and calibrated ranges (QDQ writing). */
     int n_qp, cap_qp;
@@ -659,6 +661,146 @@ static cv mobilenet_v2(cnn *b, cv x)
     return gemm(b, gap_flatten(b, x), classes(b), ACT_NONE);
 }
 
+/* ---- A random network ---------------------------------------------------- */
+
+static int64_t pick(cnn *b, int64_t lo, int64_t hi)
+{
+    return lo + (int64_t)(next(&b->topo) % (uint32_t)(hi - lo + 1));
+}
+
+/* Sometimes also a graph output (the QDQ writing's dequantized tensor): a
+ * value read both inside the graph and by the caller. */
+static cv maybe_output(cnn *b, cv x)
+{
+    if (pick(b, 0, 4) == 0 && b->n_extra < 4) {
+        b->n_extra++;
+        if (b->qdq)
+            tm_output(b->m, x.n, T_FLOAT, x.rank, x.d);
+    }
+    return x;
+}
+
+/* A kernel size and padding that fit a side of h. */
+static void window(cnn *b, int64_t h, int64_t kmax, int64_t *k, int64_t *pad)
+{
+    *k = pick(b, 1, kmax);
+    *pad = pick(b, 0, *k / 2);
+    if (h + 2 * *pad < *k) {
+        *k = 1;
+        *pad = 0;
+    }
+}
+
+static cv random_conv(cnn *b, cv x)
+{
+    int64_t c = x.d[1], k, pad, stride = pick(b, 1, 2), groups = 1, cout = pick(b, 2, 40);
+    window(b, x.d[2], 5, &k, &pad);
+    switch (pick(b, 0, 3)) {
+    case 0: /* depthwise, channel multiplier 1 or 2 */
+        groups = c;
+        cout = c * pick(b, 1, 2);
+        break;
+    case 1: /* grouped */
+        for (int64_t g = 4; g >= 2; g--)
+            if (c % g == 0) {
+                groups = g;
+                cout = g * pick(b, 1, 10);
+                break;
+            }
+        break;
+    default:
+        break;
+    }
+    return conv(b, x, cout, k, stride, pad, groups, (int)pick(b, 0, 2), 1.0f);
+}
+
+/* The tensors of the same batch, height and width as x among live[n]. */
+static int same_plane(const cv *live, int n, const cv *x, cv *out)
+{
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (live[i].d[2] == x->d[2] && live[i].d[3] == x->d[3])
+            out[m++] = live[i];
+    return m;
+}
+
+/* Random layers over a pool of live feature maps, each reading one or more
+ * of them: convolutions (plain, grouped, depthwise), pools, residual adds,
+ * channel concatenations (also of a tensor with itself), batch
+ * normalization, LRN and channel shuffles; some feature maps are also graph
+ * outputs. The head is a Gemm after a global pool or a flatten, or a final
+ * 1x1 convolution whose feature map is the output. */
+static cv random_net(cnn *b, cv x)
+{
+    enum { LIVE = 6 };
+    cv live[LIVE], same[LIVE + 1];
+    int n = 0;
+    live[n++] = maybe_output(b, random_conv(b, x));
+    for (int l = 0, layers = (int)pick(b, 3, 12); l < layers; l++) {
+        cv a = live[pick(b, 0, n - 1)], y;
+        int64_t c = a.d[1];
+        switch (pick(b, 0, 8)) {
+        case 0:
+        case 1:
+        case 2:
+            y = random_conv(b, a);
+            break;
+        case 3: {
+            int64_t k, pad;
+            window(b, a.d[2], 3, &k, &pad);
+            y = pool(b, a, pick(b, 0, 1) != 0, k, pick(b, 1, 2), pad);
+            break;
+        }
+        case 4: {
+            /* Another live map of a's shape, a itself, or a convolution of a. */
+            int m = same_plane(live, n, &a, same);
+            cv r = same[pick(b, 0, m - 1)];
+            if (r.d[1] != c || pick(b, 0, 1)) {
+                int64_t k = 1 + 2 * pick(b, 0, 1);
+                if (a.d[2] + k - 1 < k)
+                    k = 1;
+                r = conv(b, a, c, k, 1, k / 2, 1, ACT_NONE, 0.5f);
+            }
+            y = add(b, r, a, (int)pick(b, 0, 2));
+            break;
+        }
+        case 5: {
+            int m = same_plane(live, n, &a, same), k = (int)pick(b, 1, 2);
+            cv xs[3] = {a};
+            for (int i = 0; i < k; i++)
+                xs[1 + i] = same[pick(b, 0, m - 1)];
+            y = concat(b, xs, 1 + k, pick(b, 0, 2) == 0 ? ACT_RELU : ACT_NONE);
+            break;
+        }
+        case 6:
+            y = bn_relu(b, a);
+            break;
+        case 7:
+            y = lrn(b, a);
+            break;
+        default:
+            y = c % 3 == 0 ? shuffle(b, a, 3) : c % 2 == 0 ? shuffle(b, a, 2) : bn_relu(b, a);
+            break;
+        }
+        y = maybe_output(b, y);
+        if (n < LIVE)
+            live[n++] = y;
+        else
+            live[pick(b, 0, LIVE - 1)] = y;
+    }
+    cv y = live[n - 1];
+    switch (pick(b, 0, 2)) {
+    case 0:
+        return gemm(b, gap_flatten(b, y), classes(b), ACT_NONE);
+    case 1:
+        if (numel(&y) <= 4096)
+            return gemm(b, flatten(b, y), classes(b), ACT_NONE);
+        return conv(b, y, classes(b), 1, 1, 0, 1, ACT_NONE, 1.0f);
+    default:
+        return conv(b, y, pick(b, 2, 16), 1, 1, 0, 1, ACT_NONE, 1.0f);
+    }
+}
+
 /* ---- Writing and calibration ---------------------------------------------- */
 
 static const struct {
@@ -680,17 +822,19 @@ const char *zoo_cnn_name(zoo_cnn_net net)
     return net >= 0 && net < ZOO_CNN_COUNT ? nets[net].name : NULL;
 }
 
-static tm_model *write_net(cnn *b, zoo_cnn_net net)
+static tm_model *write_net(cnn *b, cv (*body)(cnn *, cv))
 {
     b->m = tm_new(13);
     b->seed = b->o->seed ? b->o->seed : 1;
+    b->topo = b->seed * 2654435761u + 0x9e3779b9u;
     b->id = 0;
     b->n_qp = 0;
+    b->n_extra = 0;
     b->relu6_bounds = false;
     int64_t s = b->o->size > 0 ? b->o->size : 224;
     cv x = {.n = "input", .rank = 4, .d = {1, 3, s, s}};
     tm_input(b->m, "input", T_FLOAT, 4, x.d, NULL);
-    cv y = nets[net].body(b, x);
+    cv y = body(b, x);
     if (b->qdq)
         tm_output(b->m, y.n, T_FLOAT, y.rank, y.d);
     return b->m;
@@ -763,19 +907,17 @@ static int calibrate(cnn *b, tm_model *fm)
     return st == DQG_OK ? 0 : 1;
 }
 
-tm_model *zoo_cnn(zoo_cnn_net net, const zoo_cnn_options *o, double *logit_absmax)
+static tm_model *build(cv (*body)(cnn *, cv), const zoo_cnn_options *o, double *logit_absmax)
 {
-    if (net < 0 || net >= ZOO_CNN_COUNT)
-        return NULL;
     cnn b = {.o = o};
-    tm_model *fm = write_net(&b, net);
+    tm_model *fm = write_net(&b, body);
     int n_qp = b.n_qp;
     int rc = calibrate(&b, fm);
     tm_free(fm);
     tm_model *m = NULL;
     if (rc == 0) {
         b.qdq = true;
-        m = write_net(&b, net);
+        m = write_net(&b, body);
         if (b.n_qp != n_qp)
             abort();      /* the two writings must make the same quantization points */
         if (logit_absmax) /* the last quantization point is the logits' */
@@ -786,4 +928,16 @@ tm_model *zoo_cnn(zoo_cnn_net net, const zoo_cnn_options *o, double *logit_absma
     free(b.lo);
     free(b.hi);
     return m;
+}
+
+tm_model *zoo_cnn(zoo_cnn_net net, const zoo_cnn_options *o, double *logit_absmax)
+{
+    if (net < 0 || net >= ZOO_CNN_COUNT)
+        return NULL;
+    return build(nets[net].body, o, logit_absmax);
+}
+
+tm_model *zoo_cnn_random(const zoo_cnn_options *o)
+{
+    return build(random_net, o, NULL);
 }
