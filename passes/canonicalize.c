@@ -3,8 +3,10 @@
  * checks are not fooled by dead readers; and gives every reader of a
  * dequantize its own copy of it. Quantization tools write one
  * DequantizeLinear for a tensor read by several ops (a block's input read
- * by a convolution and by the residual Add); a fused kernel computes its
- * source's dequantize itself, so each reader needs one it can own. */
+ * by a convolution and by the residual Add), or read by an op and by the
+ * caller (a feature map that is also a graph output); a fused kernel
+ * computes its source's dequantize itself, so each reader needs one it can
+ * own. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,17 +23,21 @@ static bool op_is_live(const dqg_graph *g, int32_t i, const int *readers)
     return false;
 }
 
-/* Inserts, right before each reader of a shared dequantize but the first,
- * a copy of that dequantize whose result only this reader reads; ops stay
- * in topological order. */
+/* Inserts, right before each reader of a shared dequantize but the first
+ * (every reader, when the dequantize's result is also a graph output, which
+ * keeps the original), a copy of that dequantize whose result only this
+ * reader reads; ops stay in topological order. */
 static dqg_status split_shared_dequantize(dqg_pass_state *s, const int *readers)
 {
     dqg_graph *g = s->graph;
     int32_t n = g->n_ops, n_tensors = g->n_tensors, extra = 0;
     for (int32_t i = 0; i < n; i++) {
         const dqg_op *op = &g->ops[i];
-        if (!op->removed && op->kind == DQG_OP_DEQUANTIZE && !g->tensors[op->outputs[0]].is_output)
-            extra += readers[op->outputs[0]] > 1 ? readers[op->outputs[0]] - 1 : 0;
+        if (!op->removed && op->kind == DQG_OP_DEQUANTIZE) {
+            dqg_tensor_id t = op->outputs[0];
+            int own = g->tensors[t].is_output ? 0 : 1; /* readers that keep the original */
+            extra += readers[t] > own ? readers[t] - own : 0;
+        }
     }
     if (extra == 0)
         return DQG_OK;
@@ -46,8 +52,9 @@ static dqg_status split_shared_dequantize(dqg_pass_state *s, const int *readers)
         free(is_copy);
         return dqg_set_error(DQG_OUT_OF_MEMORY, "canonicalize: out of memory");
     }
+    /* -1: no reader has kept the original yet; -2: a graph output keeps it. */
     for (int32_t t = 0; t < n_tensors; t++)
-        kept_by[t] = -1;
+        kept_by[t] = g->tensors[t].is_output ? -2 : -1;
     dqg_status st = DQG_OK;
     int32_t j = 0;
     for (int32_t i = 0; i < n && st == DQG_OK; i++) {
@@ -55,10 +62,10 @@ static dqg_status split_shared_dequantize(dqg_pass_state *s, const int *readers)
         for (int k = 0; k < op->n_inputs && !op->removed && st == DQG_OK; k++) {
             dqg_tensor_id t = op->inputs[k];
             int32_t p = t == DQG_NONE || t >= n_tensors ? -1 : g->tensors[t].producer;
-            if (p < 0 || g->ops[p].kind != DQG_OP_DEQUANTIZE || g->tensors[t].is_output ||
-                readers[t] < 2 || kept_by[t] == i)
+            if (p < 0 || g->ops[p].kind != DQG_OP_DEQUANTIZE ||
+                readers[t] < (g->tensors[t].is_output ? 1 : 2) || kept_by[t] == i)
                 continue;
-            if (kept_by[t] < 0) {
+            if (kept_by[t] == -1) {
                 kept_by[t] = i; /* the first reader keeps the original */
                 continue;
             }
@@ -86,10 +93,10 @@ static dqg_status split_shared_dequantize(dqg_pass_state *s, const int *readers)
                 }
             g->tensors[nt].use_count = uses;
             g->tensors[t].use_count -= uses;
-            st = dqg_explain(s,
-                             "canonicalized: Dequantize '%s' is computed again for %s '%s', "
-                             "which reads it with other ops",
-                             dq->name, dqg_op_kind_name(op->kind), op->name);
+            st = dqg_explain(s, "canonicalized: Dequantize '%s' is computed again for %s '%s'%s",
+                             dq->name, dqg_op_kind_name(op->kind), op->name,
+                             g->tensors[t].is_output ? ": its result is also a graph output"
+                                                     : ", which reads it with other ops");
         }
         moved[i] = j;
         ops[j++] = *op;

@@ -206,6 +206,57 @@ Test(qdq_patterns, shared_dequantize_still_fuses)
     dqg_graph_destroy(g);
 }
 
+/* A DequantizeLinear whose result is also a graph output (a feature map
+ * the caller reads) and the source of a MatMul: the output keeps the
+ * original, the MatMul gets its own copy and still fuses; both outputs
+ * match the reference. */
+Test(qdq_patterns, dequantize_that_is_also_a_graph_output_still_fuses)
+{
+    if (!test_int8_fusion())
+        cr_skip_test(TEST_NO_INT8_REASON);
+    dqg_graph *g;
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    int64_t xd[] = {4, 16}, wd[] = {16, 8};
+    int8_t w[128];
+    for (int i = 0; i < 128; i++)
+        w[i] = (int8_t)(i % 13 - 6);
+    dqg_dequantize_linear_attrs a = {.opset = 13};
+    dqg_tensor_id x = dqg_dequantize_linear(g, "x_dq", dqg_input(g, "x", DQG_U8, 2, xd),
+                                            scalar(g, 0.05f), zero_point(g, DQG_U8, 100), &a);
+    dqg_tensor_id wf =
+        dqg_dequantize_linear(g, "w_dq", dqg_constant(g, "w", DQG_S8, 2, wd, w, sizeof w),
+                              scalar(g, 0.01f), DQG_NONE, &a);
+    dqg_output(g, dqg_matmul(g, "mm", x, wf, NULL), "y");
+    dqg_output(g, x, "features");
+    finalize_ok(g);
+    dqg_compiled *c = NULL;
+    cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+    cr_assert_eq(dqg_compiled_fused_count(c), 1);
+    bool explained = false;
+    for (size_t i = 0; i < dqg_compiled_explain_count(c); i++)
+        explained |= strstr(dqg_compiled_explain(c, i),
+                            "Dequantize 'x_dq' is computed again for MatMul 'mm': its result is "
+                            "also a graph output") != NULL;
+    cr_assert(explained);
+    uint8_t xv[64];
+    for (int i = 0; i < 64; i++)
+        xv[i] = (uint8_t)(i * 7);
+    float got[32], ref[32], fgot[64], fref[64];
+    dqg_buffer in = {.name = "x", .data = xv, .size = sizeof xv};
+    dqg_buffer o[2] = {{.name = "y", .data = got, .size = sizeof got},
+                       {.name = "features", .data = fgot, .size = sizeof fgot}};
+    cr_assert_eq(dqg_execute(c, &in, 1, o, 2), DQG_OK, "%s", dqg_last_error());
+    o[0].data = ref;
+    o[1].data = fref;
+    cr_assert_eq(dqg_reference_run(g, &in, 1, o, 2), DQG_OK);
+    for (int i = 0; i < 32; i++)
+        cr_assert_float_eq(got[i], ref[i], 1e-5f * 8, "[%d] %g vs %g", i, got[i], ref[i]);
+    for (int i = 0; i < 64; i++)
+        cr_assert_eq(fgot[i], fref[i], "features[%d] %g vs %g", i, fgot[i], fref[i]);
+    dqg_compiled_destroy(c);
+    dqg_graph_destroy(g);
+}
+
 /* Q(Concat(DQ(x_1), ..., DQ(x_k))) with a scale and zero point per input
  * (as ONNX Runtime's quantizer writes Inception's and DenseNet's concats):
  * one int8 concat partition, bit-identical to the reference, along every
