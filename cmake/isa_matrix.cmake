@@ -51,11 +51,22 @@ function(dqg_register_isa_matrix)
     else()
       set(_env "ONEDNN_MAX_CPU_ISA=${_level};DQG_MAX_ISA=${_own_level}")
     endif()
-    foreach(_suite ${ARGN})
+    foreach(_entry ${ARGN})
+      # SUITE, or SUITE=TEST: one test of the suite (suite/test as Criterion
+      # names it), for suites too long to run whole at every level.
+      set(_suite ${_entry})
+      set(_args --jobs=2)
+      set(_name ${_entry})
+      if(_entry MATCHES "^([^=]+)=(.+)$")
+        set(_suite ${CMAKE_MATCH_1})
+        set(_args --filter=${CMAKE_MATCH_2})
+        string(REPLACE "/" "_" _name "${CMAKE_MATCH_2}")
+        set(_name ${_suite}/${_name})
+      endif()
       if(TARGET ${_suite})
-        add_test(NAME isa/${_level}/${_suite} COMMAND ${_suite} --jobs=2
+        add_test(NAME isa/${_level}/${_name} COMMAND ${_suite} ${_args}
                  WORKING_DIRECTORY ${PROJECT_BINARY_DIR})
-        set_tests_properties(isa/${_level}/${_suite} PROPERTIES ENVIRONMENT "${_env}"
+        set_tests_properties(isa/${_level}/${_name} PROPERTIES ENVIRONMENT "${_env}"
           FAIL_REGULAR_EXPRESSION "Synthesis: Tested: 0 |\\[FAIL\\]|CRASH")
       endif()
     endforeach()
