@@ -132,11 +132,12 @@ static int value_index(const named_values *v, const char *name)
     return -1;
 }
 
-/* Feeds every fused convolution of the QDQ model m the reference's u8
- * input of that layer and compares its u8 output with the reference's:
- * within one unit, the contract for quantized outputs. */
-static void check_layers(const char *net, tm_model *m, const float *x, size_t xsize)
+/* Feeds every fused convolution of the QDQ model m the reference's u8 (s8
+ * with `s8`) input of that layer and compares its output with the
+ * reference's: within one unit, the contract for quantized outputs. */
+static void check_layers(const char *net, tm_model *m, const float *x, size_t xsize, bool s8)
 {
+    const int qtype = s8 ? 3 : 2; /* ONNX INT8, UINT8 */
     Onnx__GraphProto *G = tm_graph(m);
     static conv_layer layers[512];
     int n_layers = 0;
@@ -161,7 +162,7 @@ static void check_layers(const char *net, tm_model *m, const float *x, size_t xs
      * intermediate. */
     size_t n_out0 = G->n_output;
     for (int i = 0; i < v.n; i++)
-        tm_output(m, v.name[i], 2, -1, NULL);
+        tm_output(m, v.name[i], qtype, -1, NULL);
     dqg_graph *g = load(m);
     dqg_buffer *out = calloc(G->n_output, sizeof *out);
     for (size_t o = 0; o < G->n_output; o++) {
@@ -184,7 +185,7 @@ static void check_layers(const char *net, tm_model *m, const float *x, size_t xs
         const conv_layer *L = &layers[l];
         int vi = value_index(&v, L->in), vo = value_index(&v, L->out);
         tm_model *sub = tm_new(13);
-        tm_input(sub, L->in, 2, 4, v.dims[vi], NULL);
+        tm_input(sub, L->in, qtype, 4, v.dims[vi], NULL);
         for (int k = 0; k < L->n; k++) {
             for (size_t j = 0; j < L->nodes[k]->n_input; j++) {
                 const Onnx__TensorProto *t = initializer(G, L->nodes[k]->input[j]);
@@ -194,7 +195,7 @@ static void check_layers(const char *net, tm_model *m, const float *x, size_t xs
             }
             tm_copy_node(sub, L->nodes[k]);
         }
-        tm_output(sub, L->out, 2, 4, v.dims[vo]);
+        tm_output(sub, L->out, qtype, 4, v.dims[vo]);
         dqg_graph *sg = load(sub);
         tm_free(sub);
         dqg_compiled *c;
@@ -210,9 +211,10 @@ static void check_layers(const char *net, tm_model *m, const float *x, size_t xs
         dqg_buffer so = {.name = L->out, .data = y, .size = (size_t)v.count[vo]};
         cr_assert_eq(dqg_execute(c, &si, 1, &so, 1), DQG_OK, "%s", dqg_last_error());
         for (int64_t i = 0; i < v.count[vo]; i++) {
-            int d = abs((int)y[i] - (int)v.data[vo][i]);
+            int a = s8 ? (int8_t)y[i] : y[i], r = s8 ? (int8_t)v.data[vo][i] : v.data[vo][i];
+            int d = abs(a - r);
             cr_assert(d <= 1, "%s: Conv '%s' output %lld: %d, reference %d", net, L->nodes[3]->name,
-                      (long long)i, y[i], v.data[vo][i]);
+                      (long long)i, a, r);
             exact += d == 0;
         }
         all += v.count[vo];
@@ -269,7 +271,7 @@ static void check_net(zoo_cnn_net net, const zoo_cnn_options *o)
                 cosine, argmax(y, k), dqg_compiled_partition_count(c), 100.0 * share, macs);
     dqg_compiled_destroy(c);
     dqg_graph_destroy(g);
-    check_layers(name, m, x, (size_t)(3 * s * s) * sizeof *x);
+    check_layers(name, m, x, (size_t)(3 * s * s) * sizeof *x, o->s8_activations);
     tm_free(m);
     free(x);
     free(ref);
@@ -438,6 +440,24 @@ Test(cnn_zoo, resnet50, .timeout = 120)
     net_test(ZOO_RESNET50, 32, false);
 }
 
+/* ONNX Runtime's other quantizer settings: s8 activations
+ * (activation_type=QInt8) and one weight scale per tensor
+ * (per_channel=False), on the networks with residual Adds and depthwise
+ * convolutions. */
+Test(cnn_zoo, s8_activations_and_per_tensor_weights, .timeout = 120)
+{
+    zoo_cnn_options o = {.size = 32,
+                         .classes = 100,
+                         .reduced = true,
+                         .seed = 11,
+                         .s8_activations = true,
+                         .per_tensor_weights = true};
+    check_net(ZOO_RESNET50, &o);
+    check_net(ZOO_MOBILENET_V2, &o);
+    o.per_tensor_weights = false;
+    check_net(ZOO_SHUFFLENET_V1, &o);
+}
+
 Test(cnn_zoo, vgg19, .timeout = 120)
 {
     net_test(ZOO_VGG19, 32, true);
@@ -555,7 +575,9 @@ Test(cnn_zoo, qoperator_forms_match_the_qdq_networks, .timeout = 240)
 /* A seeded random network (model_zoo.h's zoo_cnn_random: random
  * convolutions, pools, residual Adds, Concats, BatchNormalization, LRN and
  * shuffles over several live feature maps, some of them graph outputs) on a
- * random input size from 5 to 24: every output of the compiled graph within
+ * random input size from 5 to 24, in QDQ form and in ONNX Runtime's
+ * QOperator form (whose compiled outputs must match the QDQ form's within
+ * 1e-4 relative L2): every output of the compiled QDQ graph within
  * a relative L2 error of 0.05 of the reference's (the one-unit differences
  * of the fused layers travel: 0.0113 at worst over seeds 1..6000, while a
  * misplaced layout or parameter gives errors of the order of the values
@@ -563,7 +585,13 @@ Test(cnn_zoo, qoperator_forms_match_the_qdq_networks, .timeout = 240)
  * (check_layers). Returns the largest relative error. */
 static double random_net(uint32_t seed)
 {
-    zoo_cnn_options o = {.size = 5 + (int64_t)(seed * 7 % 20), .classes = 10, .seed = seed};
+    /* Every third network with s8 activations, every fifth with weights
+     * quantized per tensor. */
+    zoo_cnn_options o = {.size = 5 + (int64_t)(seed * 7 % 20),
+                         .classes = 10,
+                         .seed = seed,
+                         .s8_activations = seed % 3 == 0,
+                         .per_tensor_weights = seed % 5 == 0};
     char name[32];
     snprintf(name, sizeof name, "random net %u", seed);
     tm_model *m = zoo_cnn_random(&o);
@@ -601,9 +629,40 @@ static double random_net(uint32_t seed)
         worst = fmax(worst, rel);
         cr_assert(rel <= 0.05, "%s: output '%s' relative error %.4f (seed %u, size %lld)", name,
                   dqg_tensor_name(g, ref[i].id), rel, seed, (long long)s);
+    }
+    /* The same network in ONNX Runtime's QOperator form gives the QDQ
+     * form's compiled outputs. */
+    tm_model *qm = zoo_cnn_random(&o);
+    zoo_to_qoperator(qm);
+    size_t qlinear = 0;
+    for (size_t i = 0; i < tm_graph(qm)->n_node; i++)
+        qlinear += strncmp(tm_graph(qm)->node[i]->op_type, "QLinear", 7) == 0;
+    cr_assert(qlinear > 0, "%s: no QLinear operator in the QOperator form", name);
+    dqg_graph *qg = load(qm);
+    tm_free(qm);
+    cr_assert_eq(dqg_graph_output_count(qg), n_out);
+    dqg_compiled *qc = NULL;
+    cr_assert_eq(dqg_compile(qg, NULL, &qc), DQG_OK, "%s QOperator: %s", name, dqg_last_error());
+    dqg_buffer qin = {.id = dqg_graph_input_id(qg, 0), .data = x, .size = in.size};
+    for (size_t i = 0; i < n_out; i++) /* the reference's buffers, by name */
+        ref[i] = (dqg_buffer){
+            .name = dqg_tensor_name(g, y[i].id), .data = ref[i].data, .size = ref[i].size};
+    cr_assert_eq(dqg_execute(qc, &qin, 1, ref, n_out), DQG_OK, "%s QOperator: %s", name,
+                 dqg_last_error());
+    for (size_t i = 0; i < n_out; i++) {
+        const float *a = ref[i].data, *v = y[i].data;
+        double e = 0.0, n = 0.0;
+        for (size_t k = 0; k < ref[i].size / sizeof(float); k++) {
+            e += ((double)v[k] - a[k]) * ((double)v[k] - a[k]);
+            n += (double)v[k] * v[k];
+        }
+        cr_assert(e <= 1e-8 * n, "%s: output '%s' of the QOperator form: relative error %.3g", name,
+                  ref[i].name, sqrt(e / (n + 1e-30)));
         free(ref[i].data);
         free(y[i].data);
     }
+    dqg_compiled_destroy(qc);
+    dqg_graph_destroy(qg);
     double macs = 0.0, share = int8_mac_share(c, &macs);
     cr_log_info("%s: %zu outputs, worst relative error %.4f, %zu partitions, %.1f%% of MACs in "
                 "int8",
@@ -612,7 +671,7 @@ static double random_net(uint32_t seed)
     free(y);
     dqg_compiled_destroy(c);
     dqg_graph_destroy(g);
-    check_layers(name, m, x, (size_t)(3 * s * s) * sizeof *x);
+    check_layers(name, m, x, (size_t)(3 * s * s) * sizeof *x, o.s8_activations);
     tm_free(m);
     free(x);
     return worst;

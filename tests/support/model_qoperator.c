@@ -8,9 +8,11 @@
  * in com.microsoft), and MaxPool, Flatten, Reshape and Transpose between
  * one scale and zero point run on the quantized tensor itself. A Relu, or a
  * Clip(0, 6) whose bound lies beyond what the quantize holds, between the
- * op and a quantize of zero point 0 is dropped (the quantize's saturation
- * is the activation), as ONNX Runtime does. Operators without a QLinear
+ * op and a quantize whose zero point is its type's lowest value (0 for u8,
+ * -128 for s8) is dropped (the quantize's saturation is the activation),
+ * as ONNX Runtime does. Operators without a QLinear
  * form (BatchNormalization, LRN) keep their dequantize and quantize. */
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -83,12 +85,24 @@ static float scalar(const qop_graph *q, const char *name)
     return v;
 }
 
+/* A quantize's zero point (signed for s8), or INT_MIN when unknown. */
 static int zero_point(const qop_graph *q, const Onnx__NodeProto *n)
 {
     if (n->n_input < 3 || !*n->input[2])
         return 0;
     const Onnx__TensorProto *t = initializer(q, n->input[2]);
-    return t && t->has_raw_data && t->raw_data.len >= 1 ? t->raw_data.data[0] : -1;
+    if (!t || !t->has_raw_data || t->raw_data.len < 1)
+        return INT_MIN;
+    return t->data_type == 3 ? (int8_t)t->raw_data.data[0] : t->raw_data.data[0];
+}
+
+/* The lowest value a quantize's type holds: -128 for s8 (the zero point's
+ * type), 0 for u8. */
+static int quant_min(const qop_graph *q, const Onnx__NodeProto *n)
+{
+    const Onnx__TensorProto *t =
+        n->n_input >= 3 && *n->input[2] ? initializer(q, n->input[2]) : NULL;
+    return t && t->data_type == 3 ? -128 : 0;
 }
 
 /* The quantize after node i (through a Relu or Clip(0, 6) its saturation
@@ -103,7 +117,7 @@ static int quantize_after(const qop_graph *q, int i, int *act)
     if (is_op(n, "Relu") || is_op(n, "Clip")) {
         int k;
         if (readers(q, n->output[0], &k) != 1 || !is_op(q->g->node[k], "QuantizeLinear") ||
-            zero_point(q, q->g->node[k]) != 0)
+            zero_point(q, q->g->node[k]) != quant_min(q, q->g->node[k]))
             return -1;
         if (is_op(n, "Clip") &&
             (n->n_input < 3 || scalar(q, n->input[1]) != 0.0f ||

@@ -55,6 +55,10 @@ typedef struct zoo_cnn_options {
      * connected layers, for fast tests. */
     bool reduced;
     uint32_t seed; /* weights; the calibration input uses seed + 1000 */
+    /* ONNX Runtime's other settings: activation_type=QInt8 (asymmetric s8
+     * activations) and per_channel=False (one weight scale per tensor). */
+    bool s8_activations;
+    bool per_tensor_weights;
 } zoo_cnn_options;
 
 /* The network's name ("resnet50", ...), NULL out of range. */

@@ -36,7 +36,7 @@ typedef struct cv {
     int64_t d[5];
     bool q;
     float s;
-    uint8_t z;
+    int z; /* u8, or s8 with o->s8_activations */
 } cv;
 
 typedef struct cnn {
@@ -115,14 +115,15 @@ static void scalar_f32(cnn *b, const char *name, float v)
 }
 
 /* Q -> DQ of x with the given parameters. */
-static cv qdq(cnn *b, cv x, float s, uint8_t z)
+static cv qdq(cnn *b, cv x, float s, int z)
 {
     char sn[NAME + 8], zn[NAME + 8], qn[NAME + 8], in[2 * NAME + 16];
     cat(sn, sizeof sn, x.n, "_scale", NULL);
     cat(zn, sizeof zn, x.n, "_zp", NULL);
     cat(qn, sizeof qn, x.n, "_q", NULL);
     scalar_f32(b, sn, s);
-    tm_init(b->m, zn, T_UINT8, 0, NULL, &z, 1);
+    uint8_t zb = (uint8_t)z;
+    tm_init(b->m, zn, b->o->s8_activations ? T_INT8 : T_UINT8, 0, NULL, &zb, 1);
     cat(in, sizeof in, x.n, ",", sn, ",", zn, NULL);
     char node[NAME + 8];
     cat(node, sizeof node, x.n, "_QuantizeLinear", NULL);
@@ -159,11 +160,12 @@ static cv quant(cnn *b, cv x)
         x.q = true;
         return x;
     }
-    /* ONNX Runtime's asymmetric u8 parameters: the range widened to hold 0. */
+    /* ONNX Runtime's asymmetric parameters: the range widened to hold 0,
+     * mapped onto 0..255 (u8) or -128..127 (s8). */
     float lo = fminf(b->lo[k], 0.0f), hi = fmaxf(b->hi[k], 0.0f);
-    float s = hi > lo ? (hi - lo) / 255.0f : 1.0f;
-    float z = roundf(-lo / s);
-    return qdq(b, x, s, (uint8_t)fminf(fmaxf(z, 0.0f), 255.0f));
+    float s = hi > lo ? (hi - lo) / 255.0f : 1.0f, qmin = b->o->s8_activations ? -128.0f : 0.0f;
+    float z = roundf(qmin - lo / s);
+    return qdq(b, x, s, (int)fminf(fmaxf(z, qmin), qmin + 255.0f));
 }
 
 /* The result of an operator that moves quantized values without changing
@@ -219,8 +221,9 @@ static cv activate(cnn *b, cv x, int act)
 
 /* Weights [cout, per_out] (He-normal times a per-channel spread) and bias
  * [cout], as float initializers or as ONNX Runtime quantizes them for an
- * input of scale xs: s8 symmetric per output channel (axis 0) and int32 of
- * scale xs * w_scale. Writes the names of the tensors to read. */
+ * input of scale xs: s8 symmetric per output channel (axis 0; one scale
+ * for all with o->per_tensor_weights) and int32 of scale xs * w_scale.
+ * Writes the names of the tensors to read. */
 static void weights(cnn *b, const char *base, int rank, const int64_t *wd, float xs, float gain,
                     char *wname, char *bname)
 {
@@ -253,9 +256,13 @@ static void weights(cnn *b, const char *base, int rank, const int64_t *wd, float
     float *ws = malloc((size_t)cout * sizeof *ws), *bs = malloc((size_t)cout * sizeof *bs);
     if (!wq || !wz || !bq || !bz || !ws || !bs)
         abort();
+    bool pt = b->o->per_tensor_weights;
+    float all = 0.0f;
+    for (int64_t i = 0; pt && i < cout * per; i++)
+        all = fmaxf(all, fabsf(w[i]));
     for (int64_t c = 0; c < cout; c++) {
-        float mx = 0.0f;
-        for (int64_t i = 0; i < per; i++)
+        float mx = all;
+        for (int64_t i = 0; !pt && i < per; i++)
             mx = fmaxf(mx, fabsf(w[c * per + i]));
         ws[c] = mx > 0.0f ? mx / 127.0f : 1.0f;
         for (int64_t i = 0; i < per; i++)
@@ -266,24 +273,32 @@ static void weights(cnn *b, const char *base, int rank, const int64_t *wd, float
     cat(n[0], sizeof n[0], base, "_W_quantized", NULL);
     cat(n[1], sizeof n[1], base, "_W_scale", NULL);
     cat(n[2], sizeof n[2], base, "_W_zero_point", NULL);
+    /* Per tensor: scalar parameters (rank 0, of which the first channel's
+     * values are the ones). */
+    int prank = pt ? 0 : 1;
+    int64_t pn = pt ? 1 : cout;
     tm_init(b->m, n[0], T_INT8, rank, wd, wq, (size_t)(cout * per));
-    tm_init(b->m, n[1], T_FLOAT, 1, &cout, ws, (size_t)cout * sizeof *ws);
-    tm_init(b->m, n[2], T_INT8, 1, &cout, wz, (size_t)cout);
+    tm_init(b->m, n[1], T_FLOAT, prank, &cout, ws, (size_t)pn * sizeof *ws);
+    tm_init(b->m, n[2], T_INT8, prank, &cout, wz, (size_t)pn);
     char in[3 * NAME + 64], node[NAME + 32];
     cat(in, sizeof in, n[0], ",", n[1], ",", n[2], NULL);
     cat(wname, NAME + 16, base, "_W_dq", NULL);
     cat(node, sizeof node, base, "_W_DequantizeLinear", NULL);
-    tm_attr_int(b->m, tm_node(b->m, "DequantizeLinear", "", node, in, wname), "axis", 0);
+    Onnx__NodeProto *wdq = tm_node(b->m, "DequantizeLinear", "", node, in, wname);
+    if (!pt)
+        tm_attr_int(b->m, wdq, "axis", 0);
     cat(n[0], sizeof n[0], base, "_B_quantized", NULL);
     cat(n[1], sizeof n[1], base, "_B_scale", NULL);
     cat(n[2], sizeof n[2], base, "_B_zero_point", NULL);
     tm_init(b->m, n[0], T_INT32, 1, &cout, bq, (size_t)cout * sizeof *bq);
-    tm_init(b->m, n[1], T_FLOAT, 1, &cout, bs, (size_t)cout * sizeof *bs);
-    tm_init(b->m, n[2], T_INT32, 1, &cout, bz, (size_t)cout * sizeof *bz);
+    tm_init(b->m, n[1], T_FLOAT, prank, &cout, bs, (size_t)pn * sizeof *bs);
+    tm_init(b->m, n[2], T_INT32, prank, &cout, bz, (size_t)pn * sizeof *bz);
     cat(in, sizeof in, n[0], ",", n[1], ",", n[2], NULL);
     cat(bname, NAME + 16, base, "_B_dq", NULL);
     cat(node, sizeof node, base, "_B_DequantizeLinear", NULL);
-    tm_attr_int(b->m, tm_node(b->m, "DequantizeLinear", "", node, in, bname), "axis", 0);
+    Onnx__NodeProto *bdq = tm_node(b->m, "DequantizeLinear", "", node, in, bname);
+    if (!pt)
+        tm_attr_int(b->m, bdq, "axis", 0);
     free(w);
     free(bias);
     free(wq);
