@@ -54,11 +54,15 @@ dqg_status dqg_conv_io_finish(dqg_conv_io *io, const_dnnl_primitive_desc_t pd,
         io->dst_offset = offset + *bytes;
         *bytes += (dnnl_memory_desc_get_size(&io->dst) + 63) & ~(size_t)63;
     }
-    if (io->reorder_src || io->reorder_dst)
-        snprintf(why, why_size, "reorders its %s to and from channels-last",
+    if (io->reorder_src || io->reorder_dst) {
+        /* After what `why` already says (an implementation skipped). */
+        size_t len = strlen(why);
+        snprintf(why + len, why_size - len, "%sreorders its %s to and from channels-last",
+                 len ? "; " : "",
                  io->reorder_src && io->reorder_dst ? "source and result"
                  : io->reorder_src                  ? "source"
                                                     : "result");
+    }
     return DQG_OK;
 }
 

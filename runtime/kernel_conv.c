@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "runtime/kernel.h"
+#include "runtime/onednn_defects.h"
 #include "runtime/onednn_layout.h"
 #include "runtime/onednn_pack.h"
 #include "runtime/onednn_qattr.h"
@@ -190,7 +191,12 @@ dqg_status dqg_kernel_conv_build(const dqg_kernel_request *req, dqg_kernel **out
     if (req->options->fpmath == DQG_FPMATH_BF16)
         dnnl_primitive_attr_set_fpmath_mode(c->post.attr, dnnl_fpmath_mode_bf16);
     dnnl_primitive_desc_t pd = NULL;
-    st = dqg_dnnl_pd_create(&pd, &d, c->post.attr, c->base.impl, sizeof c->base.impl);
+    /* The destination is channels-last (dqg_conv_io_plan) for rule F. */
+    dqg_prim_facts facts = {.kind = DQG_FACTS_CONV,
+                            .other_axis_binary = c->post.other_axis_binary,
+                            .dst_channels_last = true};
+    st = dqg_dnnl_pd_create_checked(&pd, &d, c->post.attr, &facts, c->base.impl,
+                                    sizeof c->base.impl, c->base.why, sizeof c->base.why);
     if (st != DQG_OK)
         goto fail;
     dnnl_memory_desc_t md_w_real = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);

@@ -29,7 +29,15 @@
  *     layout with compensation, which copies without transposing).
  *  E  two eltwise post-ops of the same algorithm: the second runs with the
  *     first's alpha and beta. Fixed in v2.7.3 / v3.0. Rule: a second Clip
- *     with other bounds becomes binary max and min post-ops. */
+ *     with other bounds becomes binary max and min post-ops.
+ *  F  f32 gemm convolution (x64:gemm:jit) with a channels-last destination
+ *     and a binary post-op whose operand varies along the spatial axes
+ *     (the result's own shape, [1, 1, H, W], or one value per column):
+ *     every output gets the operand's values of the wrong position (a 1x1
+ *     output channel convolution followed by an Add of a [1, 1, 4, 3]
+ *     tensor: 11 of 12 outputs wrong). A per-channel or one-value operand,
+ *     a channels-first destination and the int8 gemm convolutions are
+ *     right. Rule: skip that implementation. */
 #ifndef DQG_RUNTIME_ONEDNN_DEFECTS_H
 #define DQG_RUNTIME_ONEDNN_DEFECTS_H
 
@@ -48,12 +56,15 @@ typedef struct dqg_prim_facts {
     int64_t in[3], out[3], kernel[3], stride[3], dilation[3], pad_l[3], pad_r[3];
     int64_t oc_per_group;
     bool per_channel_binary; /* a binary post-op with an operand that varies by channel */
+    /* A binary post-op with an operand that varies along an axis other
+     * than the channel, and a channels-last destination (rule F). */
+    bool other_axis_binary, dst_channels_last;
     /* MatMul: the reduction size, and the rows of the source (all batch
      * dimensions included; 0: unknown). */
     int64_t K, M;
 } dqg_prim_facts;
 
-/* The rule (A or B) that forbids implementation `impl` for a primitive
+/* The rule (A, B or F) that forbids implementation `impl` for a primitive
  * with these facts, or NULL when it may be used. */
 const char *dqg_defect_skip_impl(const dqg_prim_facts *f, const char *impl);
 /* Not a defect but a choice: the reason to pass over implementation

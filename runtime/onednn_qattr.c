@@ -114,6 +114,8 @@ static dqg_status add_binary(const dqg_kernel_request *req, dqg_qattr *q, dnnl_p
         return st;
     q->full_operand |= dst_md && dnnl_memory_desc_equal(md, dst_md);
     q->per_channel_binary |= t->nelems > 1;
+    for (int i = 0; i < md->ndims; i++)
+        q->other_axis_binary |= i != channel_axis && md->dims[i] > 1;
     int index = dnnl_post_ops_len(po);
     dnnl_status_t s = dnnl_post_ops_append_binary(po, alg, md);
     if (s != dnnl_success)

@@ -44,6 +44,7 @@ typedef struct dqg_qattr {
     dnnl_memory_desc_t binary_md[DQG_QATTR_MAX_BINARY];
     bool full_operand;       /* a binary operand of the destination's own shape and layout */
     bool per_channel_binary; /* a binary operand that varies by channel */
+    bool other_axis_binary;  /* a binary operand that varies along an axis other than the channel */
     bool src_zero_point;     /* a non-zero or run-time source zero point */
     dqg_dtype dst_dtype;
     /* A constant bias of an int8 kernel with constant scales, in

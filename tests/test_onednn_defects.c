@@ -63,6 +63,27 @@ Test(onednn_defects, rule_b_skips_amx_matmul_for_k_125_to_127)
 
 /* Small-M int8 MatMuls prefer a non-AMX implementation (a choice, not a
  * defect: the AMX one stays the fallback when nothing else exists). */
+/* F: only the f32 gemm convolution, only with a channels-last result and an
+ * operand that varies along a non-channel axis. */
+Test(onednn_defects, rule_f_skips_the_f32_gemm_convolution_with_spatial_operands)
+{
+    dqg_prim_facts f = {
+        .kind = DQG_FACTS_CONV, .other_axis_binary = true, .dst_channels_last = true};
+    cr_assert_not_null(dqg_defect_skip_impl(&f, "x64:gemm:jit"));
+    cr_assert(strstr(dqg_defect_skip_impl(&f, "x64:gemm:jit"), "defect F"));
+    cr_assert_null(dqg_defect_skip_impl(&f, "x64:gemm_s8u8s32:jit"));
+    cr_assert_null(dqg_defect_skip_impl(&f, "jit:avx512_core"));
+    cr_assert_null(dqg_defect_skip_impl(&f, "brgconv:avx512_core"));
+    f.dst_channels_last = false;
+    cr_assert_null(dqg_defect_skip_impl(&f, "x64:gemm:jit"));
+    f.dst_channels_last = true;
+    f.other_axis_binary = false;
+    cr_assert_null(dqg_defect_skip_impl(&f, "x64:gemm:jit"));
+    f.other_axis_binary = true;
+    f.kind = DQG_FACTS_MATMUL;
+    cr_assert_null(dqg_defect_skip_impl(&f, "x64:gemm:jit"));
+}
+
 Test(onednn_defects, small_m_int8_matmul_passes_over_amx)
 {
     for (int64_t M = 0; M <= 20; M++) {
@@ -332,6 +353,69 @@ Test(onednn_defects, rule_d_graphs_match_the_reference)
     rule_d_case(2, 2, 31, 5, 4, 1, 1, 6, DQG_U8, 200);
     rule_d_case(2, 3, 19, 2, 4, 1, 1, 5, DQG_S8, 0);
     rule_d_case(3, 18, 1, 1, 4, 1, 2, 6, DQG_U8, 55);
+}
+
+/* F: f32 convolutions with one output channel (NCX, so the result is
+ * channels-last in memory too) or two (NXC), then an Add or Mul of an
+ * operand of the result's shape or of [1, 1, H, W] / [1, W] shape: oneDNN
+ * offers its gemm convolution first for these, which gave 11 of 12 outputs
+ * wrong; the rule skips it. */
+static void rule_f_case(dqg_data_format f, int64_t C, int64_t H, int64_t W, int64_t O, int64_t k,
+                        int operand, bool mul)
+{
+    dqg_graph *g;
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    bool nxc = f == DQG_FORMAT_NXC;
+    int64_t xd[4] = {1, nxc ? H : C, nxc ? W : H, nxc ? C : W}, wd[4] = {O, C, k, k};
+    int64_t yd[4] = {1, nxc ? H : O, nxc ? W : H, nxc ? O : W};
+    dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 4, xd);
+    int64_t nw = O * C * k * k;
+    float *w = malloc((size_t)nw * sizeof *w);
+    for (int64_t i = 0; i < nw; i++)
+        w[i] = (float)((i * 7) % 9 - 4) * 0.25f;
+    dqg_conv_attrs a = {.spatial_rank = 2,
+                        .pads_begin = {k / 2, k / 2},
+                        .pads_end = {k / 2, k / 2},
+                        .data_format = f};
+    dqg_tensor_id y = dqg_convolution(g, "conv", x, test_const_f32(g, 4, wd, w), DQG_NONE, &a);
+    free(w);
+    /* 0: the result's shape; 1: [H, W] varying spatially (NCX) or [W, O]
+     * (NXC); 2: one value per column. */
+    int64_t od[4];
+    int rank;
+    if (operand == 0) {
+        memcpy(od, yd, sizeof od);
+        rank = 4;
+    } else if (operand == 1) {
+        od[0] = yd[2];
+        od[1] = yd[3];
+        rank = 2;
+    } else {
+        od[0] = yd[3];
+        rank = 1;
+    }
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++)
+        n *= od[i];
+    float *v = malloc((size_t)n * sizeof *v);
+    for (int64_t i = 0; i < n; i++)
+        v[i] = 100.0f * (float)(i + 1);
+    dqg_tensor_id o = test_const_f32(g, rank, od, v);
+    free(v);
+    dqg_output(g, mul ? dqg_mul(g, "mul", y, o) : dqg_add(g, "add", y, o), "y");
+    char log[8192];
+    compare(g, log, sizeof log);
+    cr_assert(!strstr(log, "x64:gemm:jit"), "the f32 gemm convolution kept:\n%s", log);
+}
+
+Test(onednn_defects, rule_f_graphs_match_the_reference)
+{
+    for (int op = 0; op < 3; op++)
+        for (int mul = 0; mul < 2; mul++) {
+            rule_f_case(DQG_FORMAT_NCX, 14, 4, 3, 1, 1, op, mul);
+            rule_f_case(DQG_FORMAT_NCX, 10, 1, 3, 1, 3, op, mul);
+            rule_f_case(DQG_FORMAT_NXC, 6, 4, 5, 2, 3, op, mul);
+        }
 }
 
 /* E: MatMul -> Clip(-1, 5) -> Clip(-1, 3) clips at 3, in f32 and int8. */
