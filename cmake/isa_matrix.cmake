@@ -68,6 +68,11 @@ function(dqg_register_isa_matrix)
                  WORKING_DIRECTORY ${PROJECT_BINARY_DIR})
         set_tests_properties(isa/${_level}/${_name} PROPERTIES ENVIRONMENT "${_env}"
           FAIL_REGULAR_EXPRESSION "Synthesis: Tested: 0 |\\[FAIL\\]|CRASH")
+        # Whole suites run their tests two at a time, each on oneDNN's
+        # OpenMP team: they get the machine to themselves (see
+        # DQG_HEAVY_TESTS).
+        cmake_host_system_information(RESULT _nproc QUERY NUMBER_OF_LOGICAL_CORES)
+        set_tests_properties(isa/${_level}/${_name} PROPERTIES PROCESSORS ${_nproc})
       endif()
     endforeach()
   endforeach()

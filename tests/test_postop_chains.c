@@ -1,0 +1,479 @@
+/* Randomized differential suite for the element-wise chains that follow a
+ * MatMul or a Convolution, with fixed seeds. Each case is one core layer
+ * (f32 MatMul, batched or not; int8 QDQ MatMul; weight-only int4 MatMul;
+ * f32 and int8 QDQ Convolution) followed by up to six random ops: Add, Sub,
+ * Mul and Div with a scalar, a per-channel, a per-row or a full constant
+ * operand (either side), a residual graph input, unary functions (ReLU,
+ * Clip, Sigmoid, Tanh, GELU in both forms, LeakyReLU, ELU, HardSwish,
+ * HardSigmoid, Swish, Abs, Neg) and x * Sigmoid(x); sometimes a final
+ * QuantizeLinear. The passes turn what they can into oneDNN post-ops or
+ * the own kernels' epilogues; the compiled result must match the
+ * reference interpreter.
+ *
+ * The bound: each stage of the chain (the core's result, then every op's)
+ * is within 1e-5 of its own largest magnitude, and an error entering a
+ * later op grows at most by that op's Lipschitz constant (1 for Add, Sub,
+ * ReLU, Clip, Tanh; |c| for Mul; 1 / min |c| for Div; 1.13 for GELU, 1.5
+ * for HardSwish, ...). So the final error is at most 1e-5 times the largest
+ * of (stage magnitude x the product of the constants after it); the stage
+ * magnitudes come from a reference run of the same graph with every stage
+ * made an output. A quantized result may differ by that bound in units of
+ * its scale, rounded up, plus the one unit of the contract. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "test_common.h"
+
+enum { CORE_MM_F32, CORE_MM_INT8, CORE_MM_INT4, CORE_CONV_F32, CORE_CONV_INT8, CORE_COUNT };
+enum { MAX_STAGES = 16, MAX_INPUTS = 4 };
+
+static uint32_t rs;
+static uint32_t rnd(void)
+{
+    rs ^= rs << 13;
+    rs ^= rs >> 17;
+    rs ^= rs << 5;
+    return rs;
+}
+static int64_t rin(int64_t lo, int64_t hi)
+{
+    return lo + (int64_t)(rnd() % (uint32_t)(hi - lo + 1));
+}
+static float uni(float lo, float hi)
+{
+    return lo + (hi - lo) * (float)(rnd() >> 8) / (float)(1u << 24);
+}
+
+/* What a case built: its stages (tensors whose magnitudes bound the
+ * error), each stage's Lipschitz constant of the rest of the chain, its
+ * runtime inputs, and a description. */
+typedef struct chain {
+    dqg_graph *g;
+    int core;
+    int rank;
+    int64_t d[4];
+    int n_stages;
+    dqg_tensor_id stage[MAX_STAGES];
+    double lip[MAX_STAGES]; /* the constant of the op that produced stage k (stage 0: 1) */
+    int n_inputs;
+    dqg_tensor_id input[MAX_INPUTS];
+    char input_name[MAX_INPUTS][16];
+    dqg_tensor_id y;
+    bool quantized;
+    char what[512];
+} chain;
+
+static void note(chain *c, const char *fmt, const char *s)
+{
+    size_t n = strlen(c->what);
+    snprintf(c->what + n, sizeof c->what - n, fmt, s);
+}
+
+static int64_t numel(const chain *c)
+{
+    int64_t n = 1;
+    for (int i = 0; i < c->rank; i++)
+        n *= c->d[i];
+    return n;
+}
+
+static dqg_tensor_id scalar(dqg_graph *g, float v)
+{
+    int64_t one = 1;
+    return dqg_constant(g, NULL, DQG_F32, 0, &one, &v, sizeof v);
+}
+
+/* Uniform in [lo, hi]; `both_signs` also flips each value's sign at
+ * random (divisors away from 0). */
+static dqg_tensor_id const_f32(dqg_graph *g, int rank, const int64_t *d, float lo, float hi,
+                               bool both_signs)
+{
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++)
+        n *= d[i];
+    float *v = malloc((size_t)n * sizeof *v);
+    for (int64_t i = 0; i < n; i++) {
+        v[i] = uni(lo, hi);
+        if (both_signs && rin(0, 1))
+            v[i] = -v[i];
+    }
+    dqg_tensor_id t = dqg_constant(g, NULL, DQG_F32, rank, d, v, (size_t)n * sizeof *v);
+    free(v);
+    return t;
+}
+
+static dqg_tensor_id const_i8(dqg_graph *g, dqg_dtype t, int rank, const int64_t *d, int lo, int hi)
+{
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++)
+        n *= d[i];
+    size_t bytes = dqg_dtype_storage_size(t, n);
+    uint8_t *v = calloc(bytes, 1);
+    for (int64_t i = 0; i < n; i++) {
+        int q = (int)rin(lo, hi);
+        if (t == DQG_S4)
+            v[i / 2] |= (uint8_t)((q & 15) << (4 * (i % 2)));
+        else
+            v[i] = (uint8_t)q;
+    }
+    dqg_tensor_id id = dqg_constant(g, NULL, t, rank, d, v, bytes);
+    free(v);
+    return id;
+}
+
+static dqg_tensor_id add_input(chain *c, const char *name, dqg_dtype t, int rank, const int64_t *d)
+{
+    dqg_tensor_id id = dqg_input(c->g, name, t, rank, d);
+    snprintf(c->input_name[c->n_inputs], sizeof c->input_name[0], "%s", name);
+    c->input[c->n_inputs++] = id;
+    return id;
+}
+
+static void stage(chain *c, dqg_tensor_id t, double lip)
+{
+    c->stage[c->n_stages] = t;
+    c->lip[c->n_stages++] = lip;
+    c->y = t;
+}
+
+/* The core layer: its result is stage 0. */
+static void core(chain *c)
+{
+    dqg_graph *g = c->g;
+    dqg_dequantize_linear_attrs da = {.opset = 13};
+    char buf[160];
+    if (c->core <= CORE_MM_INT4) {
+        int64_t B = rin(0, 3) == 0 ? rin(1, 3) : 0, M = rin(1, 40), K = rin(1, 80), N = rin(1, 70);
+        if (c->core == CORE_MM_INT4)
+            K = rin(1, 4) * 32 - rin(0, 1) * rin(1, 31); /* blocks of 32, the last cut */
+        int r = 0;
+        if (B)
+            c->d[r++] = B;
+        c->d[r++] = M;
+        c->d[r++] = N;
+        c->rank = r;
+        int64_t xd[3] = {B, M, K}, wd[2] = {K, N};
+        const int64_t *xs = B ? xd : xd + 1;
+        dqg_tensor_id x, w;
+        if (c->core == CORE_MM_INT8) {
+            x = add_input(c, "x", DQG_U8, r, xs);
+            uint8_t zp = (uint8_t)rin(0, 255);
+            int64_t one = 1;
+            x = dqg_dequantize_linear(g, NULL, x, scalar(g, uni(0.005f, 0.05f)),
+                                      dqg_constant(g, NULL, DQG_U8, 0, &one, &zp, 1), &da);
+            dqg_dequantize_linear_attrs wa = {.opset = 13, .has_axis = true, .axis = 1};
+            w = dqg_dequantize_linear(g, NULL, const_i8(g, DQG_S8, 2, wd, -127, 127),
+                                      const_f32(g, 1, &N, 0.001f, 0.02f, false), DQG_NONE, &wa);
+        } else if (c->core == CORE_MM_INT4) {
+            x = add_input(c, "x", DQG_F32, r, xs);
+            int64_t sd[2] = {(K + 31) / 32, N};
+            dqg_dequantize_linear_attrs wa = {
+                .opset = 21, .has_axis = true, .axis = 0, .block_size = 32};
+            w = dqg_dequantize_linear(g, NULL, const_i8(g, DQG_S4, 2, wd, -8, 7),
+                                      const_f32(g, 2, sd, 0.01f, 0.1f, false), DQG_NONE, &wa);
+        } else {
+            x = add_input(c, "x", DQG_F32, r, xs);
+            w = const_f32(g, 2, wd, -0.3f, 0.3f, false);
+        }
+        snprintf(buf, sizeof buf, "%s MatMul B=%lld M=%lld K=%lld N=%lld",
+                 c->core == CORE_MM_F32    ? "f32"
+                 : c->core == CORE_MM_INT8 ? "int8"
+                                           : "int4 weight-only",
+                 (long long)B, (long long)M, (long long)K, (long long)N);
+        note(c, "%s", buf);
+        stage(c, dqg_matmul(g, "core", x, w, NULL), 1.0);
+        return;
+    }
+    int64_t C = rin(1, 20), H = rin(1, 9), W = rin(1, 9), O = rin(1, 40), k = rin(0, 1) ? 3 : 1;
+    int64_t xd[4] = {1, C, H, W}, wd[4] = {O, C, k, k};
+    c->rank = 4;
+    c->d[0] = 1;
+    c->d[1] = O;
+    c->d[2] = H;
+    c->d[3] = W;
+    dqg_tensor_id x, w;
+    if (c->core == CORE_CONV_INT8) {
+        x = add_input(c, "x", DQG_U8, 4, xd);
+        uint8_t zp = (uint8_t)rin(0, 255);
+        int64_t one = 1;
+        x = dqg_dequantize_linear(g, NULL, x, scalar(g, uni(0.005f, 0.05f)),
+                                  dqg_constant(g, NULL, DQG_U8, 0, &one, &zp, 1), &da);
+        dqg_dequantize_linear_attrs wa = {.opset = 13, .has_axis = true, .axis = 0};
+        w = dqg_dequantize_linear(g, NULL, const_i8(g, DQG_S8, 4, wd, -127, 127),
+                                  const_f32(g, 1, &O, 0.001f, 0.02f, false), DQG_NONE, &wa);
+    } else {
+        x = add_input(c, "x", DQG_F32, 4, xd);
+        w = const_f32(g, 4, wd, -0.3f, 0.3f, false);
+    }
+    dqg_conv_attrs a = {.spatial_rank = 2,
+                        .pads_begin = {k / 2, k / 2},
+                        .pads_end = {k / 2, k / 2},
+                        .data_format = DQG_FORMAT_NCX};
+    snprintf(buf, sizeof buf, "%s Conv C=%lld H=%lld W=%lld O=%lld k=%lld",
+             c->core == CORE_CONV_F32 ? "f32" : "int8", (long long)C, (long long)H, (long long)W,
+             (long long)O, (long long)k);
+    note(c, "%s", buf);
+    stage(c, dqg_convolution(g, "core", x, w, DQG_NONE, &a), 1.0);
+}
+
+/* An operand for a binary op: scalar, per channel (N of a MatMul, O of a
+ * Convolution, as [O, 1, 1]), per row ([M, 1] / the last axis), the full
+ * shape as a constant, or the full shape as a graph input. */
+static dqg_tensor_id operand(chain *c, float lo, float hi, const char **kind)
+{
+    dqg_graph *g = c->g;
+    int64_t d[4] = {1, 1, 1, 1};
+    bool conv = c->rank == 4 && c->core >= CORE_CONV_F32;
+    switch (rin(0, 4)) {
+    case 0:
+        *kind = "scalar";
+        return const_f32(g, 0, d, lo, hi, lo > 0.0f);
+    case 1:
+        *kind = "per-channel";
+        if (conv) {
+            d[0] = c->d[1];
+            d[1] = d[2] = 1;
+            return const_f32(g, 3, d, lo, hi, lo > 0.0f);
+        }
+        d[0] = c->d[c->rank - 1];
+        return const_f32(g, 1, d, lo, hi, lo > 0.0f);
+    case 2:
+        *kind = "per-row";
+        if (conv) {
+            d[0] = c->d[3];
+            return const_f32(g, 1, d, lo, hi, lo > 0.0f);
+        }
+        d[0] = c->d[c->rank - 2];
+        d[1] = 1;
+        return const_f32(g, 2, d, lo, hi, lo > 0.0f);
+    case 3:
+        *kind = "full";
+        return const_f32(g, c->rank, c->d, lo, hi, lo > 0.0f);
+    default:
+        if (c->n_inputs < MAX_INPUTS && lo <= 0.0f) {
+            *kind = "residual input";
+            char name[16];
+            snprintf(name, sizeof name, "r%d", c->n_inputs & 7);
+            return add_input(c, name, DQG_F32, c->rank, c->d);
+        }
+        *kind = "full";
+        return const_f32(g, c->rank, c->d, lo, hi, lo > 0.0f);
+    }
+}
+
+static void post_op(chain *c)
+{
+    dqg_graph *g = c->g;
+    dqg_tensor_id y = c->y, t;
+    const char *kind = "";
+    char buf[96];
+    int op = (int)rin(0, 9);
+    if (op <= 3) {
+        bool swap = rin(0, 1) != 0;
+        static const char *const names[] = {"Add", "Sub", "Mul", "Div"};
+        double lip = 1.0;
+        if (op == 3) { /* divisors in [0.5, 2] of either sign */
+            t = dqg_div(g, NULL, y, operand(c, 0.5f, 2.0f, &kind));
+            lip = 2.0;
+            swap = false;
+        } else if (op == 2) {
+            dqg_tensor_id o = operand(c, -2.0f, 2.0f, &kind);
+            t = swap ? dqg_mul(g, NULL, o, y) : dqg_mul(g, NULL, y, o);
+            lip = 2.0;
+        } else {
+            dqg_tensor_id o = operand(c, -2.0f, 2.0f, &kind);
+            if (op == 0)
+                t = swap ? dqg_add(g, NULL, o, y) : dqg_add(g, NULL, y, o);
+            else
+                t = swap ? dqg_sub(g, NULL, o, y) : dqg_sub(g, NULL, y, o);
+        }
+        snprintf(buf, sizeof buf, " -> %s(%s %s)", names[op], kind, swap ? "first" : "second");
+        note(c, "%s", buf);
+        stage(c, t, lip);
+        return;
+    }
+    if (op == 4) {
+        float lo = uni(-3.0f, 1.0f), hi = lo + uni(0.1f, 4.0f);
+        snprintf(buf, sizeof buf, " -> Clip(%.3g, %.3g)", lo, hi);
+        note(c, "%s", buf);
+        stage(c, dqg_clip(g, NULL, y, lo, hi), 1.0);
+        return;
+    }
+    if (op == 5) {
+        note(c, "%s", " -> x*Sigmoid(x)");
+        stage(c, dqg_mul(g, NULL, y, dqg_unary(g, NULL, DQG_UNARY_SIGMOID, y, 0.0f, 0.0f)), 1.1);
+        return;
+    }
+    if (op == 6) {
+        note(c, "%s", " -> Relu");
+        stage(c, dqg_relu(g, NULL, y), 1.0);
+        return;
+    }
+    static const struct {
+        dqg_unary_op op;
+        double lip;
+    } un[] = {
+        {DQG_UNARY_SIGMOID, 0.25},   {DQG_UNARY_TANH, 1.0},         {DQG_UNARY_GELU_ERF, 1.13},
+        {DQG_UNARY_GELU_TANH, 1.13}, {DQG_UNARY_LEAKY_RELU, 1.0},   {DQG_UNARY_ELU, 1.0},
+        {DQG_UNARY_HARD_SWISH, 1.5}, {DQG_UNARY_HARD_SIGMOID, 0.5}, {DQG_UNARY_SWISH, 1.1 * 1.5},
+        {DQG_UNARY_ABS, 1.0},        {DQG_UNARY_NEG, 1.0}};
+    int u = (int)rin(0, sizeof un / sizeof *un - 1);
+    float alpha = un[u].op == DQG_UNARY_LEAKY_RELU ? uni(0.01f, 0.9f)
+                  : un[u].op == DQG_UNARY_ELU      ? uni(0.1f, 1.0f)
+                  : un[u].op == DQG_UNARY_SWISH    ? uni(0.5f, 1.5f)
+                                                   : 0.2f;
+    float beta = 0.5f;
+    snprintf(buf, sizeof buf, " -> %s(%.3g)", dqg_unary_op_name(un[u].op), alpha);
+    note(c, "%s", buf);
+    stage(c, dqg_unary(g, NULL, un[u].op, y, alpha, beta), un[u].lip);
+}
+
+/* Builds case `seed`; `mark_all` makes every stage an output (for the
+ * magnitudes), `qscale` > 0 ends with QuantizeLinear(qscale, qzp). */
+static void build(chain *c, uint32_t seed, bool mark_all, float qscale, uint8_t qzp)
+{
+    memset(c, 0, sizeof *c);
+    rs = seed * 2654435761u + 0x9e3779b9u;
+    cr_assert_eq(dqg_graph_create(&c->g), DQG_OK);
+    c->core = (int)(seed % CORE_COUNT);
+    core(c);
+    for (int n = (int)rin(0, 6); n > 0; n--)
+        post_op(c);
+    c->quantized = rin(0, 2) == 0;
+    if (mark_all) {
+        for (int k = 0; k < c->n_stages; k++) {
+            char name[16];
+            snprintf(name, sizeof name, "stage%d", k);
+            cr_assert_eq(dqg_output(c->g, c->stage[k], name), DQG_OK, "%s", dqg_last_error());
+        }
+    } else {
+        dqg_tensor_id y = c->y;
+        if (c->quantized && qscale > 0.0f) {
+            dqg_quantize_linear_attrs qa = {.opset = 13};
+            int64_t one = 1;
+            y = dqg_quantize_linear(c->g, "q", y, scalar(c->g, qscale),
+                                    dqg_constant(c->g, NULL, DQG_U8, 0, &one, &qzp, 1), &qa);
+            note(c, "%s", " -> QuantizeLinear");
+        }
+        c->y = y;
+        cr_assert_eq(dqg_output(c->g, y, "y"), DQG_OK, "%s", dqg_last_error());
+    }
+    dqg_status st = dqg_graph_finalize(c->g);
+    cr_assert_eq(st, DQG_OK, "seed %u: %s: %s", seed, c->what, dqg_last_error());
+}
+
+/* Seeded data for every graph input of c. */
+static dqg_buffer *inputs(const chain *c, uint32_t seed)
+{
+    dqg_buffer *in = calloc((size_t)c->n_inputs, sizeof *in);
+    uint32_t save = rs;
+    rs = seed * 747796405u + 1;
+    for (int i = 0; i < c->n_inputs; i++) {
+        dqg_tensor_id t = c->input[i];
+        size_t n = dqg_tensor_byte_size(c->g, t);
+        uint8_t *v = malloc(n);
+        if (dqg_tensor_dtype(c->g, t) == DQG_F32)
+            for (size_t k = 0; k < n / 4; k++)
+                ((float *)v)[k] = uni(-1.5f, 1.5f);
+        else
+            for (size_t k = 0; k < n; k++)
+                v[k] = (uint8_t)rnd();
+        in[i] = (dqg_buffer){.name = c->input_name[i], .data = v, .size = n};
+    }
+    rs = save;
+    return in;
+}
+
+static void free_inputs(dqg_buffer *in, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(in[i].data);
+    free(in);
+}
+
+/* One case: returns the worst error over its bound. */
+static double run_case(uint32_t seed)
+{
+    /* The stage magnitudes, from the reference with every stage an output. */
+    chain m;
+    build(&m, seed, true, 0.0f, 0);
+    dqg_buffer *in = inputs(&m, seed);
+    dqg_buffer out[MAX_STAGES];
+    for (int k = 0; k < m.n_stages; k++) {
+        size_t n = dqg_tensor_byte_size(m.g, m.stage[k]);
+        out[k] = (dqg_buffer){.id = m.stage[k], .data = malloc(n), .size = n};
+    }
+    cr_assert_eq(dqg_reference_run(m.g, in, (size_t)m.n_inputs, out, (size_t)m.n_stages), DQG_OK,
+                 "seed %u: %s", seed, dqg_last_error());
+    double bound = 0.0, lo = 0.0, hi = 0.0;
+    for (int k = 0; k < m.n_stages; k++) {
+        double mag = 0.0, after = 1.0;
+        for (size_t i = 0; i < out[k].size / 4; i++)
+            mag = fmax(mag, fabs(((float *)out[k].data)[i]));
+        for (int j = k + 1; j < m.n_stages; j++)
+            after *= m.lip[j];
+        bound = fmax(bound, 1e-5 * mag * after);
+        if (k == m.n_stages - 1)
+            for (size_t i = 0; i < out[k].size / 4; i++) {
+                lo = fmin(lo, ((float *)out[k].data)[i]);
+                hi = fmax(hi, ((float *)out[k].data)[i]);
+            }
+        free(out[k].data);
+    }
+    bound = fmax(bound, 1e-30);
+    float qscale = hi > lo ? (float)((hi - lo) / 255.0) : 1.0f;
+    uint8_t qzp = (uint8_t)fmin(fmax(round(-lo / qscale), 0.0), 255.0);
+    dqg_graph_destroy(m.g);
+
+    chain c;
+    build(&c, seed, false, qscale, qzp);
+    int64_t n = numel(&c);
+    size_t bytes = dqg_tensor_byte_size(c.g, c.y);
+    void *ref = malloc(bytes), *got = malloc(bytes);
+    dqg_buffer o = {.id = c.y, .data = ref, .size = bytes};
+    cr_assert_eq(dqg_reference_run(c.g, in, (size_t)c.n_inputs, &o, 1), DQG_OK, "seed %u: %s", seed,
+                 dqg_last_error());
+    dqg_compiled *cc = NULL;
+    cr_assert_eq(dqg_compile(c.g, NULL, &cc), DQG_OK, "seed %u: %s: %s", seed, c.what,
+                 dqg_last_error());
+    o.data = got;
+    cr_assert_eq(dqg_execute(cc, in, (size_t)c.n_inputs, &o, 1), DQG_OK, "seed %u: %s", seed,
+                 dqg_last_error());
+    char parts[2048] = "";
+    for (size_t p = 0; p < dqg_compiled_partition_count(cc); p++) {
+        strncat(parts, "\n  ", sizeof parts - strlen(parts) - 1);
+        strncat(parts, dqg_compiled_partition_info(cc, p), sizeof parts - strlen(parts) - 1);
+    }
+    double worst = 0.0;
+    bool q = dqg_tensor_dtype(c.g, c.y) == DQG_U8;
+    double units = q ? 1.0 + ceil(bound / qscale) : 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        double a = q ? ((uint8_t *)got)[i] : ((float *)got)[i];
+        double r = q ? ((uint8_t *)ref)[i] : ((float *)ref)[i];
+        double e = fabs(a - r) / (q ? units : bound);
+        worst = fmax(worst, e);
+        cr_assert(e <= 1.0,
+                  "seed %u: %s\n[%lld] %.9g, reference %.9g (bound %.3g%s)\npartitions:%s", seed,
+                  c.what, (long long)i, a, r, q ? units : bound, q ? " units" : "", parts);
+    }
+    dqg_compiled_destroy(cc);
+    free(ref);
+    free(got);
+    free_inputs(in, c.n_inputs);
+    dqg_graph_destroy(c.g);
+    return worst;
+}
+
+/* Seeds 1..2000 (DQG_POSTOP_CASES=FIRST:COUNT runs others). */
+Test(postop_chains, compiled_matches_the_reference, .timeout = 300)
+{
+    const char *env = getenv("DQG_POSTOP_CASES");
+    uint32_t first = 1, count = 2000;
+    if (env)
+        sscanf(env, "%u:%u", &first, &count);
+    double worst = 0.0;
+    for (uint32_t s = first; s < first + count; s++)
+        worst = fmax(worst, run_case(s));
+    cr_log_info("%u cases: worst error %.3f of its bound", count, worst);
+}
