@@ -25,7 +25,15 @@
 
 #include "test_common.h"
 
-enum { CORE_MM_F32, CORE_MM_INT8, CORE_MM_INT4, CORE_CONV_F32, CORE_CONV_INT8, CORE_COUNT };
+enum {
+    CORE_MM_F32,
+    CORE_MM_INT8,
+    CORE_MM_INT4,
+    CORE_MM_RUNTIME, /* both operands graph inputs, as attention's */
+    CORE_CONV_F32,
+    CORE_CONV_INT8,
+    CORE_COUNT
+};
 enum { MAX_STAGES = 16, MAX_INPUTS = 4 };
 
 static uint32_t rs;
@@ -53,6 +61,7 @@ typedef struct chain {
     int core;
     int rank;
     int64_t d[4];
+    int channel_axis; /* of the core's result */
     int n_stages;
     dqg_tensor_id stage[MAX_STAGES];
     double lip[MAX_STAGES]; /* the constant of the op that produced stage k (stage 0: 1) */
@@ -142,8 +151,9 @@ static void core(chain *c)
 {
     dqg_graph *g = c->g;
     dqg_dequantize_linear_attrs da = {.opset = 13};
+    dqg_matmul_attrs ma = {0};
     char buf[160];
-    if (c->core <= CORE_MM_INT4) {
+    if (c->core <= CORE_MM_RUNTIME) {
         int64_t B = rin(0, 3) == 0 ? rin(1, 3) : 0, M = rin(1, 40), K = rin(1, 80), N = rin(1, 70);
         if (c->core == CORE_MM_INT4)
             K = rin(1, 4) * 32 - rin(0, 1) * rin(1, 31); /* blocks of 32, the last cut */
@@ -153,6 +163,7 @@ static void core(chain *c)
         c->d[r++] = M;
         c->d[r++] = N;
         c->rank = r;
+        c->channel_axis = r - 1;
         int64_t xd[3] = {B, M, K}, wd[2] = {K, N};
         const int64_t *xs = B ? xd : xd + 1;
         dqg_tensor_id x, w;
@@ -172,26 +183,52 @@ static void core(chain *c)
                 .opset = 21, .has_axis = true, .axis = 0, .block_size = 32};
             w = dqg_dequantize_linear(g, NULL, const_i8(g, DQG_S4, 2, wd, -8, 7),
                                       const_f32(g, 2, sd, 0.01f, 0.1f, false), DQG_NONE, &wa);
+        } else if (c->core == CORE_MM_RUNTIME) {
+            /* [B, K, N], [1, K, N] or [K, N], maybe stored transposed. */
+            x = add_input(c, "x", DQG_F32, r, xs);
+            int64_t bd[3] = {B ? (rin(0, 1) ? B : 1) : 0, K, N};
+            bool plain = !B || rin(0, 2) == 0;
+            ma.transpose_b = rin(0, 1) != 0;
+            if (ma.transpose_b) {
+                bd[1] = N;
+                bd[2] = K;
+            }
+            w = add_input(c, "w", DQG_F32, plain ? 2 : 3, plain ? bd + 1 : bd);
         } else {
             x = add_input(c, "x", DQG_F32, r, xs);
             w = const_f32(g, 2, wd, -0.3f, 0.3f, false);
         }
-        snprintf(buf, sizeof buf, "%s MatMul B=%lld M=%lld K=%lld N=%lld",
-                 c->core == CORE_MM_F32    ? "f32"
-                 : c->core == CORE_MM_INT8 ? "int8"
-                                           : "int4 weight-only",
-                 (long long)B, (long long)M, (long long)K, (long long)N);
+        snprintf(buf, sizeof buf, "%s MatMul B=%lld M=%lld K=%lld N=%lld%s",
+                 c->core == CORE_MM_F32       ? "f32"
+                 : c->core == CORE_MM_INT8    ? "int8"
+                 : c->core == CORE_MM_RUNTIME ? "run-time f32"
+                                              : "int4 weight-only",
+                 (long long)B, (long long)M, (long long)K, (long long)N,
+                 ma.transpose_b ? " transpose_b" : "");
         note(c, "%s", buf);
-        stage(c, dqg_matmul(g, "core", x, w, NULL), 1.0);
+        stage(c, dqg_matmul(g, "core", x, w, &ma), 1.0);
         return;
     }
-    int64_t C = rin(1, 20), H = rin(1, 9), W = rin(1, 9), O = rin(1, 40), k = rin(0, 1) ? 3 : 1;
-    int64_t xd[4] = {1, C, H, W}, wd[4] = {O, C, k, k};
+    /* Channels-first or -last; plain, grouped or depthwise; stride 1 or 2. */
+    bool nxc = rin(0, 2) == 0;
+    int64_t C = rin(1, 20), H = rin(1, 9), W = rin(1, 9), O = rin(1, 40), k = rin(0, 1) ? 3 : 1,
+            stride = rin(1, 2), groups = 1;
+    int kind = (int)rin(0, 3);
+    if (kind == 0) {
+        groups = C;
+        O = C * rin(1, 2);
+    } else if (kind == 1 && C % 2 == 0) {
+        groups = C % 3 == 0 ? 3 : 2;
+        O = groups * rin(1, 6);
+    }
+    int64_t Ho = (H + 2 * (k / 2) - k) / stride + 1, Wo = (W + 2 * (k / 2) - k) / stride + 1;
+    int64_t xd[4] = {1, nxc ? H : C, nxc ? W : H, nxc ? C : W}, wd[4] = {O, C / groups, k, k};
     c->rank = 4;
     c->d[0] = 1;
-    c->d[1] = O;
-    c->d[2] = H;
-    c->d[3] = W;
+    c->d[1] = nxc ? Ho : O;
+    c->d[2] = nxc ? Wo : Ho;
+    c->d[3] = nxc ? O : Wo;
+    c->channel_axis = nxc ? 3 : 1;
     dqg_tensor_id x, w;
     if (c->core == CORE_CONV_INT8) {
         x = add_input(c, "x", DQG_U8, 4, xd);
@@ -207,46 +244,41 @@ static void core(chain *c)
         w = const_f32(g, 4, wd, -0.3f, 0.3f, false);
     }
     dqg_conv_attrs a = {.spatial_rank = 2,
+                        .strides = {stride, stride},
                         .pads_begin = {k / 2, k / 2},
                         .pads_end = {k / 2, k / 2},
-                        .data_format = DQG_FORMAT_NCX};
-    snprintf(buf, sizeof buf, "%s Conv C=%lld H=%lld W=%lld O=%lld k=%lld",
-             c->core == CORE_CONV_F32 ? "f32" : "int8", (long long)C, (long long)H, (long long)W,
-             (long long)O, (long long)k);
+                        .groups = groups,
+                        .data_format = nxc ? DQG_FORMAT_NXC : DQG_FORMAT_NCX};
+    snprintf(
+        buf, sizeof buf, "%s %s Conv C=%lld H=%lld W=%lld O=%lld k=%lld stride=%lld groups=%lld",
+        c->core == CORE_CONV_F32 ? "f32" : "int8", nxc ? "NXC" : "NCX", (long long)C, (long long)H,
+        (long long)W, (long long)O, (long long)k, (long long)stride, (long long)groups);
     note(c, "%s", buf);
     stage(c, dqg_convolution(g, "core", x, w, DQG_NONE, &a), 1.0);
 }
 
-/* An operand for a binary op: scalar, per channel (N of a MatMul, O of a
- * Convolution, as [O, 1, 1]), per row ([M, 1] / the last axis), the full
- * shape as a constant, or the full shape as a graph input. */
+/* An operand for a binary op: scalar, per channel (varying along the
+ * core's channel axis: [N] for a MatMul, [O, 1, 1] or [O] for a
+ * Convolution), per row (along the axis before the last, or the last when
+ * that is the channel), the full shape as a constant, or the full shape as
+ * a graph input. Trailing axes of 1 keep ONNX broadcasting aligned. */
 static dqg_tensor_id operand(chain *c, float lo, float hi, const char **kind)
 {
     dqg_graph *g = c->g;
     int64_t d[4] = {1, 1, 1, 1};
-    bool conv = c->rank == 4 && c->core >= CORE_CONV_F32;
+    int axis = -1;
     switch (rin(0, 4)) {
     case 0:
         *kind = "scalar";
         return const_f32(g, 0, d, lo, hi, lo > 0.0f);
     case 1:
         *kind = "per-channel";
-        if (conv) {
-            d[0] = c->d[1];
-            d[1] = d[2] = 1;
-            return const_f32(g, 3, d, lo, hi, lo > 0.0f);
-        }
-        d[0] = c->d[c->rank - 1];
-        return const_f32(g, 1, d, lo, hi, lo > 0.0f);
+        axis = c->channel_axis;
+        break;
     case 2:
         *kind = "per-row";
-        if (conv) {
-            d[0] = c->d[3];
-            return const_f32(g, 1, d, lo, hi, lo > 0.0f);
-        }
-        d[0] = c->d[c->rank - 2];
-        d[1] = 1;
-        return const_f32(g, 2, d, lo, hi, lo > 0.0f);
+        axis = c->channel_axis == c->rank - 1 ? c->rank - 2 : c->rank - 1;
+        break;
     case 3:
         *kind = "full";
         return const_f32(g, c->rank, c->d, lo, hi, lo > 0.0f);
@@ -260,6 +292,8 @@ static dqg_tensor_id operand(chain *c, float lo, float hi, const char **kind)
         *kind = "full";
         return const_f32(g, c->rank, c->d, lo, hi, lo > 0.0f);
     }
+    d[0] = c->d[axis];
+    return const_f32(g, c->rank - axis, d, lo, hi, lo > 0.0f);
 }
 
 static void post_op(chain *c)
