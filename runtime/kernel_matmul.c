@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "runtime/kernel.h"
+#include "runtime/onednn_defects.h"
 #include "runtime/onednn_layout.h"
 #include "runtime/onednn_pack.h"
 #include "runtime/onednn_qattr.h"
@@ -311,6 +312,19 @@ dqg_status dqg_kernel_matmul_build(const dqg_kernel_request *req, dqg_kernel **o
         bool strided = (lay[0] && !m->convert[0]) || (lay[1] && !m->convert[1]) || lay[2];
         if (!strided || attempt > 0)
             break;
+        if (lay[2] && dqg_defect_dense_result(m->base.impl, m->post.per_channel_binary, R)) {
+            /* Rule G: the result is written dense and transposed after;
+             * the operands keep their strides. */
+            dnnl_primitive_desc_destroy(pd);
+            pd = NULL;
+            memcpy(m->base.impl, prefix, sizeof prefix);
+            if ((st = dense_copy(m, 2, &md_y_store, &scratch)) != DQG_OK)
+                goto fail;
+            snprintf(m->base.why, sizeof m->base.why, "%s",
+                     "transposes planned as strides, the result's copied: oneDNN 2.6 defect G "
+                     "(matmul with a transposed result and a per-channel operand)");
+            continue;
+        }
         if (!strstr(m->base.impl, ":ref")) {
             snprintf(m->base.why, sizeof m->base.why, "%s", "transposes planned as strides");
             break;

@@ -55,6 +55,12 @@ bool dqg_defect_refuse(const dqg_prim_facts *f, const char *impl)
     return (oc >= 17 && oc <= 31 && oc % 2 == 1) || oc >= 33;
 }
 
+bool dqg_defect_dense_result(const char *impl, bool per_channel_binary, int rank)
+{
+    return impl && per_channel_binary && rank >= 3 &&
+           (strstr(impl, ":brg:") || strstr(impl, ":gemm:"));
+}
+
 bool dqg_defect_two_step_pack(const dnnl_memory_desc_t *to)
 {
     /* Which reorders take a transposition path depends on oneDNN's

@@ -37,7 +37,13 @@
  *     output channel convolution followed by an Add of a [1, 1, 4, 3]
  *     tensor: 11 of 12 outputs wrong). A per-channel or one-value operand,
  *     a channels-first destination and the int8 gemm convolutions are
- *     right. Rule: skip that implementation. */
+ *     right. Rule: skip that implementation.
+ *  G  matmul (brgemm brg:* and gemm:jit) writing a transposed (strided)
+ *     result with a per-channel binary post-op: the kernel reads outside
+ *     the operand and crashes (f32, [1, 2, 15, 53] x [1, 1, 53, 66] into
+ *     acbd plus a per-column Add). A one-value operand, a dense result, one
+ *     batch and a plain [M, N] result stored transposed are right. Rule:
+ *     a batched result is written dense and transposed after. */
 #ifndef DQG_RUNTIME_ONEDNN_DEFECTS_H
 #define DQG_RUNTIME_ONEDNN_DEFECTS_H
 
@@ -77,6 +83,10 @@ const char *dqg_defect_skip_impl(const dqg_prim_facts *f, const char *impl);
 const char *dqg_prefer_other_impl(const dqg_prim_facts *f, const char *impl);
 /* Rule C: whether the int8 kernel must be refused. */
 bool dqg_defect_refuse(const dqg_prim_facts *f, const char *impl);
+/* Rule G: whether a matmul implementation `impl` must write a transposed
+ * result of rank `rank` (oneDNN's, batch axes included) dense, with a
+ * binary operand that varies by channel. */
+bool dqg_defect_dense_result(const char *impl, bool per_channel_binary, int rank);
 /* Rule D: whether packing convolution weights into `to` must go through
  * the same layout without compensation first (whenever `to` carries
  * compensation; a matmul's blocked weights have no reorder between their

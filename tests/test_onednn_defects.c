@@ -84,6 +84,20 @@ Test(onednn_defects, rule_f_skips_the_f32_gemm_convolution_with_spatial_operands
     cr_assert_null(dqg_defect_skip_impl(&f, "x64:gemm:jit"));
 }
 
+/* G: brgemm and gemm matmuls write a transposed result dense when a
+ * binary operand varies by channel; the reference one keeps the strides. */
+Test(onednn_defects, rule_g_dense_result_for_channel_operands)
+{
+    for (int rank = 3; rank <= 4; rank++) {
+        cr_assert(dqg_defect_dense_result("onednn:matmul:f32:brg:avx512_core", true, rank));
+        cr_assert(dqg_defect_dense_result("onednn:matmul:f32:gemm:jit", true, rank));
+        cr_assert(!dqg_defect_dense_result("onednn:matmul:f32:ref:any", true, rank));
+        cr_assert(!dqg_defect_dense_result("onednn:matmul:f32:brg:avx512_core", false, rank));
+        cr_assert(!dqg_defect_dense_result(NULL, true, rank));
+    }
+    cr_assert(!dqg_defect_dense_result("onednn:matmul:f32:brg:avx512_core", true, 2));
+}
+
 Test(onednn_defects, small_m_int8_matmul_passes_over_amx)
 {
     for (int64_t M = 0; M <= 20; M++) {
@@ -416,6 +430,79 @@ Test(onednn_defects, rule_f_graphs_match_the_reference)
             rule_f_case(DQG_FORMAT_NCX, 10, 1, 3, 1, 3, op, mul);
             rule_f_case(DQG_FORMAT_NXC, 6, 4, 5, 2, 3, op, mul);
         }
+}
+
+/* G: a run-time MatMul whose result is transposed back (attention's
+ * Transpose after the heads' MatMul) with a per-channel Add between: the
+ * kernel planned the transpose as the result's strides, and oneDNN's
+ * brgemm and gemm matmuls then crashed. Rank 3 ([2, 15, 53] x [66, 53]
+ * transposed) and rank 4 ([1, 2, 3, 37] x [1, 1, 37, 19]). */
+static void rule_g_case(int rank, int64_t B, int64_t M, int64_t K, int64_t N)
+{
+    dqg_graph *g;
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    int64_t xd[4], wd[2] = {N, K}, nd = N;
+    int r = 0;
+    if (rank == 4)
+        xd[r++] = 1;
+    xd[r++] = B;
+    xd[r++] = M;
+    xd[r++] = K;
+    dqg_tensor_id x = dqg_input(g, "x", DQG_F32, r, xd);
+    dqg_tensor_id w = dqg_input(g, "w", DQG_F32, 2, wd);
+    dqg_matmul_attrs ma = {.transpose_b = true};
+    float *v = malloc((size_t)N * sizeof *v);
+    for (int64_t i = 0; i < N; i++)
+        v[i] = 10.0f * (float)i;
+    dqg_tensor_id y =
+        dqg_add(g, "add", dqg_matmul(g, "mm", x, w, &ma), test_const_f32(g, 1, &nd, v));
+    free(v);
+    int64_t p3[3] = {1, 0, 2}, p4[4] = {0, 2, 1, 3};
+    dqg_output(g, dqg_transpose(g, "back", y, rank == 4 ? p4 : p3), "y");
+    finalize_ok(g);
+    dqg_buffer in[2];
+    float *data[2];
+    for (int i = 0; i < 2; i++) {
+        dqg_tensor_id t = dqg_graph_input_id(g, (size_t)i);
+        size_t n = dqg_tensor_byte_size(g, t);
+        data[i] = malloc(n);
+        for (size_t k = 0; k < n / 4; k++)
+            data[i][k] = (float)((int)((k * 37 + (size_t)i) % 19) - 9) * 0.125f;
+        in[i] = (dqg_buffer){.id = t, .data = data[i], .size = n};
+    }
+    dqg_tensor_id yi = dqg_graph_output_id(g, 0);
+    size_t yb = dqg_tensor_byte_size(g, yi);
+    float *ref = malloc(yb), *got = malloc(yb);
+    dqg_buffer o = {.id = yi, .data = ref, .size = yb};
+    cr_assert_eq(dqg_reference_run(g, in, 2, &o, 1), DQG_OK, "%s", dqg_last_error());
+    dqg_compiled *c = NULL;
+    cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+    o.data = got;
+    cr_assert_eq(dqg_execute(c, in, 2, &o, 1), DQG_OK, "%s", dqg_last_error());
+    double m = 1e-30;
+    for (size_t i = 0; i < yb / 4; i++)
+        m = fmax(m, fabs(ref[i]));
+    for (size_t i = 0; i < yb / 4; i++)
+        cr_assert(fabs(got[i] - ref[i]) <= 1e-5 * m, "[%zu] %g vs reference %g", i, got[i], ref[i]);
+    bool ruled = false;
+    for (size_t i = 0; i < dqg_compiled_explain_count(c); i++)
+        ruled |= strstr(dqg_compiled_explain(c, i), "defect G") != NULL;
+    cr_assert(ruled || dqg_compiled_partition_count(c) > 1 ||
+                  strstr(dqg_compiled_partition_info(c, 0), ":ref"),
+              "the transposed result kept its strides on %s", dqg_compiled_partition_info(c, 0));
+    dqg_compiled_destroy(c);
+    for (int i = 0; i < 2; i++)
+        free(data[i]);
+    free(ref);
+    free(got);
+    dqg_graph_destroy(g);
+}
+
+Test(onednn_defects, rule_g_graphs_match_the_reference)
+{
+    rule_g_case(3, 2, 15, 53, 66);
+    rule_g_case(4, 2, 3, 37, 19);
+    rule_g_case(3, 3, 1, 53, 66);
 }
 
 /* E: MatMul -> Clip(-1, 5) -> Clip(-1, 3) clips at 3, in f32 and int8. */
