@@ -30,6 +30,7 @@ enum {
     CORE_MM_INT8,
     CORE_MM_INT4,
     CORE_MM_RUNTIME, /* both operands graph inputs, as attention's */
+    CORE_MM_HEADS,   /* both graph inputs through Reshape/Transpose, as attention heads */
     CORE_CONV_F32,
     CORE_CONV_INT8,
     CORE_COUNT
@@ -146,6 +147,45 @@ static void stage(chain *c, dqg_tensor_id t, double lip)
     c->y = t;
 }
 
+/* A graph input that becomes the tensor of `logical` dims (rank r)
+ * through a random Transpose (or none), or for rank 4 sometimes through
+ * attention's Reshape [b0, M, b1 * K] -> [b0, M, b1, K] -> Transpose(0, 2,
+ * 1, 3). */
+static dqg_tensor_id permuted_input(chain *c, const char *name, int r, const int64_t *logical)
+{
+    dqg_graph *g = c->g;
+    char buf[96];
+    if (r == 4 && rin(0, 2) == 0) {
+        int64_t xd[3] = {logical[0], logical[2], logical[1] * logical[3]},
+                rd[4] = {logical[0], logical[2], logical[1], logical[3]}, perm[4] = {0, 2, 1, 3};
+        dqg_tensor_id x = add_input(c, name, DQG_F32, 3, xd);
+        snprintf(buf, sizeof buf, " %s: Reshape+Transpose(0,2,1,3)", name);
+        note(c, "%s", buf);
+        return dqg_transpose(g, NULL, dqg_reshape(g, NULL, x, 4, rd), perm);
+    }
+    int64_t perm[4] = {0, 1, 2, 3}, xd[4];
+    if (rin(0, 2) != 0)
+        for (int i = r - 1; i > 0; i--) {
+            int j = (int)rin(0, i);
+            int64_t t = perm[i];
+            perm[i] = perm[j];
+            perm[j] = t;
+        }
+    bool identity = true;
+    for (int i = 0; i < r; i++) {
+        xd[perm[i]] = logical[i];
+        identity &= perm[i] == i;
+    }
+    dqg_tensor_id x = add_input(c, name, DQG_F32, r, xd);
+    if (identity)
+        return x;
+    snprintf(buf, sizeof buf, " %s: Transpose(%lld,%lld,%lld%s%s)", name, (long long)perm[0],
+             (long long)perm[1], (long long)perm[2], r == 4 ? "," : "",
+             r == 4 ? (const char *[]){"0", "1", "2", "3"}[perm[3]] : "");
+    note(c, "%s", buf);
+    return dqg_transpose(g, NULL, x, perm);
+}
+
 /* The core layer: its result is stage 0. */
 static void core(chain *c)
 {
@@ -153,6 +193,30 @@ static void core(chain *c)
     dqg_dequantize_linear_attrs da = {.opset = 13};
     dqg_matmul_attrs ma = {0};
     char buf[160];
+    if (c->core == CORE_MM_HEADS) {
+        /* [.., M, K] x [.., K, N], batch dims of B 1 where broadcast. */
+        int r = (int)rin(3, 4);
+        int64_t ad[4], bd[4];
+        for (int i = 0; i < r - 2; i++) {
+            ad[i] = rin(1, 4);
+            bd[i] = rin(0, 3) == 0 ? 1 : ad[i];
+        }
+        ad[r - 2] = rin(1, 24);
+        ad[r - 1] = bd[r - 2] = rin(1, 40);
+        bd[r - 1] = rin(1, 30);
+        snprintf(buf, sizeof buf, "heads MatMul rank %d M=%lld K=%lld N=%lld", r,
+                 (long long)ad[r - 2], (long long)ad[r - 1], (long long)bd[r - 1]);
+        note(c, "%s", buf);
+        dqg_tensor_id a = permuted_input(c, "x", r, ad), b = permuted_input(c, "w", r, bd);
+        c->rank = r;
+        for (int i = 0; i < r - 2; i++)
+            c->d[i] = ad[i];
+        c->d[r - 2] = ad[r - 2];
+        c->d[r - 1] = bd[r - 1];
+        c->channel_axis = r - 1;
+        stage(c, dqg_matmul(g, "core", a, b, NULL), 1.0);
+        return;
+    }
     if (c->core <= CORE_MM_RUNTIME) {
         int64_t B = rin(0, 3) == 0 ? rin(1, 3) : 0, M = rin(1, 40), K = rin(1, 80), N = rin(1, 70);
         if (c->core == CORE_MM_INT4)
@@ -374,6 +438,19 @@ static void build(chain *c, uint32_t seed, bool mark_all, float qscale, uint8_t 
     core(c);
     for (int n = (int)rin(0, 6); n > 0; n--)
         post_op(c);
+    /* Attention's tail: Softmax over the last axis, and the result's
+     * Transpose back (0, 2, 1, 3) or reversed. */
+    if (c->core == CORE_MM_HEADS || c->core == CORE_MM_RUNTIME) {
+        if (rin(0, 1)) {
+            note(c, "%s", " -> Softmax");
+            stage(c, dqg_softmax(c->g, NULL, c->y, -1, false), 2.0);
+        }
+        if (rin(0, 1) && c->rank >= 3) {
+            int64_t p4[4] = {0, 2, 1, 3}, p3[3] = {1, 0, 2};
+            note(c, "%s", " -> Transpose");
+            stage(c, dqg_transpose(c->g, NULL, c->y, c->rank == 4 ? p4 : p3), 1.0);
+        }
+    }
     c->quantized = rin(0, 2) == 0;
     if (mark_all) {
         for (int k = 0; k < c->n_stages; k++) {
