@@ -141,7 +141,7 @@ static bool run_case(uint32_t seed)
         e.d[i] = rin(0, 2) == 0 ? 1 : rin(2, 16);
     e.n_inputs = (int)rin(1, MAX_INPUTS);
     for (int i = 0; i < e.n_inputs; i++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof name, "x%d", i);
         e.input[i] = dqg_input(e.g, name, rin(0, 1) ? DQG_U8 : DQG_S8, e.rank, e.d);
         e.dq[i] = DQG_NONE;
