@@ -591,17 +591,17 @@ static double random_net(uint32_t seed)
                          .classes = 10,
                          .seed = seed,
                          .s8_activations = seed % 3 == 0,
-                         .per_tensor_weights = seed % 5 == 0};
+                         .per_tensor_weights = seed % 5 == 0,
+                         .batch = seed % 4 == 0 ? 1 + seed % 3 : 1};
     char name[32];
     snprintf(name, sizeof name, "random net %u", seed);
     tm_model *m = zoo_cnn_random(&o);
     cr_assert_not_null(m, "%s: cannot be written", name);
     dqg_graph *g = load(m);
-    int64_t s = o.size;
-    float *x = malloc((size_t)(3 * s * s) * sizeof *x);
+    int64_t s = o.size, nx = zoo_cnn_input_elems(&o);
+    float *x = malloc((size_t)nx * sizeof *x);
     zoo_cnn_input(&o, 7, x);
-    dqg_buffer in = {
-        .id = dqg_graph_input_id(g, 0), .data = x, .size = (size_t)(3 * s * s) * sizeof *x};
+    dqg_buffer in = {.id = dqg_graph_input_id(g, 0), .data = x, .size = (size_t)nx * sizeof *x};
     size_t n_out = dqg_graph_output_count(g);
     dqg_buffer *ref = calloc(n_out, sizeof *ref), *y = calloc(n_out, sizeof *y);
     for (size_t i = 0; i < n_out; i++) {
@@ -671,7 +671,7 @@ static double random_net(uint32_t seed)
     free(y);
     dqg_compiled_destroy(c);
     dqg_graph_destroy(g);
-    check_layers(name, m, x, (size_t)(3 * s * s) * sizeof *x, o.s8_activations);
+    check_layers(name, m, x, (size_t)nx * sizeof *x, o.s8_activations);
     tm_free(m);
     free(x);
     return worst;

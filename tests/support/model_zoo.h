@@ -35,7 +35,8 @@ tm_model *zoo_wo_matmul(int64_t M, int64_t K, int64_t N, int64_t B, bool zp, uin
 
 /* Convolutional networks as ONNX Runtime's static quantizer writes them
  * (QDQ, opset 13; see model_zoo_cnn.c), calibrated on one seeded input:
- * graph input "input" f32 [1, 3, size, size], one f32 output [1, classes]. */
+ * graph input "input" f32 [batch, 3, size, size], one f32 output [batch,
+ * classes]. */
 typedef enum zoo_cnn_net {
     ZOO_RESNET50,
     ZOO_VGG19,
@@ -59,6 +60,7 @@ typedef struct zoo_cnn_options {
      * activations) and per_channel=False (one weight scale per tensor). */
     bool s8_activations;
     bool per_tensor_weights;
+    int64_t batch; /* images per run (0: 1) */
 } zoo_cnn_options;
 
 /* The network's name ("resnet50", ...), NULL out of range. */
@@ -74,7 +76,10 @@ tm_model *zoo_cnn(zoo_cnn_net net, const zoo_cnn_options *o, double *logit_absma
  * of live feature maps, some of which are also graph outputs; the last
  * output is a Gemm's logits or a convolution's feature map. */
 tm_model *zoo_cnn_random(const zoo_cnn_options *o);
-/* A seeded input, uniform in [-2, 2): x holds 3 * size * size floats. */
+/* The input's element count: batch * 3 * size * size. */
+int64_t zoo_cnn_input_elems(const zoo_cnn_options *o);
+/* A seeded input, uniform in [-2, 2): x holds zoo_cnn_input_elems(o)
+ * floats. */
 void zoo_cnn_input(const zoo_cnn_options *o, uint32_t seed, float *x);
 
 /* Rewrites a QDQ model in place into ONNX Runtime's QOperator form

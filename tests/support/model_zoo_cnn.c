@@ -329,9 +329,9 @@ static cv conv(cnn *b, cv x, int64_t cout, int64_t k, int64_t stride, int64_t pa
     set_pads(b, n, pad);
     if (groups > 1)
         tm_attr_int(b->m, n, "group", groups);
-    cv y = {
-        .rank = 4,
-        .d = {1, cout, (x.d[2] + 2 * pad - k) / stride + 1, (x.d[3] + 2 * pad - k) / stride + 1}};
+    cv y = {.rank = 4,
+            .d = {x.d[0], cout, (x.d[2] + 2 * pad - k) / stride + 1,
+                  (x.d[3] + 2 * pad - k) / stride + 1}};
     memcpy(y.n, base, NAME);
     return quant(b, activate(b, y, act));
 }
@@ -346,7 +346,7 @@ static cv gemm(cnn *b, cv x, int64_t nout, int act)
     weights(b, base, 2, wd, x.s, act == ACT_NONE ? 0.7071f : 1.0f, wn, bn);
     cat(in, sizeof in, x.n, ",", wn, ",", bn, NULL);
     tm_attr_int(b->m, tm_node(b->m, "Gemm", "", base, in, base), "transB", 1);
-    cv y = {.rank = 2, .d = {1, nout}};
+    cv y = {.rank = 2, .d = {x.d[0], nout}};
     memcpy(y.n, base, NAME);
     return quant(b, activate(b, y, act));
 }
@@ -412,7 +412,7 @@ static cv gap_flatten(cnn *b, cv x)
     tm_node(b->m, "GlobalAveragePool", "", y.n, x.n, y.n);
     y.d[2] = y.d[3] = 1;
     y = quant(b, y);
-    cv f = {.rank = 2, .d = {1, y.d[1]}};
+    cv f = {.rank = 2, .d = {y.d[0], y.d[1]}};
     fresh(b, f.n, "flatten");
     tm_attr_int(b->m, tm_node(b->m, "Flatten", "", f.n, y.n, f.n), "axis", 1);
     return requant_as(b, f, &y);
@@ -421,7 +421,7 @@ static cv gap_flatten(cnn *b, cv x)
 static cv flatten(cnn *b, cv x)
 {
     x = quant(b, x);
-    cv f = {.rank = 2, .d = {1, numel(&x)}};
+    cv f = {.rank = 2, .d = {x.d[0], numel(&x) / x.d[0]}};
     fresh(b, f.n, "flatten");
     tm_attr_int(b->m, tm_node(b->m, "Flatten", "", f.n, x.n, f.n), "axis", 1);
     return requant_as(b, f, &x);
@@ -615,7 +615,7 @@ static cv squeezenet11(cnn *b, cv x)
 static cv shuffle(cnn *b, cv x, int64_t g)
 {
     int64_t c = x.d[1], h = x.d[2], w = x.d[3];
-    int64_t d5[] = {1, g, c / g, h, w}, perm[] = {0, 2, 1, 3, 4}, d4[] = {1, c, h, w};
+    int64_t n = x.d[0], d5[] = {n, g, c / g, h, w}, perm[] = {0, 2, 1, 3, 4}, d4[] = {n, c, h, w};
     return reshape(b, transpose(b, reshape(b, x, 5, d5), perm), 4, d4);
 }
 
@@ -847,7 +847,7 @@ static tm_model *write_net(cnn *b, cv (*body)(cnn *, cv))
     b->n_extra = 0;
     b->relu6_bounds = false;
     int64_t s = b->o->size > 0 ? b->o->size : 224;
-    cv x = {.n = "input", .rank = 4, .d = {1, 3, s, s}};
+    cv x = {.n = "input", .rank = 4, .d = {b->o->batch > 0 ? b->o->batch : 1, 3, s, s}};
     tm_input(b->m, "input", T_FLOAT, 4, x.d, NULL);
     cv y = body(b, x);
     if (b->qdq)
@@ -855,11 +855,16 @@ static tm_model *write_net(cnn *b, cv (*body)(cnn *, cv))
     return b->m;
 }
 
-void zoo_cnn_input(const zoo_cnn_options *o, uint32_t seed, float *x)
+int64_t zoo_cnn_input_elems(const zoo_cnn_options *o)
 {
     int64_t s = o->size > 0 ? o->size : 224;
+    return (o->batch > 0 ? o->batch : 1) * 3 * s * s;
+}
+
+void zoo_cnn_input(const zoo_cnn_options *o, uint32_t seed, float *x)
+{
     uint32_t st = seed ? seed : 1;
-    for (int64_t i = 0; i < 3 * s * s; i++)
+    for (int64_t i = 0; i < zoo_cnn_input_elems(o); i++)
         x[i] = 4.0f * unit(&st) - 2.0f;
 }
 
@@ -875,8 +880,8 @@ static int calibrate(cnn *b, tm_model *fm)
     free(bytes);
     if (st == DQG_OK)
         st = dqg_compile(g, NULL, &c);
-    int64_t s = b->o->size > 0 ? b->o->size : 224;
-    float *x = malloc((size_t)(3 * s * s) * sizeof *x);
+    int64_t nx = zoo_cnn_input_elems(b->o);
+    float *x = malloc((size_t)nx * sizeof *x);
     dqg_buffer *out = calloc((size_t)b->n_qp, sizeof *out);
     b->lo = calloc((size_t)b->n_qp, sizeof *b->lo);
     b->hi = calloc((size_t)b->n_qp, sizeof *b->hi);
@@ -892,14 +897,14 @@ static int calibrate(cnn *b, tm_model *fm)
         if (!out[n_out - 1].data)
             abort();
     }
-    dqg_buffer in = {.name = "input", .data = x, .size = (size_t)(3 * s * s) * sizeof *x};
+    dqg_buffer in = {.name = "input", .data = x, .size = (size_t)nx * sizeof *x};
     if (st == DQG_OK)
         st = dqg_execute(c, &in, 1, out, (size_t)n_out);
     if (st != DQG_OK)
         fprintf(stderr, "zoo_cnn: calibration: %s: %s\n", dqg_status_name(st), dqg_last_error());
     for (int k = 0, o = 0; st == DQG_OK && k < b->n_qp; k++) {
         const float *v = x;
-        int64_t n = 3 * s * s;
+        int64_t n = nx;
         if (strcmp(b->qp_name[k], "input") != 0) {
             v = out[o].data;
             n = b->qp_size[k];
