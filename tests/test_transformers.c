@@ -142,3 +142,84 @@ Test(transformers, llama_layer_keeps_int4_weights_packed)
         dqg_graph_destroy(g);
     }
 }
+
+/* Llama layers of seeded random shapes (sequence 1 to 24; hidden 32 to
+ * 256 in blocks of 32 with 1, 2 or 4 heads of an even size; MLP 32 to
+ * 288): the same contract, 1e-4 relative to the output's largest
+ * magnitude, and every projection a weight-only partition. */
+Test(transformers, llama_layers_of_random_shapes, .timeout = 120)
+{
+    test_rng = 0x11a3a;
+    for (int it = 0; it < 12; it++) {
+        int64_t heads = (int64_t)1 << (test_rnd() % 3), S = 1 + test_rnd() % 24;
+        int64_t H = 32 * (1 + (int64_t)(test_rnd() % 8)), F = 32 * (1 + (int64_t)(test_rnd() % 9));
+        if ((H / heads) % 2)
+            heads = 1;
+        dqg_graph *g = load(zoo_llama_layer(S, H, heads, F, 100 + (uint32_t)it));
+        size_t n = (size_t)(S * H);
+        float *x = malloc(n * sizeof *x), *ref = malloc(n * sizeof *ref),
+              *got = malloc(n * sizeof *got);
+        for (size_t i = 0; i < n; i++)
+            x[i] = (float)((i * 104729 + (size_t)it) % 2001) / 1000.0f - 1.0f;
+        size_t wo;
+        static const char *const banned[] = {"[Dequantize", NULL};
+        run_both(g, x, n, ref, got, n, "weight-only", &wo, banned);
+        cr_assert_eq(wo, 7, "S %lld H %lld heads %lld F %lld: %zu weight-only partitions",
+                     (long long)S, (long long)H, (long long)heads, (long long)F, wo);
+        double mx = 0;
+        for (size_t i = 0; i < n; i++)
+            mx = fmax(mx, fabs(ref[i]));
+        for (size_t i = 0; i < n; i++)
+            cr_assert(fabs((double)got[i] - ref[i]) <= 1e-4 * mx,
+                      "S %lld H %lld heads %lld F %lld y[%zu]: %.9g, ref %.9g", (long long)S,
+                      (long long)H, (long long)heads, (long long)F, i, got[i], ref[i]);
+        free(x);
+        free(ref);
+        free(got);
+        dqg_graph_destroy(g);
+    }
+}
+
+/* BERT layers of seeded random shapes (sequence 1 to 40, 1 to 4 heads of
+ * 8 to 32, FFN 1 to 4 times the hidden size), every projection an int8
+ * matmul. The mean error keeps bert_layer_fuses_every_projection's bound
+ * (1e-3); one activation moved across a rounding boundary moves a
+ * projection output by a step times one weight (about 0.016 x 0.18), which
+ * the final LayerNorm divides by its row's deviation, so a row with a few
+ * such moves reaches 2.5e-2 (seen at S 17, H 128, F 128): any element
+ * within 5e-2. */
+Test(transformers, bert_layers_of_random_shapes, .timeout = 120)
+{
+    test_rng = 0xbe47;
+    for (int it = 0; it < 12; it++) {
+        int64_t heads = 1 + test_rnd() % 4, d = 8 * (1 + (int64_t)(test_rnd() % 4)),
+                S = 1 + test_rnd() % 40;
+        int64_t H = heads * d, F = H * (1 + (int64_t)(test_rnd() % 4));
+        double bound;
+        dqg_graph *g = load(zoo_bert_layer(S, H, heads, F, 200 + (uint32_t)it, &bound));
+        size_t n = (size_t)(S * H);
+        float *x = malloc(n * sizeof *x), *ref = malloc(n * sizeof *ref),
+              *got = malloc(n * sizeof *got);
+        for (size_t i = 0; i < n; i++)
+            x[i] = (float)((i * 7919 + (size_t)it) % 4001) / 1000.0f - 2.0f;
+        size_t matmuls;
+        run_both(g, x, n, ref, got, n, "int8 matmul", &matmuls, (const char *const[]){NULL});
+        if (test_int8_fusion())
+            cr_assert_eq(matmuls, 6, "S %lld H %lld heads %lld F %lld: %zu int8 matmuls",
+                         (long long)S, (long long)H, (long long)heads, (long long)F, matmuls);
+        double worst = 0, sum = 0;
+        for (size_t i = 0; i < n; i++) {
+            cr_assert(isfinite(got[i]), "y[%zu] = %g", i, got[i]);
+            double e = fabs((double)got[i] - ref[i]);
+            worst = fmax(worst, e);
+            sum += e;
+        }
+        cr_assert(worst <= 5e-2 && sum / (double)n <= 1e-3,
+                  "S %lld H %lld heads %lld F %lld: worst %.3g, mean %.3g", (long long)S,
+                  (long long)H, (long long)heads, (long long)F, worst, sum / (double)n);
+        free(x);
+        free(ref);
+        free(got);
+        dqg_graph_destroy(g);
+    }
+}
