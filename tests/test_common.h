@@ -4,6 +4,8 @@
 
 #include <criterion/criterion.h>
 #include <oneapi/dnnl/dnnl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dqgraph.h"
@@ -57,6 +59,24 @@ static inline uint32_t test_rnd(void)
     test_rng ^= test_rng >> 17;
     test_rng ^= test_rng << 5;
     return test_rng;
+}
+/* Uniform in [lo, hi] (integers) and in [lo, hi) (floats), from test_rnd. */
+static inline int64_t test_rin(int64_t lo, int64_t hi)
+{
+    return lo + (int64_t)(test_rnd() % (uint32_t)(hi - lo + 1));
+}
+static inline float test_uniform(float lo, float hi)
+{
+    return lo + (hi - lo) * (float)(test_rnd() >> 8) / (float)(1u << 24);
+}
+
+/* The seeds a randomized suite runs: *first and *count as given, unless
+ * the environment variable `env` says FIRST:COUNT (a longer search). */
+static inline void test_seed_range(const char *env, uint32_t *first, uint32_t *count)
+{
+    const char *v = getenv(env);
+    if (v)
+        sscanf(v, "%u:%u", first, count);
 }
 
 /* An f32 constant of the given shape (name generated). */

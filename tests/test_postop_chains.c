@@ -37,23 +37,6 @@ enum {
 };
 enum { MAX_STAGES = 16, MAX_INPUTS = 4 };
 
-static uint32_t rs;
-static uint32_t rnd(void)
-{
-    rs ^= rs << 13;
-    rs ^= rs >> 17;
-    rs ^= rs << 5;
-    return rs;
-}
-static int64_t rin(int64_t lo, int64_t hi)
-{
-    return lo + (int64_t)(rnd() % (uint32_t)(hi - lo + 1));
-}
-static float uni(float lo, float hi)
-{
-    return lo + (hi - lo) * (float)(rnd() >> 8) / (float)(1u << 24);
-}
-
 /* What a case built: its stages (tensors whose magnitudes bound the
  * error), each stage's Lipschitz constant of the rest of the chain, its
  * runtime inputs, and a description. */
@@ -104,8 +87,8 @@ static dqg_tensor_id const_f32(dqg_graph *g, int rank, const int64_t *d, float l
         n *= d[i];
     float *v = malloc((size_t)n * sizeof *v);
     for (int64_t i = 0; i < n; i++) {
-        v[i] = uni(lo, hi);
-        if (both_signs && rin(0, 1))
+        v[i] = test_uniform(lo, hi);
+        if (both_signs && test_rin(0, 1))
             v[i] = -v[i];
     }
     dqg_tensor_id t = dqg_constant(g, NULL, DQG_F32, rank, d, v, (size_t)n * sizeof *v);
@@ -121,7 +104,7 @@ static dqg_tensor_id const_i8(dqg_graph *g, dqg_dtype t, int rank, const int64_t
     size_t bytes = dqg_dtype_storage_size(t, n);
     uint8_t *v = calloc(bytes, 1);
     for (int64_t i = 0; i < n; i++) {
-        int q = (int)rin(lo, hi);
+        int q = (int)test_rin(lo, hi);
         if (t == DQG_S4)
             v[i / 2] |= (uint8_t)((q & 15) << (4 * (i % 2)));
         else
@@ -147,6 +130,27 @@ static void stage(chain *c, dqg_tensor_id t, double lip)
     c->y = t;
 }
 
+/* An int8 core's operands: DequantizeLinear of a u8 graph input "x" (one
+ * scale and zero point) and of constant s8 weights, scaled per channel
+ * along `waxis`. The random draws happen one statement at a time, so a
+ * seed makes the same case whichever order a compiler evaluates
+ * arguments in. */
+static void int8_operands(chain *c, int xrank, const int64_t *xd, int wrank, const int64_t *wd,
+                          int waxis, dqg_tensor_id *x, dqg_tensor_id *w)
+{
+    dqg_graph *g = c->g;
+    int64_t one = 1;
+    dqg_dequantize_linear_attrs da = {.opset = 13},
+                                wa = {.opset = 13, .has_axis = true, .axis = waxis};
+    dqg_tensor_id in = add_input(c, "x", DQG_U8, xrank, xd);
+    uint8_t zp = (uint8_t)test_rin(0, 255);
+    dqg_tensor_id s = scalar(g, test_uniform(0.005f, 0.05f));
+    *x = dqg_dequantize_linear(g, NULL, in, s, dqg_constant(g, NULL, DQG_U8, 0, &one, &zp, 1), &da);
+    dqg_tensor_id q = const_i8(g, DQG_S8, wrank, wd, -127, 127);
+    dqg_tensor_id ws = const_f32(g, 1, &wd[waxis], 0.001f, 0.02f, false);
+    *w = dqg_dequantize_linear(g, NULL, q, ws, DQG_NONE, &wa);
+}
+
 /* A graph input that becomes the tensor of `logical` dims (rank r)
  * through a random Transpose (or none), or for rank 4 sometimes through
  * attention's Reshape [b0, M, b1 * K] -> [b0, M, b1, K] -> Transpose(0, 2,
@@ -155,7 +159,7 @@ static dqg_tensor_id permuted_input(chain *c, const char *name, int r, const int
 {
     dqg_graph *g = c->g;
     char buf[96];
-    if (r == 4 && rin(0, 2) == 0) {
+    if (r == 4 && test_rin(0, 2) == 0) {
         int64_t xd[3] = {logical[0], logical[2], logical[1] * logical[3]},
                 rd[4] = {logical[0], logical[2], logical[1], logical[3]}, perm[4] = {0, 2, 1, 3};
         dqg_tensor_id x = add_input(c, name, DQG_F32, 3, xd);
@@ -164,9 +168,9 @@ static dqg_tensor_id permuted_input(chain *c, const char *name, int r, const int
         return dqg_transpose(g, NULL, dqg_reshape(g, NULL, x, 4, rd), perm);
     }
     int64_t perm[4] = {0, 1, 2, 3}, xd[4];
-    if (rin(0, 2) != 0)
+    if (test_rin(0, 2) != 0)
         for (int i = r - 1; i > 0; i--) {
-            int j = (int)rin(0, i);
+            int j = (int)test_rin(0, i);
             int64_t t = perm[i];
             perm[i] = perm[j];
             perm[j] = t;
@@ -190,20 +194,19 @@ static dqg_tensor_id permuted_input(chain *c, const char *name, int r, const int
 static void core(chain *c)
 {
     dqg_graph *g = c->g;
-    dqg_dequantize_linear_attrs da = {.opset = 13};
     dqg_matmul_attrs ma = {0};
     char buf[160];
     if (c->core == CORE_MM_HEADS) {
         /* [.., M, K] x [.., K, N], batch dims of B 1 where broadcast. */
-        int r = (int)rin(3, 4);
+        int r = (int)test_rin(3, 4);
         int64_t ad[4], bd[4];
         for (int i = 0; i < r - 2; i++) {
-            ad[i] = rin(1, 4);
-            bd[i] = rin(0, 3) == 0 ? 1 : ad[i];
+            ad[i] = test_rin(1, 4);
+            bd[i] = test_rin(0, 3) == 0 ? 1 : ad[i];
         }
-        ad[r - 2] = rin(1, 24);
-        ad[r - 1] = bd[r - 2] = rin(1, 40);
-        bd[r - 1] = rin(1, 30);
+        ad[r - 2] = test_rin(1, 24);
+        ad[r - 1] = bd[r - 2] = test_rin(1, 40);
+        bd[r - 1] = test_rin(1, 30);
         snprintf(buf, sizeof buf, "heads MatMul rank %d M=%lld K=%lld N=%lld", r,
                  (long long)ad[r - 2], (long long)ad[r - 1], (long long)bd[r - 1]);
         note(c, "%s", buf);
@@ -218,9 +221,11 @@ static void core(chain *c)
         return;
     }
     if (c->core <= CORE_MM_RUNTIME) {
-        int64_t B = rin(0, 3) == 0 ? rin(1, 3) : 0, M = rin(1, 40), K = rin(1, 80), N = rin(1, 70);
+        int64_t B = test_rin(0, 3) == 0 ? test_rin(1, 3) : 0, M = test_rin(1, 40),
+                K = test_rin(1, 80), N = test_rin(1, 70);
         if (c->core == CORE_MM_INT4)
-            K = rin(1, 4) * 32 - rin(0, 1) * rin(1, 31); /* blocks of 32, the last cut */
+            K = test_rin(1, 4) * 32 -
+                test_rin(0, 1) * test_rin(1, 31); /* blocks of 32, the last cut */
         int r = 0;
         if (B)
             c->d[r++] = B;
@@ -232,27 +237,21 @@ static void core(chain *c)
         const int64_t *xs = B ? xd : xd + 1;
         dqg_tensor_id x, w;
         if (c->core == CORE_MM_INT8) {
-            x = add_input(c, "x", DQG_U8, r, xs);
-            uint8_t zp = (uint8_t)rin(0, 255);
-            int64_t one = 1;
-            x = dqg_dequantize_linear(g, NULL, x, scalar(g, uni(0.005f, 0.05f)),
-                                      dqg_constant(g, NULL, DQG_U8, 0, &one, &zp, 1), &da);
-            dqg_dequantize_linear_attrs wa = {.opset = 13, .has_axis = true, .axis = 1};
-            w = dqg_dequantize_linear(g, NULL, const_i8(g, DQG_S8, 2, wd, -127, 127),
-                                      const_f32(g, 1, &N, 0.001f, 0.02f, false), DQG_NONE, &wa);
+            int8_operands(c, r, xs, 2, wd, 1, &x, &w);
         } else if (c->core == CORE_MM_INT4) {
             x = add_input(c, "x", DQG_F32, r, xs);
             int64_t sd[2] = {(K + 31) / 32, N};
             dqg_dequantize_linear_attrs wa = {
                 .opset = 21, .has_axis = true, .axis = 0, .block_size = 32};
-            w = dqg_dequantize_linear(g, NULL, const_i8(g, DQG_S4, 2, wd, -8, 7),
-                                      const_f32(g, 2, sd, 0.01f, 0.1f, false), DQG_NONE, &wa);
+            dqg_tensor_id q = const_i8(g, DQG_S4, 2, wd, -8, 7);
+            w = dqg_dequantize_linear(g, NULL, q, const_f32(g, 2, sd, 0.01f, 0.1f, false), DQG_NONE,
+                                      &wa);
         } else if (c->core == CORE_MM_RUNTIME) {
             /* [B, K, N], [1, K, N] or [K, N], maybe stored transposed. */
             x = add_input(c, "x", DQG_F32, r, xs);
-            int64_t bd[3] = {B ? (rin(0, 1) ? B : 1) : 0, K, N};
-            bool plain = !B || rin(0, 2) == 0;
-            ma.transpose_b = rin(0, 1) != 0;
+            int64_t bd[3] = {B ? (test_rin(0, 1) ? B : 1) : 0, K, N};
+            bool plain = !B || test_rin(0, 2) == 0;
+            ma.transpose_b = test_rin(0, 1) != 0;
             if (ma.transpose_b) {
                 bd[1] = N;
                 bd[2] = K;
@@ -274,16 +273,16 @@ static void core(chain *c)
         return;
     }
     /* Channels-first or -last; plain, grouped or depthwise; stride 1 or 2. */
-    bool nxc = rin(0, 2) == 0;
-    int64_t C = rin(1, 20), H = rin(1, 9), W = rin(1, 9), O = rin(1, 40), k = rin(0, 1) ? 3 : 1,
-            stride = rin(1, 2), groups = 1;
-    int kind = (int)rin(0, 3);
+    bool nxc = test_rin(0, 2) == 0;
+    int64_t C = test_rin(1, 20), H = test_rin(1, 9), W = test_rin(1, 9), O = test_rin(1, 40),
+            k = test_rin(0, 1) ? 3 : 1, stride = test_rin(1, 2), groups = 1;
+    int kind = (int)test_rin(0, 3);
     if (kind == 0) {
         groups = C;
-        O = C * rin(1, 2);
+        O = C * test_rin(1, 2);
     } else if (kind == 1 && C % 2 == 0) {
         groups = C % 3 == 0 ? 3 : 2;
-        O = groups * rin(1, 6);
+        O = groups * test_rin(1, 6);
     }
     int64_t Ho = (H + 2 * (k / 2) - k) / stride + 1, Wo = (W + 2 * (k / 2) - k) / stride + 1;
     int64_t xd[4] = {1, nxc ? H : C, nxc ? W : H, nxc ? C : W}, wd[4] = {O, C / groups, k, k};
@@ -295,14 +294,7 @@ static void core(chain *c)
     c->channel_axis = nxc ? 3 : 1;
     dqg_tensor_id x, w;
     if (c->core == CORE_CONV_INT8) {
-        x = add_input(c, "x", DQG_U8, 4, xd);
-        uint8_t zp = (uint8_t)rin(0, 255);
-        int64_t one = 1;
-        x = dqg_dequantize_linear(g, NULL, x, scalar(g, uni(0.005f, 0.05f)),
-                                  dqg_constant(g, NULL, DQG_U8, 0, &one, &zp, 1), &da);
-        dqg_dequantize_linear_attrs wa = {.opset = 13, .has_axis = true, .axis = 0};
-        w = dqg_dequantize_linear(g, NULL, const_i8(g, DQG_S8, 4, wd, -127, 127),
-                                  const_f32(g, 1, &O, 0.001f, 0.02f, false), DQG_NONE, &wa);
+        int8_operands(c, 4, xd, 4, wd, 0, &x, &w);
     } else {
         x = add_input(c, "x", DQG_F32, 4, xd);
         w = const_f32(g, 4, wd, -0.3f, 0.3f, false);
@@ -331,7 +323,7 @@ static dqg_tensor_id operand(chain *c, float lo, float hi, const char **kind)
     dqg_graph *g = c->g;
     int64_t d[4] = {1, 1, 1, 1};
     int axis = -1;
-    switch (rin(0, 4)) {
+    switch (test_rin(0, 4)) {
     case 0:
         *kind = "scalar";
         return const_f32(g, 0, d, lo, hi, lo > 0.0f);
@@ -343,16 +335,18 @@ static dqg_tensor_id operand(chain *c, float lo, float hi, const char **kind)
         *kind = "per-row";
         axis = c->channel_axis == c->rank - 1 ? c->rank - 2 : c->rank - 1;
         break;
-    case 3:
-        *kind = "full";
-        return const_f32(g, c->rank, c->d, lo, hi, lo > 0.0f);
-    default:
+    case 4: /* a graph input while there are some left (not for divisors) */
         if (c->n_inputs < MAX_INPUTS && lo <= 0.0f) {
             *kind = "residual input";
             char name[16];
             snprintf(name, sizeof name, "r%d", c->n_inputs & 7);
             return add_input(c, name, DQG_F32, c->rank, c->d);
         }
+        break;
+    default:
+        break;
+    }
+    if (axis < 0) {
         *kind = "full";
         return const_f32(g, c->rank, c->d, lo, hi, lo > 0.0f);
     }
@@ -366,9 +360,9 @@ static void post_op(chain *c)
     dqg_tensor_id y = c->y, t;
     const char *kind = "";
     char buf[96];
-    int op = (int)rin(0, 9);
+    int op = (int)test_rin(0, 9);
     if (op <= 3) {
-        bool swap = rin(0, 1) != 0;
+        bool swap = test_rin(0, 1) != 0;
         static const char *const names[] = {"Add", "Sub", "Mul", "Div"};
         double lip = 1.0;
         if (op == 3) { /* divisors in [0.5, 2] of either sign */
@@ -392,7 +386,7 @@ static void post_op(chain *c)
         return;
     }
     if (op == 4) {
-        float lo = uni(-3.0f, 1.0f), hi = lo + uni(0.1f, 4.0f);
+        float lo = test_uniform(-3.0f, 1.0f), hi = lo + test_uniform(0.1f, 4.0f);
         snprintf(buf, sizeof buf, " -> Clip(%.3g, %.3g)", lo, hi);
         note(c, "%s", buf);
         stage(c, dqg_clip(g, NULL, y, lo, hi), 1.0);
@@ -416,10 +410,10 @@ static void post_op(chain *c)
         {DQG_UNARY_GELU_TANH, 1.13}, {DQG_UNARY_LEAKY_RELU, 1.0},   {DQG_UNARY_ELU, 1.0},
         {DQG_UNARY_HARD_SWISH, 1.5}, {DQG_UNARY_HARD_SIGMOID, 0.5}, {DQG_UNARY_SWISH, 1.1 * 1.5},
         {DQG_UNARY_ABS, 1.0},        {DQG_UNARY_NEG, 1.0}};
-    int u = (int)rin(0, sizeof un / sizeof *un - 1);
-    float alpha = un[u].op == DQG_UNARY_LEAKY_RELU ? uni(0.01f, 0.9f)
-                  : un[u].op == DQG_UNARY_ELU      ? uni(0.1f, 1.0f)
-                  : un[u].op == DQG_UNARY_SWISH    ? uni(0.5f, 1.5f)
+    int u = (int)test_rin(0, sizeof un / sizeof *un - 1);
+    float alpha = un[u].op == DQG_UNARY_LEAKY_RELU ? test_uniform(0.01f, 0.9f)
+                  : un[u].op == DQG_UNARY_ELU      ? test_uniform(0.1f, 1.0f)
+                  : un[u].op == DQG_UNARY_SWISH    ? test_uniform(0.5f, 1.5f)
                                                    : 0.2f;
     float beta = 0.5f;
     snprintf(buf, sizeof buf, " -> %s(%.3g)", dqg_unary_op_name(un[u].op), alpha);
@@ -432,26 +426,26 @@ static void post_op(chain *c)
 static void build(chain *c, uint32_t seed, bool mark_all, float qscale, uint8_t qzp)
 {
     memset(c, 0, sizeof *c);
-    rs = seed * 2654435761u + 0x9e3779b9u;
+    test_rng = seed * 2654435761u + 0x9e3779b9u;
     cr_assert_eq(dqg_graph_create(&c->g), DQG_OK);
     c->core = (int)(seed % CORE_COUNT);
     core(c);
-    for (int n = (int)rin(0, 6); n > 0; n--)
+    for (int n = (int)test_rin(0, 6); n > 0; n--)
         post_op(c);
     /* Attention's tail: Softmax over the last axis, and the result's
      * Transpose back (0, 2, 1, 3) or reversed. */
     if (c->core == CORE_MM_HEADS || c->core == CORE_MM_RUNTIME) {
-        if (rin(0, 1)) {
+        if (test_rin(0, 1)) {
             note(c, "%s", " -> Softmax");
             stage(c, dqg_softmax(c->g, NULL, c->y, -1, false), 2.0);
         }
-        if (rin(0, 1) && c->rank >= 3) {
+        if (test_rin(0, 1) && c->rank >= 3) {
             int64_t p4[4] = {0, 2, 1, 3}, p3[3] = {1, 0, 2};
             note(c, "%s", " -> Transpose");
             stage(c, dqg_transpose(c->g, NULL, c->y, c->rank == 4 ? p4 : p3), 1.0);
         }
     }
-    c->quantized = rin(0, 2) == 0;
+    c->quantized = test_rin(0, 2) == 0;
     if (mark_all) {
         for (int k = 0; k < c->n_stages; k++) {
             char name[16];
@@ -478,21 +472,21 @@ static void build(chain *c, uint32_t seed, bool mark_all, float qscale, uint8_t 
 static dqg_buffer *inputs(const chain *c, uint32_t seed)
 {
     dqg_buffer *in = calloc((size_t)c->n_inputs, sizeof *in);
-    uint32_t save = rs;
-    rs = seed * 747796405u + 1;
+    uint32_t save = test_rng;
+    test_rng = seed * 747796405u + 1;
     for (int i = 0; i < c->n_inputs; i++) {
         dqg_tensor_id t = c->input[i];
         size_t n = dqg_tensor_byte_size(c->g, t);
         uint8_t *v = malloc(n);
         if (dqg_tensor_dtype(c->g, t) == DQG_F32)
             for (size_t k = 0; k < n / 4; k++)
-                ((float *)v)[k] = uni(-1.5f, 1.5f);
+                ((float *)v)[k] = test_uniform(-1.5f, 1.5f);
         else
             for (size_t k = 0; k < n; k++)
-                v[k] = (uint8_t)rnd();
+                v[k] = (uint8_t)test_rnd();
         in[i] = (dqg_buffer){.name = c->input_name[i], .data = v, .size = n};
     }
-    rs = save;
+    test_rng = save;
     return in;
 }
 
@@ -579,10 +573,8 @@ static double run_case(uint32_t seed)
 /* Seeds 1..2000 (DQG_POSTOP_CASES=FIRST:COUNT runs others). */
 Test(postop_chains, compiled_matches_the_reference, .timeout = 300)
 {
-    const char *env = getenv("DQG_POSTOP_CASES");
     uint32_t first = 1, count = 2000;
-    if (env)
-        sscanf(env, "%u:%u", &first, &count);
+    test_seed_range("DQG_POSTOP_CASES", &first, &count);
     double worst = 0.0;
     for (uint32_t s = first; s < first + count; s++)
         worst = fmax(worst, run_case(s));

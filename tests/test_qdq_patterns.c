@@ -164,22 +164,29 @@ Test(qdq_patterns, a_chain_value_read_elsewhere_stays_float)
     dqg_graph_destroy(g);
 }
 
+/* x_dq = DequantizeLinear(u8 input "x" [4, 16]) and w_dq =
+ * DequantizeLinear(s8 constant "w" [16, N]), for a MatMul of the two. */
+static void x_and_weights(dqg_graph *g, int64_t N, dqg_tensor_id *x, dqg_tensor_id *wf)
+{
+    int64_t xd[] = {4, 16}, wd[] = {16, N};
+    int8_t w[16 * 16];
+    for (int i = 0; i < 16 * N; i++)
+        w[i] = (int8_t)(i % 11 - 5);
+    dqg_dequantize_linear_attrs a = {.opset = 13};
+    *x = dqg_dequantize_linear(g, "x_dq", dqg_input(g, "x", DQG_U8, 2, xd), scalar(g, 0.05f),
+                               zero_point(g, DQG_U8, 100), &a);
+    *wf = dqg_dequantize_linear(g, "w_dq", dqg_constant(g, "w", DQG_S8, 2, wd, w, (size_t)(16 * N)),
+                                scalar(g, 0.01f), DQG_NONE, &a);
+}
+
 /* One DequantizeLinear read by a MatMul and by an Add (as a residual):
  * canonicalization gives the MatMul its own copy, so it still fuses. */
 Test(qdq_patterns, shared_dequantize_still_fuses)
 {
     dqg_graph *g;
     cr_assert_eq(dqg_graph_create(&g), DQG_OK);
-    int64_t xd[] = {4, 16}, wd[] = {16, 16};
-    int8_t w[256];
-    for (int i = 0; i < 256; i++)
-        w[i] = (int8_t)(i % 11 - 5);
-    dqg_dequantize_linear_attrs a = {.opset = 13};
-    dqg_tensor_id x = dqg_dequantize_linear(g, "x_dq", dqg_input(g, "x", DQG_U8, 2, xd),
-                                            scalar(g, 0.05f), zero_point(g, DQG_U8, 100), &a);
-    dqg_tensor_id wf =
-        dqg_dequantize_linear(g, "w_dq", dqg_constant(g, "w", DQG_S8, 2, wd, w, sizeof w),
-                              scalar(g, 0.01f), DQG_NONE, &a);
+    dqg_tensor_id x, wf;
+    x_and_weights(g, 16, &x, &wf);
     dqg_tensor_id y = dqg_add(g, "residual", dqg_matmul(g, "mm", x, wf, NULL), x);
     dqg_output(g, y, "y");
     finalize_ok(g);
@@ -216,16 +223,8 @@ Test(qdq_patterns, dequantize_that_is_also_a_graph_output_still_fuses)
         cr_skip_test(TEST_NO_INT8_REASON);
     dqg_graph *g;
     cr_assert_eq(dqg_graph_create(&g), DQG_OK);
-    int64_t xd[] = {4, 16}, wd[] = {16, 8};
-    int8_t w[128];
-    for (int i = 0; i < 128; i++)
-        w[i] = (int8_t)(i % 13 - 6);
-    dqg_dequantize_linear_attrs a = {.opset = 13};
-    dqg_tensor_id x = dqg_dequantize_linear(g, "x_dq", dqg_input(g, "x", DQG_U8, 2, xd),
-                                            scalar(g, 0.05f), zero_point(g, DQG_U8, 100), &a);
-    dqg_tensor_id wf =
-        dqg_dequantize_linear(g, "w_dq", dqg_constant(g, "w", DQG_S8, 2, wd, w, sizeof w),
-                              scalar(g, 0.01f), DQG_NONE, &a);
+    dqg_tensor_id x, wf;
+    x_and_weights(g, 8, &x, &wf);
     dqg_output(g, dqg_matmul(g, "mm", x, wf, NULL), "y");
     dqg_output(g, x, "features");
     finalize_ok(g);

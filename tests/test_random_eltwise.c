@@ -14,23 +14,6 @@
 
 #include "test_common.h"
 
-static uint32_t rs;
-static uint32_t rnd(void)
-{
-    rs ^= rs << 13;
-    rs ^= rs >> 17;
-    rs ^= rs << 5;
-    return rs;
-}
-static int64_t rin(int64_t lo, int64_t hi)
-{
-    return lo + (int64_t)(rnd() % (uint32_t)(hi - lo + 1));
-}
-static float uni(float lo, float hi)
-{
-    return lo + (hi - lo) * (float)(rnd() >> 8) / (float)(1u << 24);
-}
-
 enum { MAX_INPUTS = 3 };
 
 typedef struct expr {
@@ -60,16 +43,17 @@ static dqg_tensor_id scalar(dqg_graph *g, float v)
  * use reads the same dequantize, which canonicalization splits). */
 static dqg_tensor_id leaf_dq(expr *e)
 {
-    int i = (int)rin(0, e->n_inputs - 1);
+    int i = (int)test_rin(0, e->n_inputs - 1);
     char buf[64];
-    if (e->dq[i] == DQG_NONE || rin(0, 2) == 0) {
+    if (e->dq[i] == DQG_NONE || test_rin(0, 2) == 0) {
         dqg_dtype t = dqg_tensor_dtype(e->g, e->input[i]);
-        int zp = t == DQG_U8 ? (int)rin(0, 255) : (int)rin(-30, 30);
+        int zp = t == DQG_U8 ? (int)test_rin(0, 255) : (int)test_rin(-30, 30);
         uint8_t zb = (uint8_t)zp;
         int64_t one = 1;
         dqg_dequantize_linear_attrs a = {.opset = 13};
-        e->dq[i] = dqg_dequantize_linear(e->g, NULL, e->input[i], scalar(e->g, uni(0.002f, 0.1f)),
-                                         dqg_constant(e->g, NULL, t, 0, &one, &zb, 1), &a);
+        e->dq[i] =
+            dqg_dequantize_linear(e->g, NULL, e->input[i], scalar(e->g, test_uniform(0.002f, 0.1f)),
+                                  dqg_constant(e->g, NULL, t, 0, &one, &zb, 1), &a);
     }
     e->leaves++;
     snprintf(buf, sizeof buf, "DQ(x%d)", i);
@@ -81,18 +65,18 @@ static dqg_tensor_id leaf_dq(expr *e)
  * that it lines up with axis a under ONNX broadcasting). */
 static dqg_tensor_id leaf_const(expr *e)
 {
-    if (rin(0, 1)) {
-        float v = uni(-2.0f, 2.0f);
+    if (test_rin(0, 1)) {
+        float v = test_uniform(-2.0f, 2.0f);
         char buf[32];
         snprintf(buf, sizeof buf, "%.3g", v);
         note(e, buf);
         return scalar(e->g, v);
     }
-    int a = (int)rin(0, e->rank - 1);
+    int a = (int)test_rin(0, e->rank - 1);
     int64_t d[4] = {e->d[a], 1, 1, 1}, n = e->d[a];
     float v[16];
     for (int64_t i = 0; i < n; i++)
-        v[i] = uni(-2.0f, 2.0f);
+        v[i] = test_uniform(-2.0f, 2.0f);
     char buf[32];
     snprintf(buf, sizeof buf, "c[axis %d]", a);
     note(e, buf);
@@ -101,7 +85,7 @@ static dqg_tensor_id leaf_const(expr *e)
 
 static dqg_tensor_id node(expr *e, int depth)
 {
-    int kind = (int)rin(0, depth <= 0 ? 1 : 5);
+    int kind = (int)test_rin(0, depth <= 0 ? 1 : 5);
     if (kind == 0 || (kind == 1 && depth > 0 && e->leaves == 0))
         return leaf_dq(e);
     if (kind == 1)
@@ -111,7 +95,7 @@ static dqg_tensor_id node(expr *e, int depth)
         note(e, kind == 2 ? "Add(" : "Mul(");
         dqg_tensor_id a = node(e, depth - 1);
         note(e, ", ");
-        dqg_tensor_id b = rin(0, 5) == 0 ? a : node(e, depth - 1);
+        dqg_tensor_id b = test_rin(0, 5) == 0 ? a : node(e, depth - 1);
         note(e, ")");
         return kind == 2 ? dqg_add(g, NULL, a, b) : dqg_mul(g, NULL, a, b);
     }
@@ -121,7 +105,7 @@ static dqg_tensor_id node(expr *e, int depth)
         note(e, ")");
         return dqg_relu(g, NULL, a);
     }
-    float lo = uni(-2.0f, 1.0f), hi = lo + uni(0.05f, 3.0f);
+    float lo = test_uniform(-2.0f, 1.0f), hi = lo + test_uniform(0.05f, 3.0f);
     char buf[48];
     snprintf(buf, sizeof buf, "Clip[%.3g,%.3g](", lo, hi);
     note(e, buf);
@@ -133,29 +117,29 @@ static dqg_tensor_id node(expr *e, int depth)
 /* Returns whether the compiled graph was one int8 element-wise partition. */
 static bool run_case(uint32_t seed)
 {
-    rs = seed * 2654435761u + 12345u;
+    test_rng = seed * 2654435761u + 12345u;
     expr e = {0};
     cr_assert_eq(dqg_graph_create(&e.g), DQG_OK);
-    e.rank = (int)rin(1, 4);
+    e.rank = (int)test_rin(1, 4);
     for (int i = 0; i < e.rank; i++)
-        e.d[i] = rin(0, 2) == 0 ? 1 : rin(2, 16);
-    e.n_inputs = (int)rin(1, MAX_INPUTS);
+        e.d[i] = test_rin(0, 2) == 0 ? 1 : test_rin(2, 16);
+    e.n_inputs = (int)test_rin(1, MAX_INPUTS);
     for (int i = 0; i < e.n_inputs; i++) {
         char name[16];
         snprintf(name, sizeof name, "x%d", i);
-        e.input[i] = dqg_input(e.g, name, rin(0, 1) ? DQG_U8 : DQG_S8, e.rank, e.d);
+        e.input[i] = dqg_input(e.g, name, test_rin(0, 1) ? DQG_U8 : DQG_S8, e.rank, e.d);
         e.dq[i] = DQG_NONE;
     }
-    dqg_tensor_id y = node(&e, (int)rin(1, 4));
+    dqg_tensor_id y = node(&e, (int)test_rin(1, 4));
     if (e.leaves == 0) { /* at least one run-time input */
         note(&e, " + ");
         y = dqg_add(e.g, NULL, y, leaf_dq(&e));
     }
-    dqg_dtype qt = rin(0, 1) ? DQG_U8 : DQG_S8;
-    uint8_t qz = (uint8_t)(qt == DQG_U8 ? rin(0, 255) : rin(-40, 40));
+    dqg_dtype qt = test_rin(0, 1) ? DQG_U8 : DQG_S8;
+    uint8_t qz = (uint8_t)(qt == DQG_U8 ? test_rin(0, 255) : test_rin(-40, 40));
     int64_t one = 1;
     dqg_quantize_linear_attrs qa = {.opset = 13};
-    y = dqg_quantize_linear(e.g, "q", y, scalar(e.g, uni(0.005f, 0.2f)),
+    y = dqg_quantize_linear(e.g, "q", y, scalar(e.g, test_uniform(0.005f, 0.2f)),
                             dqg_constant(e.g, NULL, qt, 0, &one, &qz, 1), &qa);
     cr_assert_eq(dqg_output(e.g, y, "y"), DQG_OK, "%s", dqg_last_error());
     dqg_status st = dqg_graph_finalize(e.g);
@@ -166,7 +150,7 @@ static bool run_case(uint32_t seed)
         size_t n = dqg_tensor_byte_size(e.g, e.input[i]);
         uint8_t *v = malloc(n);
         for (size_t k = 0; k < n; k++)
-            v[k] = (uint8_t)rnd();
+            v[k] = (uint8_t)test_rnd();
         in[i] = (dqg_buffer){.id = e.input[i], .data = v, .size = n};
     }
     size_t yb = dqg_tensor_byte_size(e.g, y);
@@ -201,10 +185,8 @@ static bool run_case(uint32_t seed)
 /* Seeds 1..20000 (DQG_ELTWISE_CASES=FIRST:COUNT runs others). */
 Test(random_eltwise, quantized_expressions_match_the_reference, .timeout = 300)
 {
-    const char *env = getenv("DQG_ELTWISE_CASES");
     uint32_t first = 1, count = 20000, fused = 0;
-    if (env)
-        sscanf(env, "%u:%u", &first, &count);
+    test_seed_range("DQG_ELTWISE_CASES", &first, &count);
     for (uint32_t s = first; s < first + count; s++)
         fused += run_case(s);
     cr_log_info("%u expressions, %u of them one int8 element-wise partition", count, fused);

@@ -14,19 +14,6 @@
 
 #include "test_common.h"
 
-static uint32_t rs;
-static uint32_t rnd(void)
-{
-    rs ^= rs << 13;
-    rs ^= rs >> 17;
-    rs ^= rs << 5;
-    return rs;
-}
-static int64_t rin(int64_t lo, int64_t hi)
-{
-    return lo + (int64_t)(rnd() % (uint32_t)(hi - lo + 1));
-}
-
 enum { LIVE = 4, MAX_OUT = 4, MAX_ELEMS = 4096 };
 
 typedef struct val {
@@ -65,7 +52,7 @@ static val op_transpose(chain *c, val x)
     for (int i = 0; i < x.rank; i++)
         perm[i] = i;
     for (int i = x.rank - 1; i > 0; i--) {
-        int j = (int)rin(0, i);
+        int j = (int)test_rin(0, i);
         int64_t t = perm[i];
         perm[i] = perm[j];
         perm[j] = t;
@@ -82,8 +69,8 @@ static val op_transpose(chain *c, val x)
 static val op_reshape(chain *c, val x)
 {
     val y = x;
-    int a = (int)rin(0, x.rank - 1);
-    if (x.rank >= 2 && a < x.rank - 1 && rin(0, 1)) {
+    int a = (int)test_rin(0, x.rank - 1);
+    if (x.rank >= 2 && a < x.rank - 1 && test_rin(0, 1)) {
         y.d[a] = x.d[a] * x.d[a + 1];
         for (int i = a + 1; i < x.rank - 1; i++)
             y.d[i] = x.d[i + 1];
@@ -91,7 +78,7 @@ static val op_reshape(chain *c, val x)
     } else if (x.rank < 5) {
         int64_t f = 1;
         for (int64_t k = 2; k <= x.d[a]; k++)
-            if (x.d[a] % k == 0 && rin(0, 1)) {
+            if (x.d[a] % k == 0 && test_rin(0, 1)) {
                 f = k;
                 break;
             }
@@ -108,14 +95,14 @@ static val op_reshape(chain *c, val x)
 
 static val op_slice(chain *c, val x)
 {
-    int64_t axis = rin(0, x.rank - 1), n = x.d[axis];
-    int64_t step = rin(1, 3) * (rin(0, 2) == 0 ? -1 : 1), start, end;
+    int64_t axis = test_rin(0, x.rank - 1), n = x.d[axis];
+    int64_t step = test_rin(1, 3) * (test_rin(0, 2) == 0 ? -1 : 1), start, end;
     if (step > 0) {
-        start = rin(-n - 2, n - 1);
-        end = rin(start + 1, n + 3);
+        start = test_rin(-n - 2, n - 1);
+        end = test_rin(start + 1, n + 3);
     } else {
-        start = rin(-n, n + 2);
-        end = rin(-n - 3, start - 1);
+        start = test_rin(-n, n + 2);
+        end = test_rin(-n - 3, start - 1);
     }
     /* The count the slice keeps (dqgraph refuses an empty one). */
     int64_t s = start < 0 ? start + n : start, e = end < 0 ? end + n : end;
@@ -139,15 +126,15 @@ static val op_slice(chain *c, val x)
 
 static val op_gather(chain *c, val x)
 {
-    int axis = (int)rin(0, x.rank - 1);
+    int axis = (int)test_rin(0, x.rank - 1);
     int64_t n = x.d[axis];
-    int irank = x.rank >= 5 ? 0 : (int)rin(0, 2);
-    int64_t id[2] = {rin(1, 4), rin(1, 3)}, count = 1;
+    int irank = x.rank >= 5 ? 0 : (int)test_rin(0, 2);
+    int64_t id[2] = {test_rin(1, 4), test_rin(1, 3)}, count = 1;
     for (int i = 0; i < irank; i++)
         count *= id[i];
     int64_t idx[12];
     for (int64_t i = 0; i < count; i++)
-        idx[i] = rin(-n, n - 1);
+        idx[i] = test_rin(-n, n - 1);
     dqg_tensor_id it =
         dqg_constant(c->g, NULL, DQG_S64, irank, id, idx, (size_t)count * sizeof(int64_t));
     val y = {.rank = x.rank - 1 + irank};
@@ -169,12 +156,12 @@ static val op_gather(chain *c, val x)
 /* x with itself (or with `other`, when shapes allow) along an axis. */
 static val op_concat(chain *c, val x, const val *other)
 {
-    int axis = (int)rin(0, x.rank - 1);
+    int axis = (int)test_rin(0, x.rank - 1);
     bool fits = other && other->rank == x.rank && other->t != x.t;
     for (int i = 0; fits && i < x.rank; i++)
         fits = i == axis || other->d[i] == x.d[i];
     dqg_tensor_id in[3] = {x.t, fits ? other->t : x.t, x.t};
-    int k = (int)rin(2, 3);
+    int k = (int)test_rin(2, 3);
     val y = x;
     y.d[axis] = x.d[axis] * (k - (fits ? 1 : 0)) + (fits ? other->d[axis] : 0);
     if (elems(&y) > MAX_ELEMS)
@@ -187,22 +174,22 @@ static val op_concat(chain *c, val x, const val *other)
 static bool build(chain *c, uint32_t seed, dqg_tensor_id *xin, dqg_dtype *xt)
 {
     memset(c, 0, sizeof *c);
-    rs = seed * 2654435761u + 777u;
+    test_rng = seed * 2654435761u + 777u;
     cr_assert_eq(dqg_graph_create(&c->g), DQG_OK);
     static const dqg_dtype types[] = {DQG_F32, DQG_U8, DQG_S8};
-    *xt = types[rin(0, 2)];
-    val x = {.rank = (int)rin(1, 4)};
+    *xt = types[test_rin(0, 2)];
+    val x = {.rank = (int)test_rin(1, 4)};
     for (int i = 0; i < x.rank; i++)
-        x.d[i] = rin(0, 3) == 0 ? 1 : rin(2, 7);
+        x.d[i] = test_rin(0, 3) == 0 ? 1 : test_rin(2, 7);
     x.t = *xin = dqg_input(c->g, "x", *xt, x.rank, x.d);
     /* int8 data between a DequantizeLinear and a QuantizeLinear of one
      * scale and zero point: the passes move the int8 values themselves. */
-    bool qdq = *xt != DQG_F32 && rin(0, 1);
+    bool qdq = *xt != DQG_F32 && test_rin(0, 1);
     dqg_tensor_id sc = DQG_NONE, zp = DQG_NONE;
     if (qdq) {
         float s = 0.05f;
         int64_t one = 1;
-        uint8_t z = (uint8_t)rin(0, 255);
+        uint8_t z = (uint8_t)test_rin(0, 255);
         sc = dqg_constant(c->g, NULL, DQG_F32, 0, &one, &s, sizeof s);
         zp = dqg_constant(c->g, NULL, *xt, 0, &one, &z, 1);
         dqg_dequantize_linear_attrs da = {.opset = 13};
@@ -212,9 +199,9 @@ static bool build(chain *c, uint32_t seed, dqg_tensor_id *xin, dqg_dtype *xt)
     note(c, " %s rank %d", dqg_dtype_name(*xt), x.rank);
     val live[LIVE] = {x};
     int n_live = 1;
-    for (int n = (int)rin(1, 6); n > 0; n--) {
-        val a = live[rin(0, n_live - 1)], y;
-        switch (rin(0, 4)) {
+    for (int n = (int)test_rin(1, 6); n > 0; n--) {
+        val a = live[test_rin(0, n_live - 1)], y;
+        switch (test_rin(0, 4)) {
         case 0:
             y = op_transpose(c, a);
             break;
@@ -228,7 +215,7 @@ static bool build(chain *c, uint32_t seed, dqg_tensor_id *xin, dqg_dtype *xt)
             y = op_gather(c, a);
             break;
         default:
-            y = op_concat(c, a, &live[rin(0, n_live - 1)]);
+            y = op_concat(c, a, &live[test_rin(0, n_live - 1)]);
             break;
         }
         if (y.t == a.t)
@@ -236,8 +223,8 @@ static bool build(chain *c, uint32_t seed, dqg_tensor_id *xin, dqg_dtype *xt)
         if (n_live < LIVE)
             live[n_live++] = y;
         else
-            live[rin(0, LIVE - 1)] = y;
-        if (c->n_out < MAX_OUT - 1 && rin(0, 3) == 0)
+            live[test_rin(0, LIVE - 1)] = y;
+        if (c->n_out < MAX_OUT - 1 && test_rin(0, 3) == 0)
             c->out[c->n_out++] = y.t;
     }
     dqg_tensor_id last = live[n_live - 1].t;
@@ -272,10 +259,10 @@ static void run_case(uint32_t seed)
     size_t xb = dqg_tensor_byte_size(c.g, xin);
     uint8_t *x = malloc(xb);
     for (size_t i = 0; i < xb; i++)
-        x[i] = (uint8_t)rnd();
+        x[i] = (uint8_t)test_rnd();
     if (xt == DQG_F32) /* finite values */
         for (size_t i = 0; i < xb / 4; i++)
-            ((float *)x)[i] = (float)((int)(rnd() % 2001) - 1000) * 0.01f;
+            ((float *)x)[i] = (float)((int)(test_rnd() % 2001) - 1000) * 0.01f;
     dqg_buffer in = {.id = xin, .data = x, .size = xb};
     dqg_buffer ref[MAX_OUT], got[MAX_OUT];
     for (int i = 0; i < c.n_out; i++) {
@@ -306,10 +293,8 @@ static void run_case(uint32_t seed)
 /* Seeds 1..5000 (DQG_SHAPE_CASES=FIRST:COUNT runs others). */
 Test(random_shapes, data_movement_matches_the_reference, .timeout = 300)
 {
-    const char *env = getenv("DQG_SHAPE_CASES");
     uint32_t first = 1, count = 5000;
-    if (env)
-        sscanf(env, "%u:%u", &first, &count);
+    test_seed_range("DQG_SHAPE_CASES", &first, &count);
     for (uint32_t s = first; s < first + count; s++)
         run_case(s);
 }

@@ -763,7 +763,8 @@ static cv random_net(cnn *b, cv x)
         case 3: {
             int64_t k, pad;
             window(b, a.d[2], 3, &k, &pad);
-            y = pool(b, a, pick(b, 0, 1) != 0, k, pick(b, 1, 2), pad);
+            bool max = pick(b, 0, 1) != 0;
+            y = pool(b, a, max, k, pick(b, 1, 2), pad);
             break;
         }
         case 4: {
