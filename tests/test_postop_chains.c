@@ -11,7 +11,10 @@
  * reference interpreter.
  *
  * The bound: each stage of the chain (the core's result, then every op's)
- * is within 1e-5 of its own largest magnitude, and an error entering a
+ * is within 1e-5 of its own largest magnitude (for the core, of its
+ * largest sum of |products|, which bounds float accumulation however the
+ * products cancel: a 1 x 75 x 1 int4 product of -0.00506 came out 1e-7
+ * off), and an error entering a
  * later op grows at most by that op's Lipschitz constant (1 for Add, Sub,
  * ReLU, Clip, Tanh; |c| for Mul; 1 / min |c| for Div; 1.13 for GELU, 1.5
  * for HardSwish, ...). So the final error is at most 1e-5 times the largest
@@ -54,6 +57,10 @@ typedef struct chain {
     char input_name[MAX_INPUTS][16];
     dqg_tensor_id y;
     bool quantized;
+    /* With mark_all: the core computed on |x| and |w|, whose largest value
+     * bounds the core's float rounding (its sums of |products|). */
+    bool mark_all;
+    dqg_tensor_id abs_core;
     char what[512];
 } chain;
 
@@ -121,6 +128,11 @@ static dqg_tensor_id add_input(chain *c, const char *name, dqg_dtype t, int rank
     snprintf(c->input_name[c->n_inputs], sizeof c->input_name[0], "%s", name);
     c->input[c->n_inputs++] = id;
     return id;
+}
+
+static dqg_tensor_id absolute(chain *c, dqg_tensor_id t)
+{
+    return dqg_unary(c->g, NULL, DQG_UNARY_ABS, t, 0.0f, 0.0f);
 }
 
 static void stage(chain *c, dqg_tensor_id t, double lip)
@@ -218,6 +230,8 @@ static void core(chain *c)
         c->d[r - 1] = bd[r - 1];
         c->channel_axis = r - 1;
         stage(c, dqg_matmul(g, "core", a, b, NULL), 1.0);
+        if (c->mark_all)
+            c->abs_core = dqg_matmul(g, NULL, absolute(c, a), absolute(c, b), NULL);
         return;
     }
     if (c->core <= CORE_MM_RUNTIME) {
@@ -270,6 +284,8 @@ static void core(chain *c)
                  ma.transpose_b ? " transpose_b" : "");
         note(c, "%s", buf);
         stage(c, dqg_matmul(g, "core", x, w, &ma), 1.0);
+        if (c->mark_all)
+            c->abs_core = dqg_matmul(g, NULL, absolute(c, x), absolute(c, w), &ma);
         return;
     }
     /* Channels-first or -last; plain, grouped or depthwise; stride 1 or 2. */
@@ -311,6 +327,8 @@ static void core(chain *c)
         (long long)W, (long long)O, (long long)k, (long long)stride, (long long)groups);
     note(c, "%s", buf);
     stage(c, dqg_convolution(g, "core", x, w, DQG_NONE, &a), 1.0);
+    if (c->mark_all)
+        c->abs_core = dqg_convolution(g, NULL, absolute(c, x), absolute(c, w), DQG_NONE, &a);
 }
 
 /* An operand for a binary op: scalar, per channel (varying along the
@@ -428,6 +446,7 @@ static void build(chain *c, uint32_t seed, bool mark_all, float qscale, uint8_t 
     memset(c, 0, sizeof *c);
     test_rng = seed * 2654435761u + 0x9e3779b9u;
     cr_assert_eq(dqg_graph_create(&c->g), DQG_OK);
+    c->mark_all = mark_all;
     c->core = (int)(seed % CORE_COUNT);
     core(c);
     for (int n = (int)test_rin(0, 6); n > 0; n--)
@@ -452,6 +471,7 @@ static void build(chain *c, uint32_t seed, bool mark_all, float qscale, uint8_t 
             snprintf(name, sizeof name, "stage%d", k);
             cr_assert_eq(dqg_output(c->g, c->stage[k], name), DQG_OK, "%s", dqg_last_error());
         }
+        cr_assert_eq(dqg_output(c->g, c->abs_core, "abs_core"), DQG_OK, "%s", dqg_last_error());
     } else {
         dqg_tensor_id y = c->y;
         if (c->quantized && qscale > 0.0f) {
@@ -504,16 +524,20 @@ static double run_case(uint32_t seed)
     chain m;
     build(&m, seed, true, 0.0f, 0);
     dqg_buffer *in = inputs(&m, seed);
-    dqg_buffer out[MAX_STAGES];
-    for (int k = 0; k < m.n_stages; k++) {
-        size_t n = dqg_tensor_byte_size(m.g, m.stage[k]);
-        out[k] = (dqg_buffer){.id = m.stage[k], .data = malloc(n), .size = n};
+    dqg_buffer out[MAX_STAGES + 1];
+    for (int k = 0; k <= m.n_stages; k++) {
+        dqg_tensor_id t = k < m.n_stages ? m.stage[k] : m.abs_core;
+        size_t n = dqg_tensor_byte_size(m.g, t);
+        out[k] = (dqg_buffer){.id = t, .data = malloc(n), .size = n};
     }
-    cr_assert_eq(dqg_reference_run(m.g, in, (size_t)m.n_inputs, out, (size_t)m.n_stages), DQG_OK,
-                 "seed %u: %s", seed, dqg_last_error());
-    double bound = 0.0, lo = 0.0, hi = 0.0;
+    cr_assert_eq(dqg_reference_run(m.g, in, (size_t)m.n_inputs, out, (size_t)m.n_stages + 1),
+                 DQG_OK, "seed %u: %s", seed, dqg_last_error());
+    double bound = 0.0, lo = 0.0, hi = 0.0, abs_core = 0.0;
+    for (size_t i = 0; i < out[m.n_stages].size / 4; i++)
+        abs_core = fmax(abs_core, ((float *)out[m.n_stages].data)[i]);
+    free(out[m.n_stages].data);
     for (int k = 0; k < m.n_stages; k++) {
-        double mag = 0.0, after = 1.0;
+        double mag = k == 0 ? abs_core : 0.0, after = 1.0;
         for (size_t i = 0; i < out[k].size / 4; i++)
             mag = fmax(mag, fabs(((float *)out[k].data)[i]));
         for (int j = k + 1; j < m.n_stages; j++)
