@@ -256,11 +256,11 @@ static bool scale_source(const dqg_pass_state *s, dqg_tensor_id f, int32_t reade
 }
 
 /* ReLU and Clip, which commute with a positive output scale (so a Q after
- * them still folds), and the unary functions oneDNN has as eltwise
- * post-ops, which do not (*nonlinear: no Q may follow them). */
-static bool is_eltwise_post(const dqg_op *op, bool *nonlinear)
+ * them folds into the kernel's scales), and the unary functions oneDNN has
+ * as eltwise post-ops, which do not (a Q after them divides by its scale
+ * after the last post-op: runtime/onednn_qattr.c). */
+static bool is_eltwise_post(const dqg_op *op)
 {
-    *nonlinear = false;
     if (op->kind == DQG_OP_RELU || op->kind == DQG_OP_CLIP)
         return true;
     if (op->kind != DQG_OP_UNARY)
@@ -271,7 +271,7 @@ static bool is_eltwise_post(const dqg_op *op, bool *nonlinear)
     case DQG_UNARY_SIGMOID:
     case DQG_UNARY_SWISH:
     case DQG_UNARY_TANH:
-        *nonlinear = true;
+    case DQG_UNARY_HARD_SWISH:
         return true;
     default:
         return false;
@@ -284,7 +284,7 @@ void dqg_fuse_match_epilogue(const dqg_pass_state *s, dqg_fusion_match *m,
     const dqg_graph *g = s->graph;
     int32_t main = dqg_match_op(m, DQG_ROLE_MAIN);
     dqg_tensor_id cur = g->ops[main].outputs[0];
-    bool have_bias = false, in_s32 = false, front = true, nonlinear = false, nonlinear_op;
+    bool have_bias = false, in_s32 = false, front = true;
     bool have_swish = false;
     float swish_alpha = 0.0f;
     int n_post = 0;
@@ -347,7 +347,7 @@ void dqg_fuse_match_epilogue(const dqg_pass_state *s, dqg_fusion_match *m,
                 return;
             have_bias |= bias;
             n_post += !bias;
-        } else if (is_eltwise_post(op, &nonlinear_op) && n_post < DQG_MAX_POST_OPS &&
+        } else if (is_eltwise_post(op) && n_post < DQG_MAX_POST_OPS &&
                    g->tensors[op->outputs[0]].dtype == DQG_F32) {
             /* oneDNN 2.6 runs a second eltwise post-op of one algorithm with
              * the first one's parameters (defect E): a Swish whose alpha
@@ -362,8 +362,7 @@ void dqg_fuse_match_epilogue(const dqg_pass_state *s, dqg_fusion_match *m,
             if (!dqg_match_add(m, c, DQG_ROLE_POST))
                 return;
             n_post++;
-            nonlinear |= nonlinear_op;
-        } else if (op->kind == DQG_OP_QUANTIZE && r->allow_q && !nonlinear) {
+        } else if (op->kind == DQG_OP_QUANTIZE && r->allow_q) {
             const dqg_quant_attrs *q = &op->attrs.quant;
             dqg_dtype yt = g->tensors[op->outputs[0]].dtype;
             if (q->granularity == DQG_PER_TENSOR && (yt == DQG_U8 || yt == DQG_S8) &&

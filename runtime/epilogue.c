@@ -115,6 +115,10 @@ void dqg_epilogue_apply(const dqg_epilogue *e, float *y, int64_t m, int64_t n0, 
             for (int64_t i = 0; i < n; i++)
                 y[i] = tanhf(y[i]);
             break;
+        case DQG_EPI_HARD_SWISH:
+            for (int64_t i = 0; i < n; i++)
+                y[i] = y[i] * fmaxf(0.0f, fminf(1.0f, y[i] / 6.0f + 0.5f));
+            break;
         }
     }
 }

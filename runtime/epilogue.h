@@ -23,7 +23,8 @@ typedef enum dqg_epi_kind {
     DQG_EPI_SIGMOID, /* y = 1 / (1 + exp(-y)) */
     DQG_EPI_SWISH,   /* y = y * sigmoid(alpha * y) */
     DQG_EPI_TANH,
-    DQG_EPI_DIV, /* y = y / b */
+    DQG_EPI_DIV,        /* y = y / b */
+    DQG_EPI_HARD_SWISH, /* y = y max(0, min(1, y / 6 + 1 / 2)) */
 } dqg_epi_kind;
 
 /* Shape of the operand b of ADD, MUL and DIV, relative to the [M, N] output. */

@@ -75,13 +75,14 @@ dqg_status dqg_epilogue_from_partition(const dqg_kernel_request *req, int64_t N,
             break;
         case DQG_OP_UNARY: {
             dqg_unary_op f = op->attrs.unary.op;
-            dqg_epi_kind ek = f == DQG_UNARY_GELU_ERF    ? DQG_EPI_GELU_ERF
-                              : f == DQG_UNARY_GELU_TANH ? DQG_EPI_GELU_TANH
-                              : f == DQG_UNARY_SIGMOID   ? DQG_EPI_SIGMOID
-                              : f == DQG_UNARY_SWISH     ? DQG_EPI_SWISH
-                                                         : DQG_EPI_TANH;
+            dqg_epi_kind ek = f == DQG_UNARY_GELU_ERF     ? DQG_EPI_GELU_ERF
+                              : f == DQG_UNARY_GELU_TANH  ? DQG_EPI_GELU_TANH
+                              : f == DQG_UNARY_SIGMOID    ? DQG_EPI_SIGMOID
+                              : f == DQG_UNARY_SWISH      ? DQG_EPI_SWISH
+                              : f == DQG_UNARY_HARD_SWISH ? DQG_EPI_HARD_SWISH
+                                                          : DQG_EPI_TANH;
             if (f != DQG_UNARY_GELU_ERF && f != DQG_UNARY_GELU_TANH && f != DQG_UNARY_SIGMOID &&
-                f != DQG_UNARY_SWISH && f != DQG_UNARY_TANH) {
+                f != DQG_UNARY_SWISH && f != DQG_UNARY_TANH && f != DQG_UNARY_HARD_SWISH) {
                 st = dqg_set_error(DQG_UNSUPPORTED, "%s: %s has no own-kernel epilogue", what,
                                    dqg_unary_op_name(f));
                 break;

@@ -227,6 +227,9 @@ static dqg_status add_unary(dnnl_post_ops_t po, const dqg_op *op, float inv, con
     case DQG_UNARY_TANH:
         alg = dnnl_eltwise_tanh;
         break;
+    case DQG_UNARY_HARD_SWISH:
+        alg = dnnl_eltwise_hardswish;
+        break;
     default:
         return dqg_set_error(DQG_UNSUPPORTED, "%s: %s is not a post-op", what,
                              dqg_unary_op_name(op->attrs.unary.op));
@@ -410,6 +413,21 @@ dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int chan
                                  (double)qscale);
         inv = 1.0f / qscale;
     }
+    /* A nonlinear function (GELU, Sigmoid, HardSwish, ...) before the
+     * quantize does not commute with its scale: the epilogue runs in real
+     * units and a last scalar multiply by 1 / scale follows it. */
+    float late_inv = 1.0f;
+    const dqg_op *nonlinear = NULL;
+    for (int k = 0; k < p->n_ops && !nonlinear; k++)
+        if (p->role[k] == DQG_ROLE_POST && g->ops[k].kind == DQG_OP_UNARY)
+            nonlinear = &g->ops[k];
+    if (nonlinear && qpos >= 0) {
+        if (sum_q >= 0)
+            return dqg_set_error(DQG_UNSUPPORTED, "%s: %s before a residual sum's quantize", what,
+                                 dqg_unary_op_name(nonlinear->attrs.unary.op));
+        late_inv = inv;
+        inv = 1.0f;
+    }
 
     /* Scales and zero points of an int8 partition; an f32 MatMul or
      * Convolution with an epilogue has neither. */
@@ -588,6 +606,8 @@ dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int chan
         if (status == DQG_OK && s != dnnl_success)
             status = dqg_dnnl_error(s, what, "post-op");
     }
+    if (status == DQG_OK && late_inv != 1.0f)
+        status = add_binary_scalar(q, po, dnnl_binary_mul, late_inv, dst_rank, what);
     if (status == DQG_OK && sum_q >= 0)
         status = add_sum(req, q, po, dst_rank, dst_md, &have_clip, &clip_lo, &clip_hi, what);
     q->dst_dtype = g->tensors[dqg_part_result(g, p)].dtype;

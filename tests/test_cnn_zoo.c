@@ -86,7 +86,7 @@ static const Onnx__TensorProto *initializer(const Onnx__GraphProto *g, const cha
 }
 
 /* One convolution as the quantizer wrote it: DQ(u8 input), DQ(weights),
- * DQ(bias) -> Conv -> [Relu | Clip] -> Q(u8 output). */
+ * DQ(bias) -> Conv -> [Relu | Clip | HardSwish] -> Q(u8 output). */
 typedef struct conv_layer {
     const Onnx__NodeProto *nodes[6];
     int n;
@@ -105,7 +105,8 @@ static bool find_layer(const Onnx__GraphProto *g, const Onnx__NodeProto *c, conv
     l->in = l->nodes[0]->input[0];
     l->nodes[l->n++] = c;
     const Onnx__NodeProto *n = only_reader(g, c->output[0]);
-    if (n && (strcmp(n->op_type, "Relu") == 0 || strcmp(n->op_type, "Clip") == 0)) {
+    if (n && (strcmp(n->op_type, "Relu") == 0 || strcmp(n->op_type, "Clip") == 0 ||
+              strcmp(n->op_type, "HardSwish") == 0)) {
         l->nodes[l->n++] = n;
         n = only_reader(g, n->output[0]);
     }

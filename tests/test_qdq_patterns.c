@@ -436,3 +436,100 @@ Test(qdq_patterns, a_float_zero_point_is_not_rounded)
         check_kind(g, what, kind, 0);
     }
 }
+
+/* Nonlinear functions (HardSwish, GELU, Sigmoid, Tanh, SiLU written as
+ * x * Sigmoid(x), twice) between an int8 Convolution or MatMul and a
+ * QuantizeLinear stay in the int8 kernel: it runs them in real units and
+ * divides by the quantize's scale after the last one (a scale folded into
+ * the kernel's output scales would change what the function sees). One
+ * partition writing u8 or s8, within one unit of the reference. */
+static dqg_tensor_id nonlinear_chain(dqg_graph *g, dqg_tensor_id y, int f)
+{
+    switch (f) {
+    case 0:
+        return dqg_unary(g, NULL, DQG_UNARY_HARD_SWISH, y, 0.0f, 0.0f);
+    case 1:
+        return dqg_unary(g, NULL, DQG_UNARY_GELU_ERF, y, 0.0f, 0.0f);
+    case 2:
+        return dqg_unary(g, NULL, DQG_UNARY_SIGMOID, y, 0.0f, 0.0f);
+    case 3:
+        return dqg_unary(g, NULL, DQG_UNARY_TANH, y, 0.0f, 0.0f);
+    default:
+        for (int k = 0; k < 2; k++)
+            y = dqg_mul(g, NULL, y, dqg_unary(g, NULL, DQG_UNARY_SIGMOID, y, 0.0f, 0.0f));
+        return y;
+    }
+}
+
+Test(qdq_patterns, nonlinear_functions_before_a_quantize_stay_in_the_int8_kernel)
+{
+    if (!test_int8_fusion())
+        cr_skip_test(TEST_NO_INT8_REASON);
+    test_rng = 77;
+    for (int conv = 0; conv < 2; conv++)
+        for (int f = 0; f < 5; f++)
+            for (int s8 = 0; s8 < 2; s8++) {
+                dqg_graph *g;
+                cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+                /* Weights per output channel: axis 0 of OIHW, 1 of [K, N]. */
+                dqg_dequantize_linear_attrs wa = {
+                    .opset = 13, .has_axis = true, .axis = conv ? 0 : 1};
+                int64_t xd[4] = {1, 6, 5, 7}, wd[4] = {9, 6, 3, 3}, md[2] = {5, 24},
+                        mw[2] = {24, 9}, nine = 9;
+                float ws[9];
+                for (int i = 0; i < 9; i++)
+                    ws[i] = 0.004f + 0.001f * (float)i;
+                int8_t w[9 * 6 * 9];
+                for (int i = 0; i < 9 * 6 * 9; i++)
+                    w[i] = (int8_t)(test_rnd() % 201 - 100);
+                dqg_tensor_id x = dq(g, dqg_input(g, "x", DQG_U8, conv ? 4 : 2, conv ? xd : md),
+                                     DQG_U8),
+                              y;
+                if (conv) {
+                    dqg_tensor_id wf = dqg_dequantize_linear(
+                        g, NULL, dqg_constant(g, NULL, DQG_S8, 4, wd, w, sizeof w),
+                        test_const_f32(g, 1, &nine, ws), DQG_NONE, &wa);
+                    dqg_conv_attrs ca = {
+                        .spatial_rank = 2, .pads_begin = {1, 1}, .pads_end = {1, 1}};
+                    y = dqg_convolution(g, "core", x, wf, DQG_NONE, &ca);
+                } else {
+                    dqg_tensor_id wf = dqg_dequantize_linear(
+                        g, NULL, dqg_constant(g, NULL, DQG_S8, 2, mw, w, 24 * 9),
+                        test_const_f32(g, 1, &nine, ws), DQG_NONE, &wa);
+                    y = dqg_matmul(g, "core", x, wf, NULL);
+                }
+                y = nonlinear_chain(g, y, f);
+                dqg_output(g, quantize(g, y, s8 ? DQG_S8 : DQG_U8), "y");
+                finalize_ok(g);
+                /* check_kind asserts bit-identity; one unit is the contract
+                 * here (the kernel multiplies by 1 / scale), so compare
+                 * by hand. */
+                dqg_tensor_id xi = dqg_graph_input_id(g, 0), yi = dqg_graph_output_id(g, 0);
+                size_t xb = dqg_tensor_byte_size(g, xi), yb = dqg_tensor_byte_size(g, yi);
+                uint8_t *xv = malloc(xb), *ref = malloc(yb), *got = malloc(yb);
+                for (size_t i = 0; i < xb; i++)
+                    xv[i] = (uint8_t)test_rnd();
+                dqg_buffer in = {.id = xi, .data = xv, .size = xb},
+                           o = {.id = yi, .data = ref, .size = yb};
+                cr_assert_eq(dqg_reference_run(g, &in, 1, &o, 1), DQG_OK, "%s", dqg_last_error());
+                dqg_compiled *c = NULL;
+                cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+                cr_assert_eq(dqg_compiled_partition_count(c), 1, "conv %d f %d: %zu partitions",
+                             conv, f, dqg_compiled_partition_count(c));
+                cr_assert(strstr(dqg_compiled_partition_info(c, 0),
+                                 conv ? "int8 conv [" : "int8 matmul ["),
+                          "%s", dqg_compiled_partition_info(c, 0));
+                o.data = got;
+                cr_assert_eq(dqg_execute(c, &in, 1, &o, 1), DQG_OK, "%s", dqg_last_error());
+                for (size_t i = 0; i < yb; i++) {
+                    int gv = s8 ? (int8_t)got[i] : got[i], rv = s8 ? (int8_t)ref[i] : ref[i];
+                    cr_assert(abs(gv - rv) <= 1, "conv %d f %d s8 %d [%zu]: %d, reference %d", conv,
+                              f, s8, i, gv, rv);
+                }
+                dqg_compiled_destroy(c);
+                free(xv);
+                free(ref);
+                free(got);
+                dqg_graph_destroy(g);
+            }
+}

@@ -71,10 +71,12 @@ const char *zoo_cnn_name(zoo_cnn_net net);
 tm_model *zoo_cnn(zoo_cnn_net net, const zoo_cnn_options *o, double *logit_absmax);
 /* A random network of the layers above, its shape and weights drawn from
  * o->seed (o->reduced is ignored), calibrated like the others: random
- * convolutions (grouped, depthwise, strided, padded), pools, residual Adds,
- * channel Concats, BatchNormalization, LRN and channel shuffles over a pool
- * of live feature maps, some of which are also graph outputs; the last
- * output is a Gemm's logits or a convolution's feature map. */
+ * convolutions (grouped, depthwise, strided, padded; ReLU, ReLU6 or
+ * HardSwish), pools, residual Adds, channel Concats, BatchNormalization,
+ * LRN, squeeze-and-excitation gates (a Sigmoid of [N, C, 1, 1] times the
+ * map) and channel shuffles over a pool of live feature maps, some of
+ * which are also graph outputs; the last output is a Gemm's logits or a
+ * convolution's feature map. */
 tm_model *zoo_cnn_random(const zoo_cnn_options *o);
 /* The input's element count: batch * 3 * size * size. */
 int64_t zoo_cnn_input_elems(const zoo_cnn_options *o);

@@ -192,7 +192,7 @@ static void set_pads(cnn *b, Onnx__NodeProto *n, int64_t p)
     tm_attr_ints(b->m, n, "pads", a, 4);
 }
 
-enum act { ACT_NONE, ACT_RELU, ACT_RELU6 };
+enum act { ACT_NONE, ACT_RELU, ACT_RELU6, ACT_HARD_SWISH };
 
 static cv activate(cnn *b, cv x, int act)
 {
@@ -204,6 +204,10 @@ static cv activate(cnn *b, cv x, int act)
         cat(y.n, NAME, x.n, "_relu", NULL);
         cat(node, NAME, x.n, "_Relu", NULL);
         tm_node(b->m, "Relu", "", node, x.n, y.n);
+    } else if (act == ACT_HARD_SWISH) { /* MobileNetV3's; quantized after */
+        cat(y.n, NAME, x.n, "_hswish", NULL);
+        cat(node, NAME, x.n, "_HardSwish", NULL);
+        tm_node(b->m, "HardSwish", "", node, x.n, y.n);
     } else {
         if (!b->relu6_bounds) {
             scalar_f32(b, "relu6_min", 0.0f);
@@ -402,8 +406,8 @@ static cv pool(cnn *b, cv x, bool max, int64_t k, int64_t stride, int64_t pad)
     return max ? requant_as(b, y, &x) : quant(b, y);
 }
 
-/* GlobalAveragePool -> Flatten: [1, C]. */
-static cv gap_flatten(cnn *b, cv x)
+/* GlobalAveragePool: [N, C, 1, 1]. */
+static cv gap(cnn *b, cv x)
 {
     x = quant(b, x);
     cv y = x;
@@ -411,7 +415,48 @@ static cv gap_flatten(cnn *b, cv x)
     fresh(b, y.n, "gap");
     tm_node(b->m, "GlobalAveragePool", "", y.n, x.n, y.n);
     y.d[2] = y.d[3] = 1;
-    y = quant(b, y);
+    return quant(b, y);
+}
+
+/* A unary op of its own (Sigmoid), quantized in and out. */
+static cv unary(cnn *b, cv x, const char *op, const char *base)
+{
+    x = quant(b, x);
+    cv y = x;
+    y.q = false;
+    fresh(b, y.n, base);
+    tm_node(b->m, op, "", y.n, x.n, y.n);
+    return quant(b, y);
+}
+
+/* x * s, s broadcast over x's shape (an [N, C, 1, 1] gate). */
+static cv mul(cnn *b, cv x, cv s)
+{
+    x = quant(b, x);
+    s = quant(b, s);
+    cv y = x;
+    y.q = false;
+    char in[2 * NAME + 2];
+    fresh(b, y.n, "mul");
+    cat(in, sizeof in, x.n, ",", s.n, NULL);
+    tm_node(b->m, "Mul", "", y.n, in, y.n);
+    return quant(b, y);
+}
+
+/* Squeeze-and-excitation (MobileNetV3, EfficientNet): x times
+ * Sigmoid(Conv(ReLU(Conv(GlobalAveragePool(x))))), per channel. */
+static cv squeeze_excite(cnn *b, cv x)
+{
+    int64_t c = x.d[1], r = c / 4 > 0 ? c / 4 : 1;
+    cv s = conv(b, gap(b, x), r, 1, 1, 0, 1, ACT_RELU, 1.0f);
+    s = conv(b, s, c, 1, 1, 0, 1, ACT_NONE, 1.0f);
+    return mul(b, x, unary(b, s, "Sigmoid", "sigmoid"));
+}
+
+/* GlobalAveragePool -> Flatten: [N, C]. */
+static cv gap_flatten(cnn *b, cv x)
+{
+    cv y = gap(b, x);
     cv f = {.rank = 2, .d = {y.d[0], y.d[1]}};
     fresh(b, f.n, "flatten");
     tm_attr_int(b->m, tm_node(b->m, "Flatten", "", f.n, y.n, f.n), "axis", 1);
@@ -726,7 +771,7 @@ static cv random_conv(cnn *b, cv x)
     default:
         break;
     }
-    return conv(b, x, cout, k, stride, pad, groups, (int)pick(b, 0, 2), 1.0f);
+    return conv(b, x, cout, k, stride, pad, groups, (int)pick(b, 0, 3), 1.0f);
 }
 
 /* The tensors of the same batch, height and width as x among live[n]. */
@@ -740,11 +785,11 @@ static int same_plane(const cv *live, int n, const cv *x, cv *out)
 }
 
 /* Random layers over a pool of live feature maps, each reading one or more
- * of them: convolutions (plain, grouped, depthwise), pools, residual adds,
- * channel concatenations (also of a tensor with itself), batch
- * normalization, LRN and channel shuffles; some feature maps are also graph
- * outputs. The head is a Gemm after a global pool or a flatten, or a final
- * 1x1 convolution whose feature map is the output. */
+ * of them: convolutions (plain, grouped, depthwise; ReLU, ReLU6, HardSwish
+ * or no activation), pools, residual adds, channel concatenations (also of
+ * a tensor with itself), batch normalization, LRN, squeeze-and-excitation
+ * gates and channel shuffles; some feature maps are also graph outputs. The head is a Gemm after a
+ * global pool or a flatten, or a final 1x1 convolution whose feature map is the output. */
 static cv random_net(cnn *b, cv x)
 {
     enum { LIVE = 6 };
@@ -754,7 +799,7 @@ static cv random_net(cnn *b, cv x)
     for (int l = 0, layers = (int)pick(b, 3, 12); l < layers; l++) {
         cv a = live[pick(b, 0, n - 1)], y;
         int64_t c = a.d[1];
-        switch (pick(b, 0, 8)) {
+        switch (pick(b, 0, 9)) {
         case 0:
         case 1:
         case 2:
@@ -793,6 +838,9 @@ static cv random_net(cnn *b, cv x)
             break;
         case 7:
             y = lrn(b, a);
+            break;
+        case 8:
+            y = squeeze_excite(b, a);
             break;
         default:
             y = c % 3 == 0 ? shuffle(b, a, 3) : c % 2 == 0 ? shuffle(b, a, 2) : bn_relu(b, a);
