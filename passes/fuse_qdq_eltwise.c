@@ -3,8 +3,10 @@
  * element-wise ops whose inputs are per-tensor dequantizes of u8/s8
  * tensors (and constants: scalars, or one value per index of one axis) --
  * a residual DQ(a) + DQ(b) -> ReLU -> Q, a DQ -> Clip -> Q, a requantize
- * DQ -> Q, DenseNet's DQ -> BatchNormalization -> ReLU -> Q -- becomes one
- * partition that
+ * DQ -> Q, DenseNet's DQ -> BatchNormalization -> ReLU -> Q, and with one
+ * int8 input and scalar constants any unary function, DQ -> HardSwish -> Q
+ * or SiLU's DQ(x) * Sigmoid(DQ(x)) -> Q (a table of the input's 256
+ * codes) -- becomes one partition that
  * reads the int8 inputs and writes the int8 output, computing every element
  * exactly as the reference does (float32, op by op), instead of a float
  * round trip through memory. */
@@ -49,6 +51,7 @@ static bool visit(const dqg_pass_state *s, dqg_tensor_id t, int32_t reader, int6
                visit(s, op->inputs[1], p, nelems, m);
     case DQG_OP_RELU:
     case DQG_OP_CLIP:
+    case DQG_OP_UNARY:
         return dqg_match_add(m, p, DQG_ROLE_POST) && visit(s, op->inputs[0], p, nelems, m);
     default:
         return false;
@@ -120,8 +123,25 @@ dqg_status dqg_pass_fuse_qdq_eltwise(dqg_pass_state *s)
             dqg_match_op(&m, DQG_ROLE_SRC_DQ) < 0)
             continue;
         int n_dq = 0;
-        for (int k = 0; k < m.n; k++)
-            n_dq += m.roles[k] == DQG_ROLE_SRC_DQ;
+        bool unary = false, per_axis = false, one_input = true;
+        dqg_tensor_id input = DQG_NONE;
+        for (int k = 0; k < m.n; k++) {
+            const dqg_op *o = &g->ops[m.ops[k]];
+            if (m.roles[k] == DQG_ROLE_SRC_DQ) {
+                n_dq++;
+                one_input &= input == DQG_NONE || o->inputs[0] == input;
+                input = o->inputs[0];
+            }
+            unary |= o->kind == DQG_OP_UNARY;
+            for (int j = 0; j < o->n_inputs && m.roles[k] == DQG_ROLE_POST; j++)
+                per_axis |=
+                    dqg_fuse_is_const(g, o->inputs[j]) && g->tensors[o->inputs[j]].nelems > 1;
+        }
+        /* A unary function (Sigmoid, HardSwish, ...) only in a chain of one
+         * int8 input (dequantized once, or by copies of one dequantize)
+         * and scalar constants: a table of its 256 codes. */
+        if (unary && (!one_input || per_axis))
+            continue;
         char details[160];
         snprintf(details, sizeof details, "%d int8 input%s, %d element-wise op%s, dst %s", n_dq,
                  n_dq == 1 ? "" : "s", m.n - 1 - n_dq, m.n - 1 - n_dq == 1 ? "" : "s",

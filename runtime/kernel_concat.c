@@ -9,14 +9,13 @@
  * dequantize then the quantize, evaluated on all 256 codes by the reference
  * interpreter when the kernel is built, so every byte is the reference's.
  * An input whose table is the identity is copied as it is. */
-#include <immintrin.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dqgraph.h"
-#include "runtime/cpu_isa.h"
 #include "runtime/kernel.h"
+#include "runtime/lut8.h"
 
 typedef struct concat_kernel {
     dqg_kernel base;
@@ -31,30 +30,6 @@ typedef struct concat_kernel {
     int64_t outer;
     int out_arg;
 } concat_kernel;
-
-/* y[b] = t[x[b]] for n bytes. */
-static void lookup(const uint8_t *t, const uint8_t *x, uint8_t *y, size_t n)
-{
-    for (size_t b = 0; b < n; b++)
-        y[b] = t[x[b]];
-}
-
-/* The same 64 bytes at a time: vpermi2b looks up the low 7 bits in one
- * half of the table, the top bit picks the half. The last (or only) piece
- * of fewer than 64 bytes goes through masked loads and stores: DenseNet's
- * concat inputs are 32 channels each. */
-__attribute__((target("avx512f,avx512bw,avx512vbmi"))) static void
-lookup_vbmi(const uint8_t *t, const uint8_t *x, uint8_t *y, size_t n)
-{
-    __m512i t0 = _mm512_loadu_si512(t), t1 = _mm512_loadu_si512(t + 64);
-    __m512i t2 = _mm512_loadu_si512(t + 128), t3 = _mm512_loadu_si512(t + 192);
-    for (size_t b = 0; b < n; b += 64) {
-        __mmask64 m = n - b >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << (n - b)) - 1;
-        __m512i i = _mm512_maskz_loadu_epi8(m, x + b);
-        __m512i lo = _mm512_permutex2var_epi8(t0, i, t1), hi = _mm512_permutex2var_epi8(t2, i, t3);
-        _mm512_mask_storeu_epi8(y + b, m, _mm512_mask_blend_epi8(_mm512_movepi8_mask(i), lo, hi));
-    }
-}
 
 static dqg_status concat_execute(dqg_kernel *k, void *const *args, void *scratch)
 {
@@ -78,10 +53,8 @@ static dqg_status concat_execute(dqg_kernel *k, void *const *args, void *scratch
                 char *ys = y + (size_t)o * c->row + at;
                 if (!t)
                     memcpy(ys, xs, chunk);
-                else if (c->vbmi)
-                    lookup_vbmi(t, (const uint8_t *)xs, (uint8_t *)ys, chunk);
                 else
-                    lookup(t, (const uint8_t *)xs, (uint8_t *)ys, chunk);
+                    dqg_lut8(t, (const uint8_t *)xs, (uint8_t *)ys, chunk, c->vbmi);
             }
             at += chunk;
         }
@@ -269,10 +242,7 @@ dqg_status dqg_kernel_qconcat_build(const dqg_kernel_request *req, dqg_kernel **
         }
         copies += c->copy[i];
     }
-    /* vpermi2b: AVX512-VBMI, which dqgraph's levels do not track; capped
-     * with them (DQG_MAX_ISA below AVX-512 turns it off). */
-    __builtin_cpu_init();
-    c->vbmi = dqg_cpu_has(DQG_ISA_AVX512) && __builtin_cpu_supports("avx512vbmi");
+    c->vbmi = dqg_lut8_vbmi();
     snprintf(c->base.impl, sizeof c->base.impl, "dqgraph:%s:int8-concat:%d-tables:%d-copies",
              c->vbmi ? "avx512_vbmi" : "scalar", c->n - copies, copies);
     *out = &c->base;

@@ -14,8 +14,10 @@
 #include <string.h>
 
 #include "graph/dtype.h"
+#include "graph/graph_internal.h"
 #include "runtime/cpu_isa.h"
 #include "runtime/kernel.h"
+#include "runtime/lut8.h"
 
 #define CHUNK        256
 #define PARALLEL_MIN (32 * 1024)
@@ -32,6 +34,8 @@ typedef struct step {
     dqg_op_kind kind;
     int a, b, out; /* slots; b < 0 for unary ops */
     float lo, hi;
+    dqg_unary_op fn; /* UNARY: the function and its parameters */
+    float alpha, beta;
 } step;
 
 /* A constant holding one value per index of one axis (a per-channel scale
@@ -63,6 +67,12 @@ struct qeltwise_kernel {
     int32_t out_zp;
     void (*run)(const qeltwise_kernel *k, void *const *args, int64_t first, int64_t len);
     struct fast_step *fast; /* the register-fused form of a linear chain, or NULL */
+    /* One int8 input (one or more dequantizes of one tensor) and no
+     * per-axis constant, with a unary function in the chain: the whole
+     * chain as a table of the input's 256 codes, built by running the chain
+     * on them (lut8.h). */
+    uint8_t lut[256];
+    bool vbmi;
 };
 
 /* The arithmetic of a chunk, compiled once per instruction set below: the
@@ -128,6 +138,10 @@ chunk_body(const qeltwise_kernel *k, void *const *args, int64_t first, int64_t l
         case DQG_OP_RELU:
             for (int64_t i = 0; i < len; i++)
                 o[i] = a[i] < 0.0f ? 0.0f : a[i];
+            break;
+        case DQG_OP_UNARY: /* the reference's own function (tables only) */
+            for (int64_t i = 0; i < len; i++)
+                o[i] = (float)dqg_unary_eval(p->fn, p->alpha, p->beta, (double)a[i]);
             break;
         default: /* Clip */
             for (int64_t i = 0; i < len; i++) {
@@ -198,11 +212,21 @@ typedef struct fast_step {
 #define FAST_LEAF1  (-1)
 #define FAST_SCALAR (-2)
 
+/* A chain of one int8 input through its table. */
+static void run_lut(const qeltwise_kernel *k, void *const *args, int64_t first, int64_t len)
+{
+    dqg_lut8(k->lut, (const uint8_t *)args[k->leaves[0].arg] + first,
+             (uint8_t *)args[k->out_arg] + first, (size_t)len, k->vbmi);
+}
+
 /* The linear form of k's steps in f (false: not linear). */
 static bool fast_plan(const qeltwise_kernel *k, fast_step *f)
 {
     if (k->n_leaves < 1 || k->n_leaves > 2 || k->n_steps < 1 || k->n_steps > DQG_MAX_PART_OPS)
         return false;
+    for (int s = 0; s < k->n_steps; s++)
+        if (k->steps[s].kind == DQG_OP_UNARY)
+            return false;
     int axis_of[MAX_SLOTS];
     for (int s = 0; s < MAX_SLOTS; s++)
         axis_of[s] = -1;
@@ -486,6 +510,11 @@ dqg_status dqg_kernel_qeltwise_build(const dqg_kernel_request *req, dqg_kernel *
             p->lo = op->attrs.clip.lo;
             p->hi = op->attrs.clip.hi;
         }
+        if (op->kind == DQG_OP_UNARY) {
+            p->fn = op->attrs.unary.op;
+            p->alpha = op->attrs.unary.alpha;
+            p->beta = op->attrs.unary.beta;
+        }
         p->out = slot_of[op->outputs[0]] = k->n_slots++;
     }
     if (st == DQG_OK) {
@@ -513,9 +542,44 @@ dqg_status dqg_kernel_qeltwise_build(const dqg_kernel_request *req, dqg_kernel *
                 }
             }
         }
-        snprintf(k->base.impl, sizeof k->base.impl, "own:%s:int8-eltwise:%d-in:%d-ops%s%s",
-                 dqg_isa_name(isa), k->n_leaves, k->n_steps, k->n_axis ? ":per-axis-constants" : "",
-                 k->fast ? ":in-registers" : "");
+        bool unary = false;
+        for (int s = 0; s < k->n_steps; s++)
+            unary |= k->steps[s].kind == DQG_OP_UNARY;
+        /* Leaves that are copies of one dequantize (SiLU reads x twice). */
+        bool one_input = true;
+        for (int l = 1; l < k->n_leaves; l++)
+            one_input &=
+                k->leaves[l].arg == k->leaves[0].arg && k->leaves[l].s8 == k->leaves[0].s8 &&
+                k->leaves[l].scale == k->leaves[0].scale && k->leaves[l].zp == k->leaves[0].zp;
+        if (st == DQG_OK && unary && one_input && k->n_axis == 0) {
+            /* The chain on every code of the input, once: the table. */
+            int args = (k->leaves[0].arg > k->out_arg ? k->leaves[0].arg : k->out_arg) + 1;
+            void **a = calloc((size_t)args, sizeof *a);
+            uint8_t codes[256];
+            if (!a) {
+                st = dqg_set_error(DQG_OUT_OF_MEMORY, "int8 element-wise kernel: out of memory");
+            } else {
+                for (int c = 0; c < 256; c++)
+                    codes[c] = (uint8_t)c;
+                a[k->leaves[0].arg] = codes;
+                a[k->out_arg] = k->lut;
+                run_chunk_scalar(k, a, 0, 256);
+                free(a);
+                k->vbmi = dqg_lut8_vbmi();
+                k->run = run_lut;
+            }
+        } else if (st == DQG_OK && unary) {
+            st = dqg_set_error(DQG_UNSUPPORTED,
+                               "int8 element-wise kernel: a unary function with %d inputs%s",
+                               k->n_leaves, k->n_axis ? " and per-axis constants" : "");
+        }
+        if (k->run == run_lut)
+            snprintf(k->base.impl, sizeof k->base.impl, "own:%s:int8-eltwise:table:%d-ops",
+                     k->vbmi ? "avx512_vbmi" : "scalar", k->n_steps);
+        else
+            snprintf(k->base.impl, sizeof k->base.impl, "own:%s:int8-eltwise:%d-in:%d-ops%s%s",
+                     dqg_isa_name(isa), k->n_leaves, k->n_steps,
+                     k->n_axis ? ":per-axis-constants" : "", k->fast ? ":in-registers" : "");
     }
     free(slot_of);
     if (st != DQG_OK) {

@@ -533,3 +533,49 @@ Test(qdq_patterns, nonlinear_functions_before_a_quantize_stay_in_the_int8_kernel
                 dqg_graph_destroy(g);
             }
 }
+
+/* DQ -> unary function(s) -> Q of one int8 input and scalar constants:
+ * HardSwish (ONNX Runtime's quantized MobileNetV3 between its
+ * convolutions), SiLU as DQ(x) * Sigmoid(DQ(x)) (YOLO), an Add then GELU,
+ * Tanh then ReLU, u8 and s8. One int8 element-wise partition whose kernel
+ * is a table of the input's 256 codes, bit-identical to the reference. A
+ * unary function over two int8 inputs has no table and stays float. */
+Test(qdq_patterns, unary_functions_of_one_int8_input_become_a_table)
+{
+    test_rng = 91;
+    for (int f = 0; f < 5; f++)
+        for (int s8 = 0; s8 < 2; s8++) {
+            dqg_dtype t = s8 ? DQG_S8 : DQG_U8;
+            dqg_graph *g;
+            cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+            int64_t d[] = {2, 3, 77};
+            dqg_tensor_id x = dq(g, dqg_input(g, "x", t, 3, d), t), y;
+            if (f == 0)
+                y = dqg_unary(g, NULL, DQG_UNARY_HARD_SWISH, x, 0.0f, 0.0f);
+            else if (f == 1)
+                y = dqg_mul(g, NULL, x, dqg_unary(g, NULL, DQG_UNARY_SIGMOID, x, 0.0f, 0.0f));
+            else if (f == 2)
+                y = dqg_unary(g, NULL, DQG_UNARY_GELU_ERF, dqg_add(g, NULL, x, scalar(g, 0.25f)),
+                              0.0f, 0.0f);
+            else if (f == 3)
+                y = dqg_relu(g, NULL, dqg_unary(g, NULL, DQG_UNARY_TANH, x, 0.0f, 0.0f));
+            else /* two inputs */
+                y = dqg_unary(g, NULL, DQG_UNARY_SIGMOID,
+                              dqg_add(g, NULL, x, dq(g, dqg_input(g, "x2", t, 3, d), t)), 0.0f,
+                              0.0f);
+            dqg_output(g, quantize(g, y, t), "y");
+            if (f < 4) {
+                check_kind(g, "table", ":int8-eltwise:table:", 1);
+                continue;
+            }
+            /* The float path: within one unit. */
+            finalize_ok(g);
+            dqg_compiled *c = NULL;
+            cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+            for (size_t p = 0; p < dqg_compiled_partition_count(c); p++)
+                cr_assert(!strstr(dqg_compiled_partition_info(c, p), "int8 element-wise"), "%s",
+                          dqg_compiled_partition_info(c, p));
+            dqg_compiled_destroy(c);
+            dqg_graph_destroy(g);
+        }
+}

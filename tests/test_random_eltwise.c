@@ -1,5 +1,8 @@
 /* Randomized differential suite for quantized element-wise graphs, with
- * fixed seeds: a random expression of Add, Mul, ReLU and Clip over
+ * fixed seeds: a random expression of Add, Mul, ReLU, Clip and unary
+ * functions (Sigmoid, Tanh, GELU, HardSwish, HardSigmoid, LeakyReLU, ELU,
+ * Swish, Abs, Neg, Erf; one int8 input and scalar constants make them a
+ * table of its 256 codes) over
  * per-tensor dequantizes of u8/s8 graph inputs (one read twice, or by two
  * ops, at times) and constants (one value, or one per index of one axis,
  * broadcasting as ONNX does), quantized to u8 or s8; ranks 1 to 4, with
@@ -85,7 +88,7 @@ static dqg_tensor_id leaf_const(expr *e)
 
 static dqg_tensor_id node(expr *e, int depth)
 {
-    int kind = (int)test_rin(0, depth <= 0 ? 1 : 5);
+    int kind = (int)test_rin(0, depth <= 0 ? 1 : 6);
     if (kind == 0 || (kind == 1 && depth > 0 && e->leaves == 0))
         return leaf_dq(e);
     if (kind == 1)
@@ -104,6 +107,20 @@ static dqg_tensor_id node(expr *e, int depth)
         dqg_tensor_id a = node(e, depth - 1);
         note(e, ")");
         return dqg_relu(g, NULL, a);
+    }
+    if (kind == 6) {
+        static const dqg_unary_op fns[] = {
+            DQG_UNARY_SIGMOID,      DQG_UNARY_TANH,       DQG_UNARY_GELU_ERF, DQG_UNARY_HARD_SWISH,
+            DQG_UNARY_HARD_SIGMOID, DQG_UNARY_LEAKY_RELU, DQG_UNARY_ELU,      DQG_UNARY_SWISH,
+            DQG_UNARY_ABS,          DQG_UNARY_NEG,        DQG_UNARY_ERF};
+        dqg_unary_op f = fns[test_rin(0, sizeof fns / sizeof *fns - 1)];
+        float alpha = test_uniform(0.05f, 1.0f), beta = test_uniform(0.0f, 1.0f);
+        char buf[48];
+        snprintf(buf, sizeof buf, "%s(", dqg_unary_op_name(f));
+        note(e, buf);
+        dqg_tensor_id a = node(e, depth - 1);
+        note(e, ")");
+        return dqg_unary(g, NULL, f, a, alpha, beta);
     }
     float lo = test_uniform(-2.0f, 1.0f), hi = lo + test_uniform(0.05f, 3.0f);
     char buf[48];
