@@ -494,6 +494,11 @@ Test(cnn_zoo, mobilenet_v2, .timeout = 120)
     net_test(ZOO_MOBILENET_V2, 32, false);
 }
 
+Test(cnn_zoo, mobilenet_v3_large, .timeout = 120)
+{
+    net_test(ZOO_MOBILENET_V3, 32, false);
+}
+
 /* The same networks in ONNX Runtime's QOperator form (QLinearConv, QGemm
  * and the com.microsoft QLinearAdd, QLinearConcat,
  * QLinearGlobalAveragePool, QLinearAveragePool; pooling and reshapes on

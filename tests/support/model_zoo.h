@@ -46,6 +46,9 @@ typedef enum zoo_cnn_net {
     ZOO_SHUFFLENET_V1, /* 3 groups; channel shuffle by Reshape/Transpose/Reshape */
     ZOO_ALEXNET,       /* with LRN; size at least 64 */
     ZOO_MOBILENET_V2,  /* Clip(0, 6), depthwise convolutions, residual Adds */
+    /* HardSwish, squeeze-and-excitation gates (HardSigmoid), 5x5
+     * depthwise convolutions */
+    ZOO_MOBILENET_V3,
     ZOO_CNN_COUNT
 } zoo_cnn_net;
 

@@ -192,7 +192,11 @@ static void set_pads(cnn *b, Onnx__NodeProto *n, int64_t p)
     tm_attr_ints(b->m, n, "pads", a, 4);
 }
 
-enum act { ACT_NONE, ACT_RELU, ACT_RELU6, ACT_HARD_SWISH };
+/* ACT_HARD_SWISH is ONNX Runtime's form: the convolution's result is
+ * quantized before the HardSwish (its quantizer fuses only ReLU and Clip
+ * into a Conv); ACT_HARD_SWISH_FUSED quantizes only after it, as tools
+ * that fuse HardSwish write it. */
+enum act { ACT_NONE, ACT_RELU, ACT_RELU6, ACT_HARD_SWISH, ACT_HARD_SWISH_FUSED };
 
 static cv activate(cnn *b, cv x, int act)
 {
@@ -204,7 +208,9 @@ static cv activate(cnn *b, cv x, int act)
         cat(y.n, NAME, x.n, "_relu", NULL);
         cat(node, NAME, x.n, "_Relu", NULL);
         tm_node(b->m, "Relu", "", node, x.n, y.n);
-    } else if (act == ACT_HARD_SWISH) { /* MobileNetV3's; quantized after */
+    } else if (act == ACT_HARD_SWISH || act == ACT_HARD_SWISH_FUSED) {
+        if (act == ACT_HARD_SWISH)
+            x = quant(b, x);
         cat(y.n, NAME, x.n, "_hswish", NULL);
         cat(node, NAME, x.n, "_HardSwish", NULL);
         tm_node(b->m, "HardSwish", "", node, x.n, y.n);
@@ -418,14 +424,16 @@ static cv gap(cnn *b, cv x)
     return quant(b, y);
 }
 
-/* A unary op of its own (Sigmoid), quantized in and out. */
+/* A unary op of its own (Sigmoid, HardSigmoid), quantized in and out. */
 static cv unary(cnn *b, cv x, const char *op, const char *base)
 {
     x = quant(b, x);
     cv y = x;
     y.q = false;
     fresh(b, y.n, base);
-    tm_node(b->m, op, "", y.n, x.n, y.n);
+    Onnx__NodeProto *n = tm_node(b->m, op, "", y.n, x.n, y.n);
+    if (strcmp(op, "HardSigmoid") == 0) /* PyTorch's hardsigmoid */
+        tm_attr_float(b->m, n, "alpha", 1.0f / 6.0f);
     return quant(b, y);
 }
 
@@ -443,14 +451,14 @@ static cv mul(cnn *b, cv x, cv s)
     return quant(b, y);
 }
 
-/* Squeeze-and-excitation (MobileNetV3, EfficientNet): x times
- * Sigmoid(Conv(ReLU(Conv(GlobalAveragePool(x))))), per channel. */
-static cv squeeze_excite(cnn *b, cv x)
+/* Squeeze-and-excitation (EfficientNet's with Sigmoid, MobileNetV3's
+ * with HardSigmoid): x times gate(Conv(ReLU(Conv(GlobalAveragePool(x))))),
+ * per channel, squeezed to r channels. */
+static cv squeeze_excite(cnn *b, cv x, int64_t r, const char *gate)
 {
-    int64_t c = x.d[1], r = c / 4 > 0 ? c / 4 : 1;
     cv s = conv(b, gap(b, x), r, 1, 1, 0, 1, ACT_RELU, 1.0f);
-    s = conv(b, s, c, 1, 1, 0, 1, ACT_NONE, 1.0f);
-    return mul(b, x, unary(b, s, "Sigmoid", "sigmoid"));
+    s = conv(b, s, x.d[1], 1, 1, 0, 1, ACT_NONE, 1.0f);
+    return mul(b, x, unary(b, s, gate, "gate"));
 }
 
 /* GlobalAveragePool -> Flatten: [N, C]. */
@@ -721,6 +729,41 @@ static cv mobilenet_v2(cnn *b, cv x)
     return gemm(b, gap_flatten(b, x), classes(b), ACT_NONE);
 }
 
+/* MobileNetV3-Large (torchvision's): inverted residuals with ReLU or
+ * HardSwish, squeeze-and-excitation gates with HardSigmoid. */
+static int64_t divisible8(double v)
+{
+    int64_t r = (int64_t)(v + 4.0) / 8 * 8;
+    r = r < 8 ? 8 : r;
+    return (double)r < 0.9 * v ? r + 8 : r;
+}
+
+static cv mobilenet_v3(cnn *b, cv x)
+{
+    /* kernel, expanded, out, SE, HardSwish, stride */
+    static const int64_t cfg[15][6] = {
+        {3, 16, 16, 0, 0, 1},   {3, 64, 24, 0, 0, 2},   {3, 72, 24, 0, 0, 1},
+        {5, 72, 40, 1, 0, 2},   {5, 120, 40, 1, 0, 1},  {5, 120, 40, 1, 0, 1},
+        {3, 240, 80, 0, 1, 2},  {3, 200, 80, 0, 1, 1},  {3, 184, 80, 0, 1, 1},
+        {3, 184, 80, 0, 1, 1},  {3, 480, 112, 1, 1, 1}, {3, 672, 112, 1, 1, 1},
+        {5, 672, 160, 1, 1, 2}, {5, 960, 160, 1, 1, 1}, {5, 960, 160, 1, 1, 1}};
+    x = conv(b, x, 16, 3, 2, 1, 1, ACT_HARD_SWISH, 1.0f);
+    for (int i = 0; i < 15; i++) {
+        const int64_t *c = cfg[i];
+        int act = c[4] ? ACT_HARD_SWISH : ACT_RELU;
+        cv y = c[1] == x.d[1] ? x : conv(b, x, c[1], 1, 1, 0, 1, act, 1.0f);
+        y = conv(b, y, c[1], c[0], c[5], c[0] / 2, c[1], act, 1.0f);
+        if (c[3])
+            y = squeeze_excite(b, y, divisible8((double)c[1] / 4.0), "HardSigmoid");
+        y = conv(b, y, c[2], 1, 1, 0, 1, ACT_NONE, 0.5f);
+        x = c[5] == 1 && x.d[1] == c[2] ? add(b, y, x, ACT_NONE) : y;
+    }
+    x = conv(b, x, 960, 1, 1, 0, 1, ACT_HARD_SWISH, 1.0f);
+    x = gap_flatten(b, x);
+    x = gemm(b, x, b->o->reduced ? 256 : 1280, ACT_HARD_SWISH);
+    return gemm(b, x, classes(b), ACT_NONE);
+}
+
 /* ---- A random network ---------------------------------------------------- */
 
 static int64_t pick(cnn *b, int64_t lo, int64_t hi)
@@ -771,7 +814,7 @@ static cv random_conv(cnn *b, cv x)
     default:
         break;
     }
-    return conv(b, x, cout, k, stride, pad, groups, (int)pick(b, 0, 3), 1.0f);
+    return conv(b, x, cout, k, stride, pad, groups, (int)pick(b, 0, 4), 1.0f);
 }
 
 /* The tensors of the same batch, height and width as x among live[n]. */
@@ -840,7 +883,7 @@ static cv random_net(cnn *b, cv x)
             y = lrn(b, a);
             break;
         case 8:
-            y = squeeze_excite(b, a);
+            y = squeeze_excite(b, a, c / 4 > 0 ? c / 4 : 1, "Sigmoid");
             break;
         default:
             y = c % 3 == 0 ? shuffle(b, a, 3) : c % 2 == 0 ? shuffle(b, a, 2) : bn_relu(b, a);
@@ -867,9 +910,12 @@ static cv random_net(cnn *b, cv x)
 
 /* ---- Writing and calibration ---------------------------------------------- */
 
+/* Opset 13, as ONNX Runtime's quantizer writes; 14 where HardSwish (new
+ * in 14) is used. */
 static const struct {
     const char *name;
     cv (*body)(cnn *, cv);
+    int opset;
 } nets[ZOO_CNN_COUNT] = {
     [ZOO_RESNET50] = {"resnet50", resnet50},
     [ZOO_VGG19] = {"vgg19", vgg19},
@@ -879,6 +925,7 @@ static const struct {
     [ZOO_SHUFFLENET_V1] = {"shufflenet_v1", shufflenet_v1},
     [ZOO_ALEXNET] = {"alexnet", alexnet},
     [ZOO_MOBILENET_V2] = {"mobilenet_v2", mobilenet_v2},
+    [ZOO_MOBILENET_V3] = {"mobilenet_v3_large", mobilenet_v3, 14},
 };
 
 const char *zoo_cnn_name(zoo_cnn_net net)
@@ -886,9 +933,9 @@ const char *zoo_cnn_name(zoo_cnn_net net)
     return net >= 0 && net < ZOO_CNN_COUNT ? nets[net].name : NULL;
 }
 
-static tm_model *write_net(cnn *b, cv (*body)(cnn *, cv))
+static tm_model *write_net(cnn *b, cv (*body)(cnn *, cv), int opset)
 {
-    b->m = tm_new(13);
+    b->m = tm_new(opset);
     b->seed = b->o->seed ? b->o->seed : 1;
     b->topo = b->seed * 2654435761u + 0x9e3779b9u;
     b->id = 0;
@@ -976,17 +1023,18 @@ static int calibrate(cnn *b, tm_model *fm)
     return st == DQG_OK ? 0 : 1;
 }
 
-static tm_model *build(cv (*body)(cnn *, cv), const zoo_cnn_options *o, double *logit_absmax)
+static tm_model *build(cv (*body)(cnn *, cv), int opset, const zoo_cnn_options *o,
+                       double *logit_absmax)
 {
     cnn b = {.o = o};
-    tm_model *fm = write_net(&b, body);
+    tm_model *fm = write_net(&b, body, opset);
     int n_qp = b.n_qp;
     int rc = calibrate(&b, fm);
     tm_free(fm);
     tm_model *m = NULL;
     if (rc == 0) {
         b.qdq = true;
-        m = write_net(&b, body);
+        m = write_net(&b, body, opset);
         if (b.n_qp != n_qp)
             abort();      /* the two writings must make the same quantization points */
         if (logit_absmax) /* the last quantization point is the logits' */
@@ -1003,10 +1051,10 @@ tm_model *zoo_cnn(zoo_cnn_net net, const zoo_cnn_options *o, double *logit_absma
 {
     if (net < 0 || net >= ZOO_CNN_COUNT)
         return NULL;
-    return build(nets[net].body, o, logit_absmax);
+    return build(nets[net].body, nets[net].opset ? nets[net].opset : 13, o, logit_absmax);
 }
 
 tm_model *zoo_cnn_random(const zoo_cnn_options *o)
 {
-    return build(random_net, o, NULL);
+    return build(random_net, 14, o, NULL);
 }
