@@ -144,6 +144,20 @@ Test(qdq_patterns, an_input_read_twice)
 
 /* A dequantized result also read elsewhere does not fuse (its float value
  * is needed), and the results still match. */
+/* Finalizes and compiles g, asserts that no partition is an int8
+ * element-wise one, and destroys g. */
+static void no_int8_eltwise(dqg_graph *g)
+{
+    finalize_ok(g);
+    dqg_compiled *c = NULL;
+    cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+    for (size_t p = 0; p < dqg_compiled_partition_count(c); p++)
+        cr_assert(!strstr(dqg_compiled_partition_info(c, p), "int8 element-wise ["), "%s",
+                  dqg_compiled_partition_info(c, p));
+    dqg_compiled_destroy(c);
+    dqg_graph_destroy(g);
+}
+
 Test(qdq_patterns, a_chain_value_read_elsewhere_stays_float)
 {
     test_rng = 44;
@@ -154,14 +168,7 @@ Test(qdq_patterns, a_chain_value_read_elsewhere_stays_float)
     dqg_tensor_id r = dqg_relu(g, NULL, a);
     dqg_output(g, quantize(g, r, DQG_U8), "y");
     dqg_output(g, r, "r");
-    finalize_ok(g);
-    dqg_compiled *c = NULL;
-    cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
-    for (size_t p = 0; p < dqg_compiled_partition_count(c); p++)
-        cr_assert(!strstr(dqg_compiled_partition_info(c, p), "int8 element-wise ["), "%s",
-                  dqg_compiled_partition_info(c, p));
-    dqg_compiled_destroy(c);
-    dqg_graph_destroy(g);
+    no_int8_eltwise(g);
 }
 
 /* x_dq = DequantizeLinear(u8 input "x" [4, 16]) and w_dq =
@@ -568,14 +575,6 @@ Test(qdq_patterns, unary_functions_of_one_int8_input_become_a_table)
                 check_kind(g, "table", ":int8-eltwise:table:", 1);
                 continue;
             }
-            /* The float path: within one unit. */
-            finalize_ok(g);
-            dqg_compiled *c = NULL;
-            cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
-            for (size_t p = 0; p < dqg_compiled_partition_count(c); p++)
-                cr_assert(!strstr(dqg_compiled_partition_info(c, p), "int8 element-wise"), "%s",
-                          dqg_compiled_partition_info(c, p));
-            dqg_compiled_destroy(c);
-            dqg_graph_destroy(g);
+            no_int8_eltwise(g); /* the float path */
         }
 }

@@ -361,17 +361,24 @@ static cv gemm(cnn *b, cv x, int64_t nout, int act)
     return quant(b, activate(b, y, act));
 }
 
-static cv add(cnn *b, cv x, cv r, int act)
+/* op(x, r) -> activation, quantized; the result has x's shape (r the
+ * same, or broadcast over it). */
+static cv binary(cnn *b, const char *op, const char *base, cv x, cv r, int act)
 {
     x = quant(b, x);
     r = quant(b, r);
     cv y = x;
     y.q = false;
     char in[2 * NAME + 2];
-    fresh(b, y.n, "add");
+    fresh(b, y.n, base);
     cat(in, sizeof in, x.n, ",", r.n, NULL);
-    tm_node(b->m, "Add", "", y.n, in, y.n);
+    tm_node(b->m, op, "", y.n, in, y.n);
     return quant(b, activate(b, y, act));
+}
+
+static cv add(cnn *b, cv x, cv r, int act)
+{
+    return binary(b, "Add", "add", x, r, act);
 }
 
 static cv concat(cnn *b, cv *xs, int n, int act)
@@ -440,15 +447,7 @@ static cv unary(cnn *b, cv x, const char *op, const char *base)
 /* x * s, s broadcast over x's shape (an [N, C, 1, 1] gate). */
 static cv mul(cnn *b, cv x, cv s)
 {
-    x = quant(b, x);
-    s = quant(b, s);
-    cv y = x;
-    y.q = false;
-    char in[2 * NAME + 2];
-    fresh(b, y.n, "mul");
-    cat(in, sizeof in, x.n, ",", s.n, NULL);
-    tm_node(b->m, "Mul", "", y.n, in, y.n);
-    return quant(b, y);
+    return binary(b, "Mul", "mul", x, s, ACT_NONE);
 }
 
 /* Squeeze-and-excitation (EfficientNet's with Sigmoid, MobileNetV3's
