@@ -186,6 +186,21 @@ static void x_and_weights(dqg_graph *g, int64_t N, dqg_tensor_id *x, dqg_tensor_
                                 scalar(g, 0.01f), DQG_NONE, &a);
 }
 
+/* Finalizes and compiles g, asserting one fused partition and an explain
+ * line containing `line`. */
+static dqg_compiled *compile_one_fused(dqg_graph *g, const char *line)
+{
+    finalize_ok(g);
+    dqg_compiled *c = NULL;
+    cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+    cr_assert_eq(dqg_compiled_fused_count(c), 1);
+    bool explained = false;
+    for (size_t i = 0; i < dqg_compiled_explain_count(c); i++)
+        explained |= strstr(dqg_compiled_explain(c, i), line) != NULL;
+    cr_assert(explained, "no explain line with \"%s\"", line);
+    return c;
+}
+
 /* One DequantizeLinear read by a MatMul and by an Add (as a residual):
  * canonicalization gives the MatMul its own copy, so it still fuses. */
 Test(qdq_patterns, shared_dequantize_still_fuses)
@@ -196,15 +211,7 @@ Test(qdq_patterns, shared_dequantize_still_fuses)
     x_and_weights(g, 16, &x, &wf);
     dqg_tensor_id y = dqg_add(g, "residual", dqg_matmul(g, "mm", x, wf, NULL), x);
     dqg_output(g, y, "y");
-    finalize_ok(g);
-    dqg_compiled *c = NULL;
-    cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
-    cr_assert_eq(dqg_compiled_fused_count(c), 1);
-    bool explained = false;
-    for (size_t i = 0; i < dqg_compiled_explain_count(c); i++)
-        explained |=
-            strstr(dqg_compiled_explain(c, i), "Dequantize 'x_dq' is computed again") != NULL;
-    cr_assert(explained);
+    dqg_compiled *c = compile_one_fused(g, "Dequantize 'x_dq' is computed again");
     uint8_t xv[64];
     for (int i = 0; i < 64; i++)
         xv[i] = (uint8_t)(i * 7);
@@ -234,16 +241,8 @@ Test(qdq_patterns, dequantize_that_is_also_a_graph_output_still_fuses)
     x_and_weights(g, 8, &x, &wf);
     dqg_output(g, dqg_matmul(g, "mm", x, wf, NULL), "y");
     dqg_output(g, x, "features");
-    finalize_ok(g);
-    dqg_compiled *c = NULL;
-    cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
-    cr_assert_eq(dqg_compiled_fused_count(c), 1);
-    bool explained = false;
-    for (size_t i = 0; i < dqg_compiled_explain_count(c); i++)
-        explained |= strstr(dqg_compiled_explain(c, i),
-                            "Dequantize 'x_dq' is computed again for MatMul 'mm': its result is "
-                            "also a graph output") != NULL;
-    cr_assert(explained);
+    dqg_compiled *c = compile_one_fused(g, "Dequantize 'x_dq' is computed again for MatMul "
+                                           "'mm': its result is also a graph output");
     uint8_t xv[64];
     for (int i = 0; i < 64; i++)
         xv[i] = (uint8_t)(i * 7);
