@@ -1,16 +1,20 @@
 /* The weight-only MatMul partition: float activations times constant
  * quantized weights (behind their dequantize and any Transpose/Reshape),
- * with the bias and element-wise ops that follow. Three paths:
+ * with the bias and element-wise ops that follow. Four paths:
  * - with fpmath int8 (opt-in, approximate), 4- and 8-bit integer weights
  *   and a VNNI CPU, at any M: the activations are quantized to int8 per
  *   K-block at run time and multiplied by VNNI dot products
  *   (runtime/wo_q8.c);
+ * - otherwise at small M (up to WO_PARTS_MAX_M rows), 4- and 8-bit integer
+ *   weights and a VNNI CPU: the same kernel with each activation split
+ *   into three int8 codes (~2^-24 of its block's largest magnitude left
+ *   out, the size of one f32 rounding), exact within the contract;
  * - otherwise at small M (up to WO_GEMV_MAX_M rows), any weight type (but
  *   float8 weights holding codes an f16 cannot carry, see
- *   runtime/wo_gemv.c): dqgraph's own exact kernel (AVX-512, AVX2 or plain
- *   C, by the CPU), which keeps the weights
- *   at their width and decodes them in registers (the layer is bound by
- *   the bytes of weights it reads and decodes);
+ *   runtime/wo_gemv.c): dqgraph's own f32 kernel (AVX-512, AVX2 or plain
+ *   C, by the CPU), which keeps the weights at their width and decodes
+ *   them in registers (the layer is bound by the bytes of weights it reads
+ *   and decodes);
  * - otherwise the weights are dequantized once, when the kernel is built,
  *   into f32 that oneDNN's matmul packs in its own layout (the layer is
  *   bound by arithmetic, which oneDNN's f32 kernels do best). */
@@ -26,11 +30,14 @@
 /* Rows up to which the own kernel beats oneDNN on expanded f32 weights
  * (bench_wo: K = N = 4096, int4 blocks of 32, 2 threads). */
 #define WO_GEMV_MAX_M 16
+/* Rows up to which three int8 codes per activation beat the f32 kernel
+ * (same benchmark). */
+#define WO_PARTS_MAX_M 16
 
 typedef struct wo_kernel {
     dqg_kernel base;
     dqg_wo_gemv *gemv;
-    dqg_wo_q8 *q8; /* instead of gemv under fpmath int8 */
+    dqg_wo_q8 *q8; /* instead of gemv: fpmath int8, or the exact parts */
     dqg_epilogue epi;
     int64_t M;
     int x_arg, y_arg, n_rt, rt_args[DQG_EPI_MAX];
@@ -98,10 +105,15 @@ static dqg_status build_own(const dqg_kernel_request *req, dqg_kernel **out, cha
         st = dqg_epilogue_from_partition(req, w.N, &k->epi, k->rt_args, &k->n_rt,
                                          "weight-only matmul");
     /* fpmath int8: the approximate kernel where it takes the weights, else
-     * the exact one (the explain line says which ran and why). */
+     * the exact one (the explain line says which ran and why). The exact
+     * mode at small M: the integer kernel with three codes per activation
+     * where it takes the weights, else the f32 one. */
     char q8_why[200] = "";
-    if (st == DQG_OK && int8 && dqg_wo_q8_create(&w, &k->q8, "weight-only matmul") != DQG_OK)
+    if (st == DQG_OK && int8 && dqg_wo_q8_create(&w, 1, &k->q8, "weight-only matmul") != DQG_OK)
         snprintf(q8_why, sizeof q8_why, "; exact, not int8 activations: %.150s", dqg_last_error());
+    else if (st == DQG_OK && !int8 && M <= WO_PARTS_MAX_M &&
+             dqg_wo_q8_create(&w, 3, &k->q8, "weight-only matmul") != DQG_OK)
+        snprintf(q8_why, sizeof q8_why, "; f32, not int8 parts: %.150s", dqg_last_error());
     if (st == DQG_OK && !k->q8 && M > WO_GEMV_MAX_M)
         st = dqg_set_error(DQG_UNSUPPORTED, "M above 16: arithmetic-bound%s", q8_why);
     if (st == DQG_OK && !k->q8)
@@ -113,7 +125,18 @@ static dqg_status build_own(const dqg_kernel_request *req, dqg_kernel **out, cha
         return st;
     }
     int64_t kblock = w.block_k < w.K ? w.block_k : w.K;
-    if (k->q8) {
+    if (k->q8 && dqg_wo_q8_parts(k->q8) > 1) {
+        snprintf(k->base.impl, sizeof k->base.impl, "own:avx512_vnni:wo-int8-parts3:%s:k-block%lld",
+                 dqg_dtype_name(w.dtype), (long long)kblock);
+        snprintf(k->base.why, sizeof k->base.why,
+                 "M=%lld: exact: activations split into 3 int8 codes per block of %lld along K "
+                 "(to 2^-24 of its largest magnitude), VNNI dot products with %s weights at "
+                 "their width (%zu bytes)",
+                 (long long)M, (long long)dqg_wo_q8_xblock(k->q8), dqg_dtype_name(w.dtype),
+                 dqg_wo_q8_bytes(k->q8));
+        k->base.scratch_size = dqg_wo_q8_scratch(k->q8, M);
+        k->base.bytes = dqg_wo_q8_bytes(k->q8);
+    } else if (k->q8) {
         snprintf(k->base.impl, sizeof k->base.impl,
                  "own:avx512_vnni:wo-int8-act:%s:k-block%lld:x-block%lld", dqg_dtype_name(w.dtype),
                  (long long)kblock, (long long)dqg_wo_q8_xblock(k->q8));
