@@ -250,7 +250,7 @@ quantize_rows(const dqg_wo_q8 *g, int64_t M, const float *x, int8_t *xq, float *
                 fits = false;
                 amax = 0.0f; /* zero codes: the f32 loop computes the call */
             }
-            float s = amax > 0.0f ? amax / 127.0f : 1.0f;
+            float s = amax > 0.0f ? amax / 127.0f : 1.0f, s0 = s;
             __m512 inv = _mm512_set1_ps(amax > 0.0f ? 1.0f / s : 0.0f);
             __m512i sum[MAX_PARTS];
             for (int l = 0; l < P; l++) {
@@ -274,10 +274,12 @@ quantize_rows(const dqg_wo_q8 *g, int64_t M, const float *x, int8_t *xq, float *
                     t = _mm512_mul_ps(_mm512_sub_ps(t, a), base);
                 }
             }
+            /* one part: sx xs; three: the sums at the third part's scale,
+             * xs0 254^2 + xs1 254 + xs2 */
             float t = 0.0f;
             for (int l = 0; l < P; l++)
-                t += sx[((size_t)m * (size_t)P + (size_t)l) * (size_t)g->n_xblocks + (size_t)c] *
-                     (float)_mm512_reduce_add_epi32(sum[l]);
+                t = P == 1 ? s0 * (float)_mm512_reduce_add_epi32(sum[l])
+                           : t * PART_BASE + (float)_mm512_reduce_add_epi32(sum[l]);
             sxs[(size_t)m * (size_t)g->n_xblocks + (size_t)c] = t;
         }
         for (int l = 0; l < P; l++)
@@ -359,30 +361,33 @@ panel_rows(const dqg_wo_q8 *g, const bool four, int64_t p0, const int NP, int64_
         for (int j = 0; j < NP; j++) {
             size_t at = ((size_t)(p0 + j) * (size_t)g->n_wblocks + (size_t)b) * PANEL;
             __m512 s = _mm512_load_ps(g->scale + at);
-            /* s (zero point + offset), for the codes' sums */
-            __m512 zs =
-                g->zpo ? _mm512_mul_ps(
-                             s, _mm512_cvtepi32_ps(_mm512_load_si512((const void *)(g->zpo + at))))
-                       : _mm512_mul_ps(s, _mm512_set1_ps((float)g->offset));
+            /* zero point + offset, for the codes' sums */
+            __m512 zf = g->zpo ? _mm512_cvtepi32_ps(_mm512_load_si512((const void *)(g->zpo + at)))
+                               : _mm512_set1_ps((float)g->offset);
             for (int r = 0; r < ROWS; r++) {
                 const float *sr =
                     sx + (size_t)(m0 + r) * (size_t)P * (size_t)g->n_xblocks + (size_t)c;
-                out[j][r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[0][j][r * P]),
-                                            _mm512_mul_ps(s, _mm512_set1_ps(sr[0])), out[j][r]);
-                if (P > 1) {
-                    /* the second and third parts as one integer: d1 254 +
-                     * d2 (below 2^31 for x-blocks up to 256), at the third
-                     * part's scale */
+                __m512 xs =
+                    _mm512_set1_ps(sxs[(size_t)(m0 + r) * (size_t)g->n_xblocks + (size_t)c]);
+                if (P == 1) {
+                    out[j][r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[0][j][r]),
+                                                _mm512_mul_ps(s, _mm512_set1_ps(sr[0])), out[j][r]);
+                    out[j][r] = _mm512_fnmadd_ps(_mm512_mul_ps(s, zf), xs, out[j][r]);
+                } else {
+                    /* the three parts' sums at the third part's scale: d0
+                     * 254^2 + (d1 254 + d2), the bracket exact in 32 bits
+                     * (x-blocks of at most 256), less zpo times theirs */
                     __m512i d = _mm512_add_epi32(
                         _mm512_mullo_epi32(acc[0][j][r * P + 1], _mm512_set1_epi32((int)PART_BASE)),
                         acc[0][j][r * P + 2]);
+                    __m512 f = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[0][j][r * P]),
+                                               _mm512_set1_ps(PART_BASE * PART_BASE),
+                                               _mm512_cvtepi32_ps(d));
+                    f = _mm512_fnmadd_ps(zf, xs, f);
                     out[j][r] = _mm512_fmadd_ps(
-                        _mm512_cvtepi32_ps(d),
-                        _mm512_mul_ps(s, _mm512_set1_ps(sr[2 * (size_t)g->n_xblocks])), out[j][r]);
+                        f, _mm512_mul_ps(s, _mm512_set1_ps(sr[2 * (size_t)g->n_xblocks])),
+                        out[j][r]);
                 }
-                out[j][r] = _mm512_fnmadd_ps(
-                    zs, _mm512_set1_ps(sxs[(size_t)(m0 + r) * (size_t)g->n_xblocks + (size_t)c]),
-                    out[j][r]);
             }
         }
     }
