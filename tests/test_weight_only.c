@@ -4,10 +4,14 @@
  * 64, 128 and odd sizes) x with and without zero point x M from 1 to 257 x
  * K and N off the block and panel sizes x weights stored transposed, with a
  * bias and a ReLU. The numerical contract: within 1e-5 of the reference
- * relative to the output's largest magnitude. Which kernel runs is checked
- * too: dqgraph's own (weights kept at their width) at M <= 16, in its
- * AVX-512, AVX2 or plain-C copy by the CPU (and DQG_MAX_ISA), oneDNN's f32
- * matmul on expanded weights otherwise. */
+ * relative to the largest magnitude of the output and of the MatMul's own
+ * result (a bias can cancel most of that, and the bias and ReLU carry its
+ * rounding unchanged). Which kernel runs is checked too: dqgraph's own
+ * (weights kept at their width) at M <= 16, three int8 codes per
+ * activation on VNNI for 4- and 8-bit integer weights, else its AVX-512
+ * BF16, AVX-512, AVX2 or plain-C copy by the CPU (and DQG_MAX_ISA);
+ * oneDNN's f32 matmul on expanded weights otherwise. DQG_WO_CASES=FIRST:COUNT runs COUNT
+ * random cases from seed FIRST in each randomized test. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -110,9 +114,14 @@ static dqg_graph *build_case(const wcase *c, bool bound)
     }
     dqg_output(g, y, "y");
     if (bound) {
-        /* b = e . |W|: with e[m, k] the most an activation moves when
+        /* The MatMul's own result, whose magnitude the contract's 1e-5
+         * is relative to: the bias may cancel most of it, and the bias and
+         * ReLU carry its rounding unchanged (as in test_postop_chains).
+         * b = e . |W|: with e[m, k] the most an activation moves when
          * rounded to its int8 code, the most y[m, n] moves (the bias adds
          * nothing and ReLU does not widen a difference). */
+        if (c->bias_relu)
+            dqg_output(g, dqg_matmul(g, "mm_alone", x, wf, &ma), "mm_y");
         dqg_tensor_id e = dqg_input(g, "e", DQG_F32, 2, xd);
         dqg_tensor_id wa = dqg_unary(g, "w_abs", DQG_UNARY_ABS, wf, 0.0f, 0.0f);
         dqg_output(g, dqg_matmul(g, "bound", e, wa, &ma), "b");
@@ -161,13 +170,14 @@ static void run_case(const wcase *c, char *info, size_t info_size)
         if (strstr(dqg_compiled_partition_info(cc, i), "weight-only matmul"))
             snprintf(info, info_size, "%s", dqg_compiled_partition_info(cc, i));
     /* Int8 activations: each y[m, n] may move by b[m, n] = e . |W|, e[m, k]
-     * half the int8 step of x's block (max|x| / 127 / 2). */
+     * half the int8 step of x's block (max|x| / 127 / 2); 0 for the exact
+     * kernels. */
     float *bound = calloc((size_t)(M * N), sizeof *bound);
+    float *e = calloc((size_t)(M * K), sizeof *e);
     const char *xb = strstr(info, "x-block");
     if (xb) {
         long long xblock = atoll(xb + 7);
         cr_assert_gt(xblock, 0, "%s", info);
-        float *e = malloc((size_t)(M * K) * sizeof *e);
         for (int64_t m = 0; m < M; m++)
             for (int64_t k0 = 0; k0 < K; k0 += xblock) {
                 int64_t k1 = k0 + xblock < K ? k0 + xblock : K;
@@ -177,27 +187,30 @@ static void run_case(const wcase *c, char *info, size_t info_size)
                 for (int64_t k = k0; k < k1; k++)
                     e[m * K + k] = amax / 127.0f / 2.0f;
             }
-        uint32_t after = test_rng;
-        test_rng = seed;
-        dqg_graph *gb = build_case(c, true);
-        test_rng = after;
-        float *y2 = malloc((size_t)(M * N) * sizeof *y2);
-        dqg_buffer ins[2] = {in, {.name = "e", .data = e, .size = (size_t)(M * K) * 4}};
-        dqg_buffer outs[2] = {{.name = "y", .data = y2, .size = (size_t)(M * N) * 4},
-                              {.name = "b", .data = bound, .size = (size_t)(M * N) * 4}};
-        cr_assert_eq(dqg_reference_run(gb, ins, 2, outs, 2), DQG_OK, "%s", dqg_last_error());
-        cr_assert_eq(memcmp(y2, ref, (size_t)(M * N) * 4), 0, "the bound's graph differs");
-        dqg_graph_destroy(gb);
-        free(e);
-        free(y2);
     }
+    uint32_t after = test_rng;
+    test_rng = seed;
+    dqg_graph *gb = build_case(c, true);
+    test_rng = after;
+    float *y2 = malloc((size_t)(M * N) * sizeof *y2), *mm = malloc((size_t)(M * N) * sizeof *mm);
+    dqg_buffer ins[2] = {in, {.name = "e", .data = e, .size = (size_t)(M * K) * 4}};
+    dqg_buffer outs[3] = {{.name = "y", .data = y2, .size = (size_t)(M * N) * 4},
+                          {.name = "b", .data = bound, .size = (size_t)(M * N) * 4},
+                          {.name = "mm_y", .data = mm, .size = (size_t)(M * N) * 4}};
+    cr_assert_eq(dqg_reference_run(gb, ins, 2, outs, c->bias_relu ? 3 : 2), DQG_OK, "%s",
+                 dqg_last_error());
+    cr_assert_eq(memcmp(y2, ref, (size_t)(M * N) * 4), 0, "the bound's graph differs");
+    dqg_graph_destroy(gb);
     double mx = 1e-30;
     for (int64_t i = 0; i < M * N; i++)
-        mx = fmax(mx, fabs(ref[i]));
+        mx = fmax(mx, fmax(fabs(ref[i]), c->bias_relu ? fabs(mm[i]) : 0.0));
+    free(e);
+    free(y2);
+    free(mm);
     for (int64_t i = 0; i < M * N; i++)
         cr_assert(fabs((double)got[i] - ref[i]) <= bound[i] * (1 + 1e-5) + 1e-5 * mx,
                   "%s M=%lld K=%lld N=%lld block %lld zp %d transposed %d: y[%lld] = %.9g, "
-                  "reference %.9g (max %.3g)\n%s",
+                  "reference %.9g (max %.3g, the MatMul's result's included)\n%s",
                   dqg_dtype_name(c->wt), (long long)M, (long long)K, (long long)N,
                   (long long)c->block, c->zp, c->transposed, (long long)i, got[i], ref[i], mx,
                   info);
@@ -255,9 +268,14 @@ static bool int8_kernel_expected(const wcase *c)
            (c->block <= 0 || c->block >= c->K || c->block % (four ? 8 : 4) == 0);
 }
 
+/* `count` cases from `seed`, or as DQG_WO_CASES=FIRST:COUNT says (a wider
+ * search than the suite's). */
 static void random_cases_in(uint32_t seed, int count, const dqg_dtype *types, int n_types,
                             bool int8)
 {
+    uint32_t n = (uint32_t)count;
+    test_seed_range("DQG_WO_CASES", &seed, &n);
+    count = (int)n;
     test_rng = seed;
     static const int64_t Ms[] = {1, 2, 3, 7, 16, 33, 128, 257};
     static const int64_t blocks[] = {0, -1, 16, 32, 64, 128, 1, 24, 7};
