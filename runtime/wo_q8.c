@@ -26,15 +26,18 @@
  * m, x-block c (part l: scale sx[l], codes xq[l], their sum xs[l]) and its
  * weight block b (scale s):
  *
- *   y[m, n] += s[n] (sum_l sx[l] d[l][n] - zpo[n] sum_l sx[l] xs[l]),
- *   d[l][n] = sum_{k in c} xq[l][k] u[k, n]
+ *   d[l][n] = sum_{k in c} xq[l][k] u[k, n]             (exact, 32 bits)
+ *   one part:    y[m, n] += s[n] sx[0] (d[0][n] - zpo[n] xs[0])
+ *   three parts: y[m, n] += s[n] sx[2] (D[n] - zpo[n] XS),
+ *                D = d[0] 254^2 + (d[1] 254 + d[2]),  XS the same of xs
  *
  * The sums d are exact in 32-bit integers (the block is capped so that
  * 127 x 255 x its length stays below 2^31), and so is d[1] 254 + d[2]
- * (x-blocks of at most 256), which the three parts convert at the third
- * part's scale; a conversion is exact below 2^24. An x-block is the
- * weights' K-block when that is shorter than K (it must then hold whole
- * quads; three parts take its largest divisor up to 256), else 128.
+ * (x-blocks of at most 256); D and the zero-point term are f32, each one
+ * rounding at the block's magnitude (what an f32 dot product's own sums
+ * cost). An x-block is the weights' K-block when that is shorter than K
+ * (it must then hold whole quads; three parts take its largest divisor up
+ * to 256), else 128.
  *
  * Rows the codes cannot carry (NaN or infinity, a magnitude of 2^64 or
  * more, or only magnitudes under 2^-64) send the call to a plain f32 loop
