@@ -5,10 +5,13 @@
  *   and a VNNI CPU, at any M: the activations are quantized to int8 per
  *   K-block at run time and multiplied by VNNI dot products
  *   (runtime/wo_q8.c);
- * - otherwise at small M (up to WO_PARTS_MAX_M rows), 4- and 8-bit integer
- *   weights and a VNNI CPU: the same kernel with each activation split
- *   into three int8 codes (~2^-24 of its block's largest magnitude left
- *   out, the size of one f32 rounding), exact within the contract;
+ * - otherwise (at any M; under fpmath bf16 up to WO_GEMV_MAX_M rows),
+ *   4- and 8-bit integer weights and a VNNI CPU: the same kernel with each
+ *   activation split into three int8 codes (~2^-24 of its block's largest
+ *   magnitude left out, the size of one f32 rounding), exact within the
+ *   contract; it keeps the weights at their width at every M and beats
+ *   oneDNN's f32 matmul on expanded weights at every M measured (1 to 512,
+ *   K = N = 4096);
  * - otherwise at small M (up to WO_GEMV_MAX_M rows), any weight type (but
  *   float8 weights holding codes an f16 cannot carry, see
  *   runtime/wo_gemv.c): dqgraph's own f32 kernel (AVX-512, AVX2 or plain
@@ -16,8 +19,9 @@
  *   them in registers (the layer is bound by the bytes of weights it reads
  *   and decodes);
  * - otherwise the weights are dequantized once, when the kernel is built,
- *   into f32 that oneDNN's matmul packs in its own layout (the layer is
- *   bound by arithmetic, which oneDNN's f32 kernels do best). */
+ *   into f32 (or bf16 under fpmath bf16) that oneDNN's matmul packs in its
+ *   own layout (the layer is bound by arithmetic, which oneDNN's kernels
+ *   do best). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,9 +34,6 @@
 /* Rows up to which the own kernel beats oneDNN on expanded f32 weights
  * (bench_wo: K = N = 4096, int4 blocks of 32, 2 threads). */
 #define WO_GEMV_MAX_M 16
-/* Rows up to which three int8 codes per activation beat the f32 kernel
- * (same benchmark). */
-#define WO_PARTS_MAX_M 16
 
 typedef struct wo_kernel {
     dqg_kernel base;
@@ -75,11 +76,13 @@ static dqg_status build_own(const dqg_kernel_request *req, dqg_kernel **out, cha
     int x_arg = dqg_kernel_arg_index(g, mm->inputs[0]);
     int64_t K = x->dims[x->rank - 1], M = K > 0 ? x->nelems / K : 0;
     const char *reason = NULL;
-    /* fpmath int8 runs integer dot products at any M (for M above 16 they
-     * still beat f32 arithmetic); the exact kernel stops at 16. */
+    /* Integer dot products (fpmath int8, or the exact mode's three codes)
+     * beat f32 arithmetic at any M; fpmath bf16 above 16 rows runs oneDNN's
+     * bf16 matmul, which beats both. */
     bool int8 = req->options->fpmath == DQG_FPMATH_INT8;
-    if (M > WO_GEMV_MAX_M && !int8)
-        reason = "M above 16: arithmetic-bound";
+    bool bf16 = req->options->fpmath == DQG_FPMATH_BF16;
+    if (M > WO_GEMV_MAX_M && bf16)
+        reason = "M above 16 with fpmath bf16: oneDNN's bf16 matmul";
     else if (mm->kind != DQG_OP_MATMUL || mm->attrs.matmul.transpose_a || x->dtype != DQG_F32 ||
              y->dtype != DQG_F32 || x_arg < 0 || x->rank < 1 || x->channels_last ||
              y->channels_last)
@@ -106,12 +109,12 @@ static dqg_status build_own(const dqg_kernel_request *req, dqg_kernel **out, cha
                                          "weight-only matmul");
     /* fpmath int8: the approximate kernel where it takes the weights, else
      * the exact one (the explain line says which ran and why). The exact
-     * mode at small M: the integer kernel with three codes per activation
-     * where it takes the weights, else the f32 one. */
+     * mode: the integer kernel with three codes per activation where it
+     * takes the weights, else the f32 one up to 16 rows. */
     char q8_why[200] = "";
     if (st == DQG_OK && int8 && dqg_wo_q8_create(&w, 1, &k->q8, "weight-only matmul") != DQG_OK)
         snprintf(q8_why, sizeof q8_why, "; exact, not int8 activations: %.150s", dqg_last_error());
-    else if (st == DQG_OK && !int8 && M <= WO_PARTS_MAX_M &&
+    else if (st == DQG_OK && !int8 &&
              dqg_wo_q8_create(&w, 3, &k->q8, "weight-only matmul") != DQG_OK)
         snprintf(q8_why, sizeof q8_why, "; f32, not int8 parts: %.150s", dqg_last_error());
     if (st == DQG_OK && !k->q8 && M > WO_GEMV_MAX_M)

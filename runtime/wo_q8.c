@@ -59,8 +59,9 @@
 #define XBLOCK           128 /* x-block of per-tensor and per-channel weights */
 #define PART_BASE        254.0f
 #define MAX_PARTS_XBLOCK 256
-#define MAX_NP           4 /* panels per pass */
-#define MAX_U            2 /* independent sums per panel and row of codes */
+#define MAX_NP           4   /* panels per pass */
+#define MAX_U            2   /* independent sums per panel and row of codes */
+#define ROW_BLOCK        256 /* rows of x turned into codes at a time */
 /* Rows whose block maxima leave [2^-64, 2^64) (or hold NaN or infinity)
  * take the f32 loop. */
 #define CODES_MIN 0x1p-64f
@@ -103,6 +104,43 @@ size_t dqg_wo_q8_bytes(const dqg_wo_q8 *g)
 {
     size_t per = (size_t)g->panels * (size_t)g->n_wblocks * PANEL * sizeof(float);
     return (size_t)g->panels * panel_bytes(g) + per * (g->zpo ? 2 : 1);
+}
+
+/* Columns n0 .. n0 + nn - 1 of the weights into one panel (zeroed): the
+ * stored value plus the offset (flip: its sign bit, as unsigned), 4-bit
+ * ones quad j in the low nibbles and quad j + 1 in the high ones. */
+static void pack_panel(const dqg_weights *w, bool four, uint8_t flip, int64_t n0, int64_t nn,
+                       uint8_t *dst)
+{
+    const uint8_t *src = w->data;
+    const int64_t K = w->K, N = w->N;
+    /* element (k, n) at k * kstep + n * nstep of the storage */
+    const int64_t kstep = w->nk ? 1 : N, nstep = w->nk ? K : 1;
+    int64_t k = 0;
+    if (four && !w->nk && N % 2 == 0 && nn % 2 == 0)
+        /* row-major with whole bytes per column pair: each output byte
+         * from the two bytes holding its k and k + 4, written once */
+        for (; k + 8 <= K; k += 8) {
+            uint8_t *line = dst + (size_t)(k / 8) * 64;
+            for (int64_t j = 0; j < nn; j += 2)
+                for (int q = 0; q < 4; q++) {
+                    uint8_t a = src[((k + q) * N + n0 + j) >> 1];
+                    uint8_t b = src[((k + 4 + q) * N + n0 + j) >> 1];
+                    line[j * 4 + q] = (uint8_t)(((a & 0x0F) ^ flip) | (((b & 0x0F) ^ flip) << 4));
+                    line[j * 4 + 4 + q] = (uint8_t)(((a >> 4) ^ flip) | (((b >> 4) ^ flip) << 4));
+                }
+        }
+    for (; k < K; k++) {
+        uint8_t *line = dst + (size_t)(four ? k / 8 : k / 4) * 64 + (size_t)(k % 4);
+        const int shift = four && k % 8 >= 4 ? 4 : 0;
+        int64_t i = k * kstep + n0 * nstep;
+        if (four)
+            for (int64_t j = 0; j < nn; j++, i += nstep)
+                line[j * 4] |= (uint8_t)((((src[i >> 1] >> ((i & 1) * 4)) & 0x0F) ^ flip) << shift);
+        else
+            for (int64_t j = 0; j < nn; j++, i += nstep)
+                line[j * 4] = (uint8_t)(src[i] ^ flip);
+    }
 }
 
 dqg_status dqg_wo_q8_create(const dqg_weights *w, int parts, dqg_wo_q8 **out, const char *what)
@@ -173,24 +211,12 @@ dqg_status dqg_wo_q8_create(const dqg_weights *w, int parts, dqg_wo_q8 **out, co
         dqg_wo_q8_destroy(g);
         return st;
     }
-    int64_t K = g->K, N = g->N;
-    const uint8_t *src = w->data;
+    int64_t N = g->N;
 #pragma omp parallel for schedule(static)
     for (int64_t p = 0; p < g->panels; p++) {
-        uint8_t *dst = g->w + (size_t)p * pbytes;
         int64_t n0 = p * PANEL, nn = N - n0 < PANEL ? N - n0 : PANEL;
-        for (int64_t k = 0; k < K; k++)
-            for (int64_t j = 0; j < nn; j++) {
-                int64_t i = dqg_weights_index(w, k, n0 + j);
-                int64_t q = four ? (src[i >> 1] >> ((i & 1) * 4)) & 0x0F : src[i];
-                if (is_signed) /* the stored value plus the offset, as unsigned */
-                    q = four ? (q ^ 8) : (q ^ 128);
-                size_t at = (size_t)(four ? k / 8 : k / 4) * 64 + (size_t)j * 4 + (size_t)(k % 4);
-                if (four)
-                    dst[at] |= (uint8_t)(q << (k % 8 >= 4 ? 4 : 0));
-                else
-                    dst[at] = (uint8_t)q;
-            }
+        pack_panel(w, four, (uint8_t)(is_signed ? (four ? 8 : 128) : 0), n0, nn,
+                   g->w + (size_t)p * pbytes);
         size_t at = (size_t)p * (size_t)g->n_wblocks * PANEL;
         dqg_weights_panel_scales(w, n0, nn, wblock, g->n_wblocks, PANEL, 1.0f, 0.0f, g->scale + at,
                                  NULL);
@@ -221,6 +247,7 @@ static size_t block_bytes(const dqg_wo_q8 *g, int64_t M)
 
 size_t dqg_wo_q8_scratch(const dqg_wo_q8 *g, int64_t M)
 {
+    M = M < ROW_BLOCK ? M : ROW_BLOCK;
     return codes_bytes(g, M) + 2 * block_bytes(g, M);
 }
 
@@ -230,12 +257,14 @@ size_t dqg_wo_q8_scratch(const dqg_wo_q8 *g, int64_t M)
  * of sx times the sum of the codes. False when a row holds a value the
  * codes cannot carry (see CODES_MIN). */
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static bool
-quantize_rows(const dqg_wo_q8 *g, int64_t M, const float *x, int8_t *xq, float *sx, float *sxs)
+quantize_rows(const dqg_wo_q8 *g, int64_t M, const float *x, int8_t *xq, float *sx, float *sxs,
+              int threads)
 {
     const int P = g->parts;
     const __m512 lo = _mm512_set1_ps(-127.0f), hi = _mm512_set1_ps(127.0f);
     const __m512 base = _mm512_set1_ps(PART_BASE);
     bool fits = true;
+#pragma omp parallel for num_threads(M >= 8 ? threads : 1) schedule(static) reduction(&& : fits)
     for (int64_t m = 0; m < M; m++) {
         const float *xr = x + m * g->K;
         for (int64_t c = 0; c < g->n_xblocks; c++) {
@@ -323,10 +352,11 @@ quad_step(const bool four, const uint8_t *wk, size_t pb, const int NP, const int
 }
 
 /* Rows m0 .. m0 + ROWS of panels p0 .. p0 + NP - 1, P parts per row, U
- * independent sums per part and panel. */
+ * independent sums per part and panel; the codes are those of rows mb ..
+ * (row m's at m - mb). */
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"), always_inline)) static inline void
 panel_rows(const dqg_wo_q8 *g, const bool four, int64_t p0, const int NP, int64_t m0,
-           const int ROWS, const int P, const int U, const int8_t *xq, const float *sx,
+           const int ROWS, const int P, const int U, int64_t mb, const int8_t *xq, const float *sx,
            const float *sxs, float *y, const dqg_epilogue *e, const void *const *rt)
 {
     const size_t pb = panel_bytes(g);
@@ -346,7 +376,7 @@ panel_rows(const dqg_wo_q8 *g, const bool four, int64_t p0, const int NP, int64_
         const size_t step = four ? 8 : 4, K_pad = (size_t)g->K_pad;
         const size_t loads = (size_t)(k1 - k0) / step; /* k1 - k0: whole quads */
         const uint8_t *wk = wp + (size_t)k0 / step * 64;
-        const int8_t *qk = xq + (size_t)m0 * (size_t)P * K_pad + (size_t)k0;
+        const int8_t *qk = xq + (size_t)(m0 - mb) * (size_t)P * K_pad + (size_t)k0;
         /* U loads per round, each into its own sums (indices known at
          * compile time, so the sums stay in registers) */
         size_t i = 0;
@@ -369,9 +399,9 @@ panel_rows(const dqg_wo_q8 *g, const bool four, int64_t p0, const int NP, int64_
                                : _mm512_set1_ps((float)g->offset);
             for (int r = 0; r < ROWS; r++) {
                 const float *sr =
-                    sx + (size_t)(m0 + r) * (size_t)P * (size_t)g->n_xblocks + (size_t)c;
+                    sx + (size_t)(m0 - mb + r) * (size_t)P * (size_t)g->n_xblocks + (size_t)c;
                 __m512 xs =
-                    _mm512_set1_ps(sxs[(size_t)(m0 + r) * (size_t)g->n_xblocks + (size_t)c]);
+                    _mm512_set1_ps(sxs[(size_t)(m0 - mb + r) * (size_t)g->n_xblocks + (size_t)c]);
                 if (P == 1) {
                     out[j][r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[0][j][r]),
                                                 _mm512_mul_ps(s, _mm512_set1_ps(sr[0])), out[j][r]);
@@ -424,11 +454,11 @@ static int panels_per_pass(const dqg_wo_q8 *g, int rows)
  * for the first chunk's rows, or 1 for the panels left over; the rows of
  * any chunk are at most the first one's). */
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) static void
-panels(const dqg_wo_q8 *g, int64_t p0, int np, int64_t m0, int rows, const int8_t *xq,
+panels(const dqg_wo_q8 *g, int64_t p0, int np, int64_t m0, int rows, int64_t mb, const int8_t *xq,
        const float *sx, const float *sxs, float *y, const dqg_epilogue *e, const void *const *rt)
 {
 #define CALL(four, NP, ROWS, P, U)                                                                 \
-    panel_rows(g, four, p0, NP, m0, ROWS, P, U, xq, sx, sxs, y, e, rt)
+    panel_rows(g, four, p0, NP, m0, ROWS, P, U, mb, xq, sx, sxs, y, e, rt)
 #define ROWS_1_TO_4(four, NP, P, U1)                                                               \
     if (rows == 1)                                                                                 \
         CALL(four, NP, 1, P, U1);                                                                  \
@@ -492,13 +522,13 @@ static int32_t code_at(const dqg_wo_q8 *g, int64_t p, int64_t k, int64_t j)
 
 /* The f32 loop, for rows the codes cannot carry: each weight dequantized
  * as the reference does, (q - zero point) x scale, and summed in f32. */
-static void rows_f32(const dqg_wo_q8 *g, int64_t M, const float *x, float *y, const dqg_epilogue *e,
-                     const void *const *rt)
+static void rows_f32(const dqg_wo_q8 *g, int64_t m_first, int64_t m_end, const float *x, float *y,
+                     const dqg_epilogue *e, const void *const *rt)
 {
 #pragma omp parallel for schedule(static)
     for (int64_t p = 0; p < g->panels; p++) {
         int64_t n0 = p * PANEL, nn = g->N - n0 < PANEL ? g->N - n0 : PANEL;
-        for (int64_t m = 0; m < M; m++) {
+        for (int64_t m = m_first; m < m_end; m++) {
             float *yr = y + m * g->N + n0;
             for (int64_t j = 0; j < nn; j++) {
                 float acc = 0.0f;
@@ -519,27 +549,32 @@ static void rows_f32(const dqg_wo_q8 *g, int64_t M, const float *x, float *y, co
 dqg_status dqg_wo_q8_run(const dqg_wo_q8 *g, int64_t M, const float *x, float *y, void *scratch,
                          const dqg_epilogue *e, const void *const *rt)
 {
+    const int64_t rpp = rows_per_pass(g), rb_max = M < ROW_BLOCK ? M : ROW_BLOCK;
     int8_t *xq = scratch;
-    float *sx = (float *)((uint8_t *)scratch + codes_bytes(g, M));
-    float *sxs = (float *)((uint8_t *)sx + block_bytes(g, M));
-    if (!quantize_rows(g, M, x, xq, sx, sxs)) {
-        rows_f32(g, M, x, y, e, rt);
-        return DQG_OK;
-    }
-    const int64_t rpp = rows_per_pass(g);
-    int64_t chunks = (M + rpp - 1) / rpp;
-    int np = panels_per_pass(g, (int)(M < rpp ? M : rpp));
-    int64_t groups = g->panels / np, left = g->panels % np; /* + `left` single panels */
-    int64_t work = (groups + left) * chunks;
+    float *sx = (float *)((uint8_t *)scratch + codes_bytes(g, rb_max));
+    float *sxs = (float *)((uint8_t *)sx + block_bytes(g, rb_max));
     int threads = g->K * g->N * M >= (1 << 16) ? omp_get_max_threads() : 1;
+    /* Blocks of up to ROW_BLOCK rows: their codes, then every panel for
+     * them (the scratch stays that of ROW_BLOCK rows at any M). */
+    for (int64_t mb = 0; mb < M; mb += ROW_BLOCK) {
+        int64_t rb = M - mb < ROW_BLOCK ? M - mb : ROW_BLOCK;
+        if (!quantize_rows(g, rb, x + mb * g->K, xq, sx, sxs, threads)) {
+            rows_f32(g, mb, mb + rb, x, y, e, rt);
+            continue;
+        }
+        int64_t chunks = (rb + rpp - 1) / rpp;
+        int np = panels_per_pass(g, (int)(rb < rpp ? rb : rpp));
+        int64_t groups = g->panels / np, left = g->panels % np; /* + `left` single panels */
+        int64_t work = (groups + left) * chunks;
 #pragma omp parallel for num_threads(threads) schedule(static)
-    for (int64_t i = 0; i < work; i++) {
-        int64_t gi = i / chunks, c = i % chunks, m0 = c * rpp; /* panel-major */
-        int rows = (int)(M - m0 < rpp ? M - m0 : rpp);
-        if (gi < groups)
-            panels(g, gi * np, np, m0, rows, xq, sx, sxs, y, e, rt);
-        else
-            panels(g, groups * np + (gi - groups), 1, m0, rows, xq, sx, sxs, y, e, rt);
+        for (int64_t i = 0; i < work; i++) {
+            int64_t gi = i / chunks, c = i % chunks, m0 = mb + c * rpp; /* panel-major */
+            int rows = (int)(mb + rb - m0 < rpp ? mb + rb - m0 : rpp);
+            if (gi < groups)
+                panels(g, gi * np, np, m0, rows, mb, xq, sx, sxs, y, e, rt);
+            else
+                panels(g, groups * np + (gi - groups), 1, m0, rows, mb, xq, sx, sxs, y, e, rt);
+        }
     }
     return DQG_OK;
 }

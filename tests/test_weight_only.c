@@ -223,21 +223,22 @@ static void run_case(const wcase *c, char *info, size_t info_size)
     dqg_graph_destroy(g);
 }
 
-/* Every weight type is decoded by the own kernel at small M. */
-static bool own_kernel_expected(const wcase *c)
-{
-    return c->M <= 16;
-}
-
 /* Three int8 codes per activation (the exact mode on a VNNI CPU) take 4-
- * and 8-bit integer weights up to 16 rows, when the scales' K-blocks hold
- * whole groups of 8 (4-bit) or 4 (8-bit) k. */
+ * and 8-bit integer weights at any M, when the scales' K-blocks hold whole
+ * groups of 8 (4-bit) or 4 (8-bit) k. */
 static bool parts_kernel_expected(const wcase *c)
 {
     bool four = c->wt == DQG_S4 || c->wt == DQG_U4;
     bool eight = c->wt == DQG_S8 || c->wt == DQG_U8;
-    return !c->int8 && (four || eight) && c->M <= 16 && dqg_cpu_has(DQG_ISA_AVX512_VNNI) &&
+    return !c->int8 && (four || eight) && dqg_cpu_has(DQG_ISA_AVX512_VNNI) &&
            (c->block <= 0 || c->block >= c->K || c->block % (four ? 8 : 4) == 0);
+}
+
+/* Every weight type is decoded by the own kernel at small M, integer ones
+ * on VNNI at any M. */
+static bool own_kernel_expected(const wcase *c)
+{
+    return c->M <= 16 || parts_kernel_expected(c);
 }
 
 /* The exact kernel's copy for this CPU, DQG_MAX_ISA and case: integer
@@ -581,8 +582,9 @@ Test(weight_only, one_row_keeps_every_bit_of_the_activations)
  * against x . W in double. Activations of a wide range of magnitudes in
  * every block (where such codes are weakest: two codes per activation
  * would be 254 times off), s4 weights in blocks of 32 with zero points,
- * u8 per channel with zero points and s8 per tensor, M up to 5 (passes of
- * two rows and the panels left over, N = 70). */
+ * u8 per channel with zero points and s8 per tensor, M from 1 to 300
+ * (passes of two rows, the panels left over at N = 70, and two blocks of
+ * rows turned into codes at a time, one of them also with a NaN). */
 Test(weight_only, three_int8_parts_keep_activations_to_2_24_of_their_block_maximum)
 {
     if (!dqg_cpu_has(DQG_ISA_AVX512_VNNI))
@@ -594,8 +596,10 @@ Test(weight_only, three_int8_parts_keep_activations_to_2_24_of_their_block_maxim
         int64_t block; /* 0: per tensor, -1: per channel */
         bool zp;
     } kinds[] = {{DQG_S4, 32, true}, {DQG_U8, -1, true}, {DQG_S8, 0, false}};
+    static const int64_t Ms[] = {1, 2, 3, 4, 5, 21, 300};
     for (size_t v = 0; v < sizeof kinds / sizeof *kinds; v++)
-        for (int64_t M = 1; M <= 5; M++) {
+        for (size_t mi = 0; mi < sizeof Ms / sizeof *Ms; mi++) {
+            int64_t M = Ms[mi];
             bool four = kinds[v].t == DQG_S4;
             int64_t block = kinds[v].block, nb = block > 0 ? K / block : 1;
             int64_t ns = block > 0 ? nb * N : block < 0 ? N : 1;
@@ -646,7 +650,7 @@ Test(weight_only, three_int8_parts_keep_activations_to_2_24_of_their_block_maxim
             dqg_output(g, dqg_matmul(g, "mm", dqg_input(g, "x", DQG_F32, 2, xd), wf, NULL), "y");
             cr_assert_eq(dqg_graph_finalize(g), DQG_OK, "%s", dqg_last_error());
             /* magnitudes from 2^-16 to 2^4 in every block of 32 */
-            float x[5 * K], y[5 * N];
+            float *x = malloc((size_t)(M * K) * sizeof *x), *y = malloc((size_t)(M * N) * 4);
             for (int64_t i = 0; i < M * K; i++)
                 x[i] = (rin(0, 1) ? 1.0f : -1.0f) * (float)rin(1, 1000) / 64.0f *
                        ldexpf(1.0f, -(int)rin(0, 14));
@@ -685,6 +689,25 @@ Test(weight_only, three_int8_parts_keep_activations_to_2_24_of_their_block_maxim
                               fabs((double)y[m * N + n] - want), bound);
                 }
             }
+            if (M == 300) {
+                /* A NaN in the second block of rows: that block takes the
+                 * f32 loop (its row NaN in every column, the others as
+                 * the reference's), the first keeps its codes. */
+                float *ref = malloc((size_t)(M * N) * sizeof *ref);
+                x[280 * K + 5] = NAN;
+                run_both(g, cc, x, M * K, ref, y, M * N);
+                float mx = 0.0f;
+                for (int64_t i = 0; i < M * N; i++)
+                    mx = i / N == 280 ? mx : fmaxf(mx, fabsf(ref[i]));
+                for (int64_t i = 0; i < M * N; i++)
+                    cr_assert(i / N == 280 ? isnan(y[i]) && isnan(ref[i])
+                                           : fabsf(y[i] - ref[i]) <= 1e-5f * mx,
+                              "%s: y[%lld] = %.9g, reference %.9g (max %g)",
+                              dqg_dtype_name(kinds[v].t), (long long)i, y[i], ref[i], mx);
+                free(ref);
+            }
+            free(x);
+            free(y);
             dqg_compiled_destroy(cc);
             dqg_graph_destroy(g);
         }
