@@ -251,72 +251,80 @@ size_t dqg_wo_q8_scratch(const dqg_wo_q8 *g, int64_t M)
     return codes_bytes(g, M) + 2 * block_bytes(g, M);
 }
 
-/* Rows of x as codes (row m, part l: codes row m * parts + l): sx = max|x|
- * / 127 per x-block for the first part, / 254 for each further one (1 for
- * an all-zero block, whose codes are all 0); sxs = the sum over the parts
- * of sx times the sum of the codes. False when a row holds a value the
- * codes cannot carry (see CODES_MIN). */
+/* Row m of x as codes (part l: codes row m * parts + l): sx = max|x| / 127
+ * per x-block for the first part, / 254 for each further one (1 for an
+ * all-zero block, whose codes are all 0); sxs: one part, sx times the sum
+ * of the codes; three parts, the codes' sums at the third part's scale
+ * (xs0 254^2 + xs1 254 + xs2). False when the row holds a value the codes
+ * cannot carry (see CODES_MIN). */
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static bool
-quantize_rows(const dqg_wo_q8 *g, int64_t M, const float *x, int8_t *xq, float *sx, float *sxs,
-              int threads)
+quantize_row(const dqg_wo_q8 *g, int64_t m, const float *x, int8_t *xq, float *sx, float *sxs)
 {
     const int P = g->parts;
     const __m512 lo = _mm512_set1_ps(-127.0f), hi = _mm512_set1_ps(127.0f);
     const __m512 base = _mm512_set1_ps(PART_BASE);
     bool fits = true;
-#pragma omp parallel for num_threads(M >= 8 ? threads : 1) schedule(static) reduction(&& : fits)
-    for (int64_t m = 0; m < M; m++) {
-        const float *xr = x + m * g->K;
-        for (int64_t c = 0; c < g->n_xblocks; c++) {
-            int64_t k0 = c * g->xblock, k1 = k0 + g->xblock < g->K ? k0 + g->xblock : g->K;
-            __m512 vmax = _mm512_setzero_ps();
-            __mmask16 bad = 0;
-            for (int64_t k = k0; k < k1; k += 16) {
-                __mmask16 mk = (__mmask16)(k1 - k >= 16 ? 0xFFFF : (1u << (k1 - k)) - 1);
-                __m512 v = _mm512_maskz_loadu_ps(mk, xr + k);
-                bad |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-                vmax = _mm512_max_ps(vmax, _mm512_abs_ps(v));
-            }
-            float amax = _mm512_reduce_max_ps(vmax);
-            if (bad || !(amax < CODES_MAX) || (amax > 0.0f && amax < CODES_MIN)) {
-                fits = false;
-                amax = 0.0f; /* zero codes: the f32 loop computes the call */
-            }
-            float s = amax > 0.0f ? amax / 127.0f : 1.0f, s0 = s;
-            __m512 inv = _mm512_set1_ps(amax > 0.0f ? 1.0f / s : 0.0f);
-            __m512i sum[MAX_PARTS];
-            for (int l = 0; l < P; l++) {
-                size_t i = ((size_t)m * (size_t)P + (size_t)l) * (size_t)g->n_xblocks + (size_t)c;
-                sx[i] = s;
-                s /= PART_BASE;
-                sum[l] = _mm512_setzero_si512();
-            }
-            for (int64_t k = k0; k < k1; k += 16) {
-                __mmask16 mk = (__mmask16)(k1 - k >= 16 ? 0xFFFF : (1u << (k1 - k)) - 1);
-                __m512 t = _mm512_mul_ps(_mm512_maskz_loadu_ps(mk, xr + k), inv);
-                for (int l = 0; l < P; l++) {
-                    __m512 a =
-                        _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-                    a = _mm512_min_ps(_mm512_max_ps(a, lo), hi);
-                    __m512i q = _mm512_cvttps_epi32(a);
-                    sum[l] = _mm512_add_epi32(sum[l], q);
-                    _mm_mask_storeu_epi8(xq + (m * P + l) * g->K_pad + k, mk,
-                                         _mm512_cvtepi32_epi8(q));
-                    /* the remainder, in [-1/2, 1/2], exact; times 254 */
-                    t = _mm512_mul_ps(_mm512_sub_ps(t, a), base);
-                }
-            }
-            /* one part: sx xs; three: the sums at the third part's scale,
-             * xs0 254^2 + xs1 254 + xs2 */
-            float t = 0.0f;
-            for (int l = 0; l < P; l++)
-                t = P == 1 ? s0 * (float)_mm512_reduce_add_epi32(sum[l])
-                           : t * PART_BASE + (float)_mm512_reduce_add_epi32(sum[l]);
-            sxs[(size_t)m * (size_t)g->n_xblocks + (size_t)c] = t;
+    const float *xr = x + m * g->K;
+    for (int64_t c = 0; c < g->n_xblocks; c++) {
+        int64_t k0 = c * g->xblock, k1 = k0 + g->xblock < g->K ? k0 + g->xblock : g->K;
+        __m512 vmax = _mm512_setzero_ps();
+        __mmask16 bad = 0;
+        for (int64_t k = k0; k < k1; k += 16) {
+            __mmask16 mk = (__mmask16)(k1 - k >= 16 ? 0xFFFF : (1u << (k1 - k)) - 1);
+            __m512 v = _mm512_maskz_loadu_ps(mk, xr + k);
+            bad |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+            vmax = _mm512_max_ps(vmax, _mm512_abs_ps(v));
         }
+        float amax = _mm512_reduce_max_ps(vmax);
+        if (bad || !(amax < CODES_MAX) || (amax > 0.0f && amax < CODES_MIN)) {
+            fits = false;
+            amax = 0.0f; /* zero codes: the f32 loop computes the call */
+        }
+        float s = amax > 0.0f ? amax / 127.0f : 1.0f, s0 = s;
+        __m512 inv = _mm512_set1_ps(amax > 0.0f ? 1.0f / s : 0.0f);
+        __m512i sum[MAX_PARTS];
+        for (int l = 0; l < P; l++) {
+            size_t i = ((size_t)m * (size_t)P + (size_t)l) * (size_t)g->n_xblocks + (size_t)c;
+            sx[i] = s;
+            s /= PART_BASE;
+            sum[l] = _mm512_setzero_si512();
+        }
+        for (int64_t k = k0; k < k1; k += 16) {
+            __mmask16 mk = (__mmask16)(k1 - k >= 16 ? 0xFFFF : (1u << (k1 - k)) - 1);
+            __m512 t = _mm512_mul_ps(_mm512_maskz_loadu_ps(mk, xr + k), inv);
+            for (int l = 0; l < P; l++) {
+                __m512 a = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+                a = _mm512_min_ps(_mm512_max_ps(a, lo), hi);
+                __m512i q = _mm512_cvttps_epi32(a);
+                sum[l] = _mm512_add_epi32(sum[l], q);
+                _mm_mask_storeu_epi8(xq + (m * P + l) * g->K_pad + k, mk, _mm512_cvtepi32_epi8(q));
+                /* the remainder, in [-1/2, 1/2], exact; times 254 */
+                t = _mm512_mul_ps(_mm512_sub_ps(t, a), base);
+            }
+        }
+        /* one part: sx xs; three: the sums at the third part's scale,
+         * xs0 254^2 + xs1 254 + xs2 */
+        float t = 0.0f;
         for (int l = 0; l < P; l++)
-            memset(xq + (m * P + l) * g->K_pad + g->K, 0, (size_t)(g->K_pad - g->K));
+            t = P == 1 ? s0 * (float)_mm512_reduce_add_epi32(sum[l])
+                       : t * PART_BASE + (float)_mm512_reduce_add_epi32(sum[l]);
+        sxs[(size_t)m * (size_t)g->n_xblocks + (size_t)c] = t;
     }
+    for (int l = 0; l < P; l++)
+        memset(xq + (m * P + l) * g->K_pad + g->K, 0, (size_t)(g->K_pad - g->K));
+    return fits;
+}
+
+/* Rows 0 .. M - 1 of x as codes (quantize_row), in parallel from 8 rows
+ * (outside the AVX-512 function: an OpenMP region does not inherit its
+ * target attribute). */
+static bool quantize_rows(const dqg_wo_q8 *g, int64_t M, const float *x, int8_t *xq, float *sx,
+                          float *sxs, int threads)
+{
+    bool fits = true;
+#pragma omp parallel for num_threads(M >= 8 ? threads : 1) schedule(static) reduction(&& : fits)
+    for (int64_t m = 0; m < M; m++)
+        fits = quantize_row(g, m, x, xq, sx, sxs) && fits;
     return fits;
 }
 
