@@ -128,26 +128,26 @@ static dqg_status build_own(const dqg_kernel_request *req, dqg_kernel **out, cha
         return st;
     }
     int64_t kblock = w.block_k < w.K ? w.block_k : w.K;
-    if (k->q8 && dqg_wo_q8_parts(k->q8) > 1) {
-        snprintf(k->base.impl, sizeof k->base.impl, "own:avx512_vnni:wo-int8-parts3:%s:k-block%lld",
-                 dqg_dtype_name(w.dtype), (long long)kblock);
-        snprintf(k->base.why, sizeof k->base.why,
-                 "M=%lld: exact: activations split into 3 int8 codes per block of %lld along K "
-                 "(to 2^-24 of its largest magnitude), VNNI dot products with %s weights at "
-                 "their width (%zu bytes)",
-                 (long long)M, (long long)dqg_wo_q8_xblock(k->q8), dqg_dtype_name(w.dtype),
-                 dqg_wo_q8_bytes(k->q8));
-        k->base.scratch_size = dqg_wo_q8_scratch(k->q8, M);
-        k->base.bytes = dqg_wo_q8_bytes(k->q8);
-    } else if (k->q8) {
-        snprintf(k->base.impl, sizeof k->base.impl,
-                 "own:avx512_vnni:wo-int8-act:%s:k-block%lld:x-block%lld", dqg_dtype_name(w.dtype),
-                 (long long)kblock, (long long)dqg_wo_q8_xblock(k->q8));
-        snprintf(k->base.why, sizeof k->base.why,
-                 "M=%lld, fpmath int8 (approximate): activations quantized to int8 per row and "
-                 "block of %lld along K, VNNI dot products with the %s weights (%zu bytes)",
-                 (long long)M, (long long)dqg_wo_q8_xblock(k->q8), dqg_dtype_name(w.dtype),
-                 dqg_wo_q8_bytes(k->q8));
+    if (k->q8) {
+        bool exact = dqg_wo_q8_parts(k->q8) > 1;
+        long long xblock = (long long)dqg_wo_q8_xblock(k->q8);
+        char xb[32] = ""; /* the approximate mode names its x-block */
+        if (!exact)
+            snprintf(xb, sizeof xb, ":x-block%lld", xblock);
+        snprintf(k->base.impl, sizeof k->base.impl, "own:avx512_vnni:wo-%s:%s:k-block%lld%s",
+                 exact ? "int8-parts3" : "int8-act", dqg_dtype_name(w.dtype), (long long)kblock,
+                 xb);
+        if (exact)
+            snprintf(k->base.why, sizeof k->base.why,
+                     "M=%lld: exact: activations split into 3 int8 codes per block of %lld along "
+                     "K (to 2^-24 of its largest magnitude), VNNI dot products with %s weights at "
+                     "their width (%zu bytes)",
+                     (long long)M, xblock, dqg_dtype_name(w.dtype), dqg_wo_q8_bytes(k->q8));
+        else
+            snprintf(k->base.why, sizeof k->base.why,
+                     "M=%lld, fpmath int8 (approximate): activations quantized to int8 per row "
+                     "and block of %lld along K, VNNI dot products with the %s weights (%zu bytes)",
+                     (long long)M, xblock, dqg_dtype_name(w.dtype), dqg_wo_q8_bytes(k->q8));
         k->base.scratch_size = dqg_wo_q8_scratch(k->q8, M);
         k->base.bytes = dqg_wo_q8_bytes(k->q8);
     } else {
