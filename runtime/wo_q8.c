@@ -76,7 +76,7 @@ struct dqg_wo_q8 {
     int32_t offset; /* without zero points: the offset, subtracted per block */
     uint8_t *w;     /* [panels][K_pad / 4][64] (4-bit: [K_pad / 8][64]) */
     float *scale;   /* [panels][n_wblocks][16] */
-    int32_t *zpo;   /* [panels][n_wblocks][16]: zero point + offset (NULL without
+    float *zpo;     /* [panels][n_wblocks][16]: zero point + offset (NULL without
                      * zero points) */
 };
 
@@ -196,17 +196,8 @@ dqg_status dqg_wo_q8_create(const dqg_weights *w, int parts, dqg_wo_q8 **out, co
     size_t pbytes = panel_bytes(g);
     size_t wbytes = round64((size_t)g->panels * pbytes);
     size_t sbytes = round64((size_t)g->panels * (size_t)g->n_wblocks * PANEL * sizeof(float));
-    float *unused = NULL;
     dqg_status st =
-        dqg_weights_panels_alloc(wbytes, sbytes, false, &g->w, &g->scale, &unused, what);
-    if (st == DQG_OK && w->zp) {
-        g->zpo = aligned_alloc(64, sbytes);
-        if (!g->zpo)
-            st = dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory for %zu bytes of zero points",
-                               what, sbytes);
-        else
-            memset(g->zpo, 0, sbytes);
-    }
+        dqg_weights_panels_alloc(wbytes, sbytes, w->zp != NULL, &g->w, &g->scale, &g->zpo, what);
     if (st != DQG_OK) {
         dqg_wo_q8_destroy(g);
         return st;
@@ -225,7 +216,7 @@ dqg_status dqg_wo_q8_create(const dqg_weights *w, int parts, dqg_wo_q8 **out, co
                 for (int64_t b = 0; b < g->n_wblocks; b++) {
                     int64_t si = dqg_weights_scale_index(w, b * wblock, n0 + j);
                     g->zpo[at + (size_t)b * PANEL + (size_t)j] =
-                        (int32_t)dqg_load_float(w->zp->dtype, w->zp->data, si) + g->offset;
+                        dqg_load_float(w->zp->dtype, w->zp->data, si) + (float)g->offset;
                 }
     }
     *out = g;
@@ -403,8 +394,7 @@ panel_rows(const dqg_wo_q8 *g, const bool four, int64_t p0, const int NP, int64_
             size_t at = ((size_t)(p0 + j) * (size_t)g->n_wblocks + (size_t)b) * PANEL;
             __m512 s = _mm512_load_ps(g->scale + at);
             /* zero point + offset, for the codes' sums */
-            __m512 zf = g->zpo ? _mm512_cvtepi32_ps(_mm512_load_si512((const void *)(g->zpo + at)))
-                               : _mm512_set1_ps((float)g->offset);
+            __m512 zf = g->zpo ? _mm512_load_ps(g->zpo + at) : _mm512_set1_ps((float)g->offset);
             for (int r = 0; r < ROWS; r++) {
                 const float *sr =
                     sx + (size_t)(m0 - mb + r) * (size_t)P * (size_t)g->n_xblocks + (size_t)c;
@@ -544,8 +534,8 @@ static void rows_f32(const dqg_wo_q8 *g, int64_t m_first, int64_t m_end, const f
                     size_t at =
                         ((size_t)p * (size_t)g->n_wblocks + (size_t)(k / g->wblock)) * PANEL +
                         (size_t)j;
-                    int32_t z = g->zpo ? g->zpo[at] : g->offset;
-                    acc += x[m * g->K + k] * ((float)(code_at(g, p, k, j) - z) * g->scale[at]);
+                    float z = g->zpo ? g->zpo[at] : (float)g->offset;
+                    acc += x[m * g->K + k] * (((float)code_at(g, p, k, j) - z) * g->scale[at]);
                 }
                 yr[j] = acc;
             }
