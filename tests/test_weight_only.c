@@ -351,6 +351,11 @@ Test(weight_only, large_layers)
         {DQG_S4, 1, 4096, 1000, 32, false, false, true, true},
         {DQG_U4, 16, 2048, 700, 128, true, true, false, true},
         {DQG_S8, 5, 3000, 512, -1, true, false, true, true},
+        /* K-blocks above 256: the three-code kernel's x-blocks are their
+         * largest divisors up to 256 that hold whole quads (256, 88, 200) */
+        {DQG_S4, 2, 2048, 300, 512, false, false, true, false},
+        {DQG_U4, 3, 2640, 100, 264, true, true, false, false},
+        {DQG_S8, 1, 3000, 64, 1000, true, false, false, false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char info[1024];
