@@ -254,7 +254,18 @@ int64_t dqg_check_shape(dqg_graph *g, const char *who, int rank, const int64_t *
 /* Values of every tensor during a reference run, indexed by tensor id. */
 typedef struct dqg_ref_values {
     void **data;
+    /* A MatMul or Convolution result that only a TypeCast to an integer
+     * type reads (dqg_ref_wide) is also kept here in double, before its
+     * rounding to f32, and the cast rounds that once: the ONNX front end's
+     * MatMulInteger and ConvInteger are exact where an f32 result would
+     * have rounded the sum past 2^24. NULL (the table or an entry) where
+     * there is none. */
+    double **wide;
 } dqg_ref_values;
+
+/* Whether tensor t is such a result: made by a MatMul or Convolution, not
+ * a graph output, read by one op only, a TypeCast to an integer type. */
+bool dqg_ref_wide(const dqg_graph *g, dqg_tensor_id t);
 
 typedef struct dqg_op_def {
     dqg_op_kind kind;

@@ -21,8 +21,9 @@ dqg_status dqg_reference_run(const dqg_graph *g, const dqg_buffer *inputs, size_
     dqg_tensor_id *in_ids = calloc(n_inputs + 1, sizeof *in_ids);
     dqg_tensor_id *out_ids = calloc(n_outputs + 1, sizeof *out_ids);
     void **data = calloc((size_t)g->n_tensors, sizeof *data);
+    double **wide = calloc((size_t)g->n_tensors + 1, sizeof *wide);
     bool *owned = calloc((size_t)g->n_tensors, sizeof *owned);
-    if (!in_ids || !out_ids || !data || !owned) {
+    if (!in_ids || !out_ids || !data || !wide || !owned) {
         st = dqg_set_error(DQG_OUT_OF_MEMORY, "reference run: out of memory");
         goto done;
     }
@@ -47,9 +48,16 @@ dqg_status dqg_reference_run(const dqg_graph *g, const dqg_buffer *inputs, size_
                 goto done;
             }
             owned[t] = true;
+            if (dqg_ref_wide(g, t) &&
+                !(wide[t] = malloc((size_t)(tt->nelems ? tt->nelems : 1) * sizeof(double)))) {
+                st = dqg_set_error(DQG_OUT_OF_MEMORY,
+                                   "reference run: out of memory for tensor '%s' in double",
+                                   tt->name);
+                goto done;
+            }
         }
     }
-    dqg_ref_values values = {.data = data};
+    dqg_ref_values values = {.data = data, .wide = wide};
     for (int32_t i = 0; i < g->n_ops; i++) {
         const dqg_op_def *def = dqg_op_def_of(g->ops[i].kind);
         if (!def || !def->reference) {
@@ -68,9 +76,34 @@ done:
         for (int32_t t = 0; t < g->n_tensors; t++)
             if (owned[t])
                 free(data[t]);
+    if (wide)
+        for (int32_t t = 0; t < g->n_tensors; t++)
+            free(wide[t]);
+    free(wide);
     free(owned);
     free(data);
     free(in_ids);
     free(out_ids);
     return st;
+}
+
+bool dqg_ref_wide(const dqg_graph *g, dqg_tensor_id t)
+{
+    const dqg_tensor *tt = &g->tensors[t];
+    if (tt->producer < 0 || tt->is_output)
+        return false;
+    dqg_op_kind pk = g->ops[tt->producer].kind;
+    if (pk != DQG_OP_MATMUL && pk != DQG_OP_CONVOLUTION)
+        return false;
+    int32_t reader = -1;
+    for (int32_t i = 0; i < g->n_ops; i++)
+        for (int k = 0; k < g->ops[i].n_inputs; k++) {
+            if (g->ops[i].inputs[k] != t)
+                continue;
+            if (reader >= 0)
+                return false;
+            reader = i;
+        }
+    return reader >= 0 && g->ops[reader].kind == DQG_OP_TYPECAST &&
+           dqg_dtype_is_integer(g->ops[reader].attrs.typecast.to);
 }

@@ -46,12 +46,43 @@ static void match_layouts(const dqg_pass_state *s, dqg_fusion_match *m, int32_t 
 
 /* MatMul/Convolution + bias + element-wise ops as one f32 partition, a
  * MatMul with the transposes of its operands and result. */
+/* The TypeCast to an integer type that alone reads the result of MatMul
+ * or Convolution i (MatMulInteger, ConvInteger), or -1. */
+static int32_t integer_cast(const dqg_pass_state *s, int32_t i)
+{
+    const dqg_graph *g = s->graph;
+    int32_t c = dqg_pass_single_consumer(s, g->ops[i].outputs[0]);
+    if (c < 0 || s->group[c] >= 0 || g->ops[c].kind != DQG_OP_TYPECAST ||
+        !dqg_dtype_is_integer(g->ops[c].attrs.typecast.to))
+        return -1;
+    return c;
+}
+
+/* MatMul/Convolution i with the integer cast c of its result as one
+ * partition, with or without fusion: the kernel rounds the exact sum once
+ * to the integer, where the f32 result between them would have rounded it
+ * past 2^24 (the reference keeps it in double: dqg_ref_values.wide). */
+static dqg_status lower_integer_result(dqg_pass_state *s, int32_t i, int32_t c)
+{
+    const dqg_graph *g = s->graph;
+    int32_t ops[2] = {i, c};
+    uint8_t roles[2] = {DQG_ROLE_MAIN, DQG_ROLE_CAST};
+    if (dqg_pass_add_partition(s, DQG_PART_SINGLE, ops, roles, 2) < 0)
+        return DQG_OUT_OF_MEMORY;
+    return dqg_explain(s, "combined: %s '%s' + TypeCast '%s' -> exact %s result",
+                       dqg_op_kind_name(g->ops[i].kind), g->ops[i].name, g->ops[c].name,
+                       dqg_dtype_name(g->ops[c].attrs.typecast.to));
+}
+
 static dqg_status lower_with_epilogue(dqg_pass_state *s, int32_t i, bool *done)
 {
     dqg_graph *g = s->graph;
     const dqg_op *op = &g->ops[i];
     const dqg_tensor *y = &g->tensors[op->outputs[0]];
-    *done = false;
+    int32_t cast = integer_cast(s, i);
+    *done = cast >= 0;
+    if (cast >= 0)
+        return lower_integer_result(s, i, cast);
     if (s->options->disable_fusion || y->rank < 2)
         return DQG_OK;
     bool own_bias = op->kind == DQG_OP_CONVOLUTION && op->inputs[2] != DQG_NONE;
@@ -182,7 +213,16 @@ dqg_status dqg_pass_split(dqg_pass_state *s, int part)
     s->parts[part] = s->parts[--s->n_parts];
     for (int k = 0; k < p.n_ops; k++)
         s->group[p.ops[k]] = -1;
-    if (p.kind == DQG_PART_QMATMUL) {
+    int cast_at = dqg_part_find(&p, DQG_ROLE_CAST);
+    if (cast_at >= 0) {
+        /* An integer result keeps its cast with the anchor. */
+        int32_t i = p.ops[dqg_part_find(&p, DQG_ROLE_MAIN)];
+        if (integer_cast(s, i) == p.ops[cast_at]) {
+            dqg_status st = lower_integer_result(s, i, p.ops[cast_at]);
+            if (st != DQG_OK)
+                return st;
+        }
+    } else if (p.kind == DQG_PART_QMATMUL) {
         /* The weights and the anchor still make a weight-only MatMul over
          * the dequantized activations; the epilogue joins it only when it
          * follows the anchor directly. */

@@ -209,6 +209,8 @@ static dqg_status dense_copy(matmul_kernel *m, int i, dnnl_memory_desc_t *md, si
 
 dqg_status dqg_kernel_matmul_build(const dqg_kernel_request *req, dqg_kernel **out)
 {
+    if (dqg_req_op(req, DQG_ROLE_CAST))
+        return dqg_kernel_imatmul_build(req, out);
     const dqg_graph *g = req->mini;
     const dqg_op *op = dqg_req_op(req, DQG_ROLE_MAIN);
     const dqg_tensor *a = &g->tensors[op->inputs[0]], *b = &g->tensors[op->inputs[1]];

@@ -113,7 +113,8 @@ dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **
         if ((st = dqg_dnnl_md_dense(&md_y, R, yd64, y->dtype)) != DQG_OK)
             goto fail;
     }
-    if ((st = dqg_qattr_build(req, R, R - 1, N, &md_y, NULL, &m->q, m->base.impl)) != DQG_OK)
+    if ((st = dqg_qattr_build(req, R, R - 1, N, &md_y, NULL, &m->q, m->base.impl)) != DQG_OK ||
+        (st = dqg_qattr_exact_integer(req, &m->q, K, m->base.impl)) != DQG_OK)
         goto fail;
     /* The quantized source (when quantized here) after the attribute's
      * scratch, the primitive's scratchpad last. */

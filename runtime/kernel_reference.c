@@ -1,8 +1,9 @@
 /* The reference kernel: runs a partition's ops with the reference
  * interpreter's per-op code. It is the reference backend, and the fallback
  * for op kinds that have no faster kernel yet (partition info says so).
- * The value table and the partition's internal tensors live in the
- * caller's scratch, so executions allocate nothing. */
+ * The value tables (f32 and, for MatMulInteger-like results, double) and
+ * the partition's internal tensors live in the caller's scratch, so
+ * executions allocate nothing. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,7 +13,8 @@ typedef struct reference_kernel {
     dqg_kernel base;
     dqg_graph *graph;   /* private copy of the partition graph */
     size_t *offset;     /* per tensor: scratch offset of an internal tensor */
-    size_t table_bytes; /* the value table at the start of scratch */
+    size_t *wide;       /* per tensor: scratch offset of its values in double, or 0 */
+    size_t table_bytes; /* the value table at the start of scratch, then the double ones */
 } reference_kernel;
 
 static dqg_status reference_execute(dqg_kernel *k, void *const *args, void *scratch)
@@ -37,7 +39,10 @@ static dqg_status reference_execute(dqg_kernel *k, void *const *args, void *scra
         data[g->outputs[i]] = g->tensors[g->outputs[i]].channels_last
                                   ? (char *)scratch + r->offset[g->outputs[i]]
                                   : args[g->n_inputs + i];
-    dqg_ref_values values = {.data = data};
+    double **wide = (double **)((char *)scratch + r->table_bytes);
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        wide[t] = r->wide[t] ? (double *)((char *)scratch + r->wide[t]) : NULL;
+    dqg_ref_values values = {.data = data, .wide = wide};
     for (int32_t i = 0; i < g->n_ops; i++) {
         const dqg_op_def *def = dqg_op_def_of(g->ops[i].kind);
         dqg_status st = def->reference(g, &g->ops[i], &values);
@@ -57,6 +62,7 @@ static void reference_destroy(dqg_kernel *k)
     reference_kernel *r = (reference_kernel *)k;
     dqg_graph_destroy(r->graph);
     free(r->offset);
+    free(r->wide);
     free(r);
 }
 
@@ -80,14 +86,16 @@ dqg_status dqg_kernel_reference_build(const dqg_kernel_request *req, dqg_kernel 
         }
     }
     r->offset = calloc((size_t)g->n_tensors + 1, sizeof *r->offset);
-    if (!r->offset) {
+    r->wide = calloc((size_t)g->n_tensors + 1, sizeof *r->wide);
+    if (!r->offset || !r->wide) {
         reference_destroy(&r->base);
         return dqg_set_error(DQG_OUT_OF_MEMORY, "reference kernel: out of memory");
     }
     /* Scratch: the value table, then every tensor produced and consumed
      * inside the partition, and a row-major copy of each channels-last
      * input and output. */
-    size_t pos = ((size_t)g->n_tensors * sizeof(void *) + 63) & ~(size_t)63;
+    r->table_bytes = ((size_t)g->n_tensors * sizeof(void *) + 63) & ~(size_t)63;
+    size_t pos = 2 * r->table_bytes;
     for (int32_t t = 0; t < g->n_tensors; t++) {
         const dqg_tensor *tt = &g->tensors[t];
         if (tt->kind == DQG_TENSOR_CONSTANT)
@@ -95,6 +103,10 @@ dqg_status dqg_kernel_reference_build(const dqg_kernel_request *req, dqg_kernel 
         else if ((tt->kind == DQG_TENSOR_INTERMEDIATE && !tt->is_output) || tt->channels_last) {
             r->offset[t] = pos;
             pos += (tt->nbytes + 63) & ~(size_t)63;
+        }
+        if (dqg_ref_wide(g, t)) {
+            r->wide[t] = pos;
+            pos += ((size_t)tt->nelems * sizeof(double) + 63) & ~(size_t)63;
         }
     }
     r->base.execute = reference_execute;

@@ -623,6 +623,19 @@ out:
     return status;
 }
 
+dqg_status dqg_qattr_exact_integer(const dqg_kernel_request *req, const dqg_qattr *q, int64_t K,
+                                   const char *what)
+{
+    if (!dqg_req_op(req, DQG_ROLE_CAST) || !dqg_dtype_is_integer(q->dst_dtype) ||
+        (!q->src_zero_point && !q->folded_zp) ||
+        (double)K * (double)dqg_qsrc_range(req) * 128.0 < 16777216.0)
+        return DQG_OK;
+    return dqg_set_error(DQG_UNSUPPORTED,
+                         "%s: an integer result with a source zero point and K = %lld: oneDNN "
+                         "rounds its sums past 2^24",
+                         what, (long long)K);
+}
+
 void dqg_qattr_note(const dqg_qattr *q, char *why, size_t size)
 {
     size_t used = strlen(why);

@@ -125,6 +125,14 @@ dqg_status dqg_qsrc_prepare(const dqg_qsrc *s, void *const *args, void *scratch,
  * zero point, 256 with a run-time one. */
 int64_t dqg_qsrc_range(const dqg_kernel_request *req);
 
+/* DQG_UNSUPPORTED for an integer destination (MatMulInteger's or
+ * ConvInteger's s32) that oneDNN would round: with a source zero point
+ * its compensation passes through f32, which holds the sums exactly only
+ * below 2^24 (K products of at most dqg_qsrc_range x 128). The exact
+ * kernels of the unfused form take such a partition. */
+dqg_status dqg_qattr_exact_integer(const dqg_kernel_request *req, const dqg_qattr *q, int64_t K,
+                                   const char *what);
+
 /* DQG_UNSUPPORTED, naming the reason, unless oneDNN dispatches to an ISA
  * with VNNI or AMX: without them its u8 x s8 kernels add pairs of products
  * in saturating 16-bit arithmetic, which loses exactness. */

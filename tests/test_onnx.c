@@ -362,6 +362,141 @@ Test(onnx, matmul_integer_is_exact_int32)
     tm_free(m);
 }
 
+/* MatMulInteger's and ConvInteger's int32 results are exact at any K:
+ * sums of u8 x u8 products pass 2^24 (where f32 stops holding every
+ * integer) from K = 259 on. Weights at run time (an attention product of a
+ * dynamically quantized model), constant u8 weights (a zero point of 250
+ * leaves them outside s8), constant s8 weights without a source zero point
+ * (the fused int8 kernel) and with one (oneDNN's compensation would round:
+ * the exact kernel), each with fusion, without it and on the reference
+ * backend. */
+static const dqg_compile_options integer_configs[3] = {
+    {.backend = DQG_BACKEND_ONEDNN},
+    {.backend = DQG_BACKEND_ONEDNN, .disable_fusion = true},
+    {.backend = DQG_BACKEND_REFERENCE},
+};
+
+/* Runs m (input a, then b when it is one) and checks y[i] == want[i]. */
+static void check_integer_model(tm_model *m, const void *a, size_t a_size, const void *b,
+                                size_t b_size, bool runtime_b, const int64_t *want, int64_t n,
+                                const char *what)
+{
+    int32_t *y = malloc((size_t)n * sizeof *y);
+    cr_assert_not_null(y);
+    for (int cfg = 0; cfg < 3; cfg++) {
+        dqg_graph *g = load(m, NULL);
+        dqg_buffer in[2] = {
+            {.id = dqg_graph_input_id(g, 0), .data = (void *)a, .size = a_size},
+            {.id = runtime_b ? dqg_graph_input_id(g, 1) : 0, .data = (void *)b, .size = b_size}};
+        dqg_buffer out = {
+            .id = dqg_graph_output_id(g, 0), .data = y, .size = (size_t)n * sizeof *y};
+        dqg_compiled *c = NULL;
+        cr_assert_eq(dqg_compile(g, &integer_configs[cfg], &c), DQG_OK, "%s", dqg_last_error());
+        cr_assert_eq(dqg_execute(c, in, runtime_b ? 2 : 1, &out, 1), DQG_OK, "%s",
+                     dqg_last_error());
+        for (int64_t i = 0; i < n; i++)
+            cr_assert_eq(y[i], want[i], "%s, configuration %d: y[%lld] = %d, want %lld", what, cfg,
+                         (long long)i, y[i], (long long)want[i]);
+        dqg_compiled_destroy(c);
+        dqg_graph_destroy(g);
+    }
+    free(y);
+}
+
+Test(onnx, matmul_integer_stays_exact_past_2_24)
+{
+    enum { M = 3, K = 1031, N = 5 };
+    static uint8_t a[M * K], b[K * N];
+    for (int i = 0; i < M * K; i++)
+        a[i] = (uint8_t)(i % 3 ? 255 - i % 5 : 250 + i % 6);
+    for (int i = 0; i < K * N; i++)
+        b[i] = (uint8_t)(i % 7 ? 255 - i % 4 : 3 * (i % 11));
+    for (int kind = 0; kind < 4; kind++) {
+        /* 0: run-time u8 b; 1: constant u8 b; 2, 3: constant s8 b. */
+        bool s8 = kind >= 2;
+        const uint8_t azp = kind == 2 ? 0 : 7, bzp = kind == 1 ? 250 : 0;
+        int64_t want[M * N];
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                want[i * N + j] = 0;
+                for (int k = 0; k < K; k++) {
+                    int64_t bv = s8 ? (int8_t)(b[k * N + j] & 0x7f) : b[k * N + j];
+                    want[i * N + j] += ((int64_t)a[i * K + k] - azp) * (bv - bzp);
+                }
+            }
+        static uint8_t bs[K * N];
+        for (int i = 0; i < K * N; i++)
+            bs[i] = s8 ? (uint8_t)(b[i] & 0x7f) : b[i];
+        tm_model *m = tm_new(10);
+        int64_t ad[] = {M, K}, bd[] = {K, N}, yd[] = {M, N};
+        tm_input(m, "a", T_UINT8, 2, ad, NULL);
+        if (kind == 0)
+            tm_input(m, "b", T_UINT8, 2, bd, NULL);
+        else
+            tm_init(m, "b", s8 ? T_INT8 : T_UINT8, 2, bd, bs, sizeof bs);
+        tm_init(m, "azp", T_UINT8, 0, NULL, &azp, 1);
+        tm_init(m, "bzp", s8 ? T_INT8 : T_UINT8, 0, NULL, &bzp, 1);
+        tm_node(m, "MatMulInteger", NULL, "mmi", "a,b,azp,bzp", "y");
+        tm_output(m, "y", 6, 2, yd);
+        const char *what[] = {"run-time u8 b", "constant u8 b", "constant s8 b",
+                              "constant s8 b, a zero point"};
+        check_integer_model(m, a, sizeof a, bs, sizeof bs, kind == 0, want, M * N, what[kind]);
+        tm_free(m);
+    }
+}
+
+Test(onnx, conv_integer_stays_exact_past_2_24)
+{
+    enum { C = 80, H = 5, W = 4, O = 3, KS = 3 }; /* K = 80 x 9 = 720 */
+    static uint8_t x[C * H * W], w[O * C * KS * KS];
+    for (int i = 0; i < C * H * W; i++)
+        x[i] = (uint8_t)(i % 4 ? 254 + i % 2 : 200 + i % 9);
+    for (int i = 0; i < O * C * KS * KS; i++)
+        w[i] = (uint8_t)(i % 5 ? 255 - i % 3 : 17 * (i % 7));
+    for (int kind = 0; kind < 4; kind++) {
+        /* 0: run-time w; 1: constant w with a zero point outside s8's
+         * reach; 2, 3: constant s8 w, without and with a source zero point. */
+        bool s8 = kind >= 2;
+        const uint8_t xzp = kind == 2 ? 0 : 5, wzp = kind == 1 ? 240 : 0;
+        static uint8_t ws[O * C * KS * KS];
+        for (int i = 0; i < O * C * KS * KS; i++)
+            ws[i] = s8 ? (uint8_t)(w[i] & 0x7f) : w[i];
+        int64_t want[O * H * W];
+        for (int o = 0; o < O; o++)
+            for (int oh = 0; oh < H; oh++)
+                for (int ow = 0; ow < W; ow++) {
+                    int64_t acc = 0;
+                    for (int c = 0; c < C; c++)
+                        for (int kh = 0; kh < KS; kh++)
+                            for (int kw = 0; kw < KS; kw++) {
+                                int ih = oh + kh - 1, iw = ow + kw - 1;
+                                if (ih < 0 || ih >= H || iw < 0 || iw >= W)
+                                    continue; /* pads hold the zero point: nothing */
+                                acc += ((int64_t)x[(c * H + ih) * W + iw] - xzp) *
+                                       ((int64_t)ws[((o * C + c) * KS + kh) * KS + kw] - wzp);
+                            }
+                    want[(o * H + oh) * W + ow] = acc;
+                }
+        tm_model *m = tm_new(10);
+        int64_t xd[] = {1, C, H, W}, wd[] = {O, C, KS, KS}, yd[] = {1, O, H, W};
+        tm_input(m, "x", T_UINT8, 4, xd, NULL);
+        if (kind == 0)
+            tm_input(m, "w", T_UINT8, 4, wd, NULL);
+        else
+            tm_init(m, "w", s8 ? T_INT8 : T_UINT8, 4, wd, ws, sizeof ws);
+        tm_init(m, "xzp", T_UINT8, 0, NULL, &xzp, 1);
+        tm_init(m, "wzp", s8 ? T_INT8 : T_UINT8, 0, NULL, &wzp, 1);
+        Onnx__NodeProto *n = tm_node(m, "ConvInteger", NULL, "ci", "x,w,xzp,wzp", "y");
+        const int64_t pads[] = {1, 1, 1, 1};
+        tm_attr_ints(m, n, "pads", pads, 4);
+        tm_output(m, "y", 6, 4, yd);
+        const char *what[] = {"run-time w", "constant u8 w", "constant s8 w",
+                              "constant s8 w, a zero point"};
+        check_integer_model(m, x, sizeof x, ws, sizeof ws, kind == 0, want, O * H * W, what[kind]);
+        tm_free(m);
+    }
+}
+
 /* ---- Import errors ------------------------------------------------------------ */
 
 Test(onnx, unsupported_operator_names_type_domain_opset_and_node)

@@ -173,6 +173,7 @@ static dqg_status conv_reference(const dqg_graph *g, const dqg_op *op, dqg_ref_v
     const void *X = v->data[op->inputs[0]], *W = v->data[op->inputs[1]];
     const void *B = b ? v->data[op->inputs[2]] : NULL;
     void *Y = v->data[op->outputs[0]];
+    double *wide = v->wide ? v->wide[op->outputs[0]] : NULL;
     int sr = a->spatial_rank;
     int64_t N = x->dims[0], O = w->dims[0], Cg = w->dims[1], G = a->groups, Og = O / G;
     int64_t osp[3] = {1, 1, 1}, ksp[3] = {1, 1, 1}, isp[3] = {1, 1, 1};
@@ -209,8 +210,10 @@ static dqg_status conv_reference(const dqg_graph *g, const dqg_op *op, dqg_ref_v
                                 acc += (double)dqg_load_float(x->dtype, X, xo) *
                                        (double)dqg_load_float(w->dtype, W, wo);
                             }
-                        dqg_store_float(y->dtype, Y, act_offset(y, a->data_format, sr, n, o, oc),
-                                        (float)acc);
+                        int64_t yo = act_offset(y, a->data_format, sr, n, o, oc);
+                        dqg_store_float(y->dtype, Y, yo, (float)acc);
+                        if (wide)
+                            wide[yo] = acc;
                     }
         }
     return DQG_OK;

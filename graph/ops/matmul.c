@@ -115,6 +115,7 @@ static dqg_status matmul_reference(const dqg_graph *g, const dqg_op *op, dqg_ref
     const dqg_tensor *ty = &g->tensors[op->outputs[0]];
     const void *A = v->data[op->inputs[0]], *B = v->data[op->inputs[1]];
     void *Y = v->data[op->outputs[0]];
+    double *wide = v->wide ? v->wide[op->outputs[0]] : NULL;
     bool tra = op->attrs.matmul.transpose_a && ta->rank > 1;
     bool trb = op->attrs.matmul.transpose_b && tb->rank > 1;
     mm_shape sa, sb;
@@ -141,6 +142,8 @@ static dqg_status matmul_reference(const dqg_graph *g, const dqg_op *op, dqg_ref
                     acc += (double)dqg_load_float(ta->dtype, A, ao + m * a_rs + k * a_cs) *
                            (double)dqg_load_float(tb->dtype, B, bo + k * b_rs + n * b_cs);
                 dqg_store_float(ty->dtype, Y, bi * M * N + m * N + n, (float)acc);
+                if (wide)
+                    wide[bi * M * N + m * N + n] = acc;
             }
     }
     return DQG_OK;

@@ -3,7 +3,9 @@
  * every dqgraph type on the input side), and to 8-, 16- and 32-bit integers
  * rounding to nearest even and saturating (as oneDNN's reorder; NaN gives
  * 0). The ONNX front end uses the integer targets for the exact integer
- * results of MatMulInteger, ConvInteger and integer Clip. A bool converts
+ * results of MatMulInteger, ConvInteger and integer Clip: a MatMul or
+ * Convolution result that only such a cast reads is rounded once, from
+ * its sum in double (dqg_ref_values.wide), not first to f32. A bool converts
  * as 0 or 1, and a conversion to bool is x != 0 (NaN is true), as ONNX's
  * Cast. */
 #include <math.h>
@@ -41,6 +43,9 @@ static dqg_status typecast_reference(const dqg_graph *g, const dqg_op *op, dqg_r
     const dqg_tensor *x = &g->tensors[op->inputs[0]], *y = &g->tensors[op->outputs[0]];
     const void *X = v->data[op->inputs[0]];
     void *Y = v->data[op->outputs[0]];
+    /* A MatMul or Convolution result in double (dqg_ref_wide): rounded
+     * once, from the exact sum. */
+    const double *wide = v->wide ? v->wide[op->inputs[0]] : NULL;
     for (int64_t i = 0; i < x->nelems; i++) {
         /* Integers go through dqg_store_int, which rounds once from the exact
          * int64: via float (f16, bf16) or via double (s64 beyond 2^53) a wide
@@ -51,7 +56,7 @@ static dqg_status typecast_reference(const dqg_graph *g, const dqg_op *op, dqg_r
         } else if (dqg_dtype_is_integer(y->dtype)) {
             /* Every target integer fits in double exactly; rint rounds half
              * to even in the default rounding mode. */
-            double f = (double)dqg_load_float(x->dtype, X, i);
+            double f = wide ? wide[i] : (double)dqg_load_float(x->dtype, X, i);
             double lo = (double)dqg_int_min(y->dtype), hi = (double)dqg_int_max(y->dtype);
             f = isnan(f) ? 0.0 : rint(f);
             dqg_store_int(y->dtype, Y, i, (int64_t)(f < lo ? lo : f > hi ? hi : f));
