@@ -94,9 +94,11 @@ dqg_status dqg_kernel_quantize_build_op(const dqg_kernel_request *req, const dqg
 dqg_status dqg_quantize_kernel_run_into(const dqg_kernel *k, void *const *args, void *scratch,
                                         void *y);
 dqg_status dqg_kernel_wo_matmul_build(const dqg_kernel_request *req, dqg_kernel **out);
-/* An f32 MatMul with the TypeCast to an integer type that alone reads its
- * result (MatMulInteger unfused): K in chunks whose sums f32 holds exactly. */
+/* An f32 MatMul or Convolution with the TypeCast to an integer type that
+ * alone reads its result (MatMulInteger, ConvInteger unfused): the
+ * reduction in chunks whose sums f32 holds exactly (kernel_integer.c). */
 dqg_status dqg_kernel_imatmul_build(const dqg_kernel_request *req, dqg_kernel **out);
+dqg_status dqg_kernel_iconv_build(const dqg_kernel_request *req, dqg_kernel **out);
 dqg_status dqg_kernel_const_build(const dqg_kernel_request *req, dqg_kernel **out);
 dqg_status dqg_kernel_qeltwise_build(const dqg_kernel_request *req, dqg_kernel **out);
 dqg_status dqg_kernel_dynamic_quantize_build(const dqg_kernel_request *req, dqg_kernel **out);

@@ -134,10 +134,8 @@ void dqg_conv_params(const dqg_conv_attrs *a, dnnl_dims_t strides, dnnl_dims_t d
 
 dqg_status dqg_kernel_conv_build(const dqg_kernel_request *req, dqg_kernel **out)
 {
-    /* An integer result (ConvInteger unfused): oneDNN's f32 convolution
-     * would round sums past 2^24; the reference kernel's are exact. */
     if (dqg_req_op(req, DQG_ROLE_CAST))
-        return dqg_set_error(DQG_UNSUPPORTED, "an integer result, exact in double only");
+        return dqg_kernel_iconv_build(req, out);
     const dqg_graph *g = req->mini;
     const dqg_op *op = dqg_req_op(req, DQG_ROLE_MAIN);
     const dqg_conv_attrs *a = &op->attrs.conv;

@@ -447,52 +447,58 @@ Test(onnx, matmul_integer_stays_exact_past_2_24)
 
 Test(onnx, conv_integer_stays_exact_past_2_24)
 {
-    enum { C = 80, H = 5, W = 4, O = 3, KS = 3 }; /* K = 80 x 9 = 720 */
+    enum { C = 80, H = 5, W = 4, O = 4, KS = 3 }; /* K = 80 x 9 = 720 */
     static uint8_t x[C * H * W], w[O * C * KS * KS];
     for (int i = 0; i < C * H * W; i++)
         x[i] = (uint8_t)(i % 4 ? 254 + i % 2 : 200 + i % 9);
     for (int i = 0; i < O * C * KS * KS; i++)
         w[i] = (uint8_t)(i % 5 ? 255 - i % 3 : 17 * (i % 7));
-    for (int kind = 0; kind < 4; kind++) {
+    for (int kind = 0; kind < 5; kind++) {
         /* 0: run-time w; 1: constant w with a zero point outside s8's
-         * reach; 2, 3: constant s8 w, without and with a source zero point. */
-        bool s8 = kind >= 2;
+         * reach; 2, 3: constant s8 w, without and with a source zero point;
+         * 4: run-time w in two groups (the reference kernel). */
+        bool s8 = kind == 2 || kind == 3;
+        int groups = kind == 4 ? 2 : 1, Cg = C / groups, Og = O / groups;
         const uint8_t xzp = kind == 2 ? 0 : 5, wzp = kind == 1 ? 240 : 0;
         static uint8_t ws[O * C * KS * KS];
-        for (int i = 0; i < O * C * KS * KS; i++)
+        for (int i = 0; i < O * Cg * KS * KS; i++)
             ws[i] = s8 ? (uint8_t)(w[i] & 0x7f) : w[i];
         int64_t want[O * H * W];
         for (int o = 0; o < O; o++)
             for (int oh = 0; oh < H; oh++)
                 for (int ow = 0; ow < W; ow++) {
                     int64_t acc = 0;
-                    for (int c = 0; c < C; c++)
+                    for (int c = 0; c < Cg; c++)
                         for (int kh = 0; kh < KS; kh++)
                             for (int kw = 0; kw < KS; kw++) {
                                 int ih = oh + kh - 1, iw = ow + kw - 1;
                                 if (ih < 0 || ih >= H || iw < 0 || iw >= W)
                                     continue; /* pads hold the zero point: nothing */
-                                acc += ((int64_t)x[(c * H + ih) * W + iw] - xzp) *
-                                       ((int64_t)ws[((o * C + c) * KS + kh) * KS + kw] - wzp);
+                                int xc = o / Og * Cg + c;
+                                acc += ((int64_t)x[(xc * H + ih) * W + iw] - xzp) *
+                                       ((int64_t)ws[((o * Cg + c) * KS + kh) * KS + kw] - wzp);
                             }
                     want[(o * H + oh) * W + ow] = acc;
                 }
         tm_model *m = tm_new(10);
-        int64_t xd[] = {1, C, H, W}, wd[] = {O, C, KS, KS}, yd[] = {1, O, H, W};
+        int64_t xd[] = {1, C, H, W}, wd[] = {O, Cg, KS, KS}, yd[] = {1, O, H, W};
+        size_t w_size = (size_t)O * Cg * KS * KS;
         tm_input(m, "x", T_UINT8, 4, xd, NULL);
-        if (kind == 0)
+        if (kind == 0 || kind == 4)
             tm_input(m, "w", T_UINT8, 4, wd, NULL);
         else
-            tm_init(m, "w", s8 ? T_INT8 : T_UINT8, 4, wd, ws, sizeof ws);
+            tm_init(m, "w", s8 ? T_INT8 : T_UINT8, 4, wd, ws, w_size);
         tm_init(m, "xzp", T_UINT8, 0, NULL, &xzp, 1);
         tm_init(m, "wzp", s8 ? T_INT8 : T_UINT8, 0, NULL, &wzp, 1);
         Onnx__NodeProto *n = tm_node(m, "ConvInteger", NULL, "ci", "x,w,xzp,wzp", "y");
         const int64_t pads[] = {1, 1, 1, 1};
         tm_attr_ints(m, n, "pads", pads, 4);
+        tm_attr_int(m, n, "group", groups);
         tm_output(m, "y", 6, 4, yd);
         const char *what[] = {"run-time w", "constant u8 w", "constant s8 w",
-                              "constant s8 w, a zero point"};
-        check_integer_model(m, x, sizeof x, ws, sizeof ws, kind == 0, want, O * H * W, what[kind]);
+                              "constant s8 w, a zero point", "run-time w, two groups"};
+        check_integer_model(m, x, sizeof x, ws, w_size, kind == 0 || kind == 4, want, O * H * W,
+                            what[kind]);
         tm_free(m);
     }
 }
