@@ -263,9 +263,10 @@ typedef struct dqg_ref_values {
     double **wide;
 } dqg_ref_values;
 
-/* Whether tensor t is such a result: made by a MatMul or Convolution, not
- * a graph output, read by one op only, a TypeCast to an integer type. */
-bool dqg_ref_wide(const dqg_graph *g, dqg_tensor_id t);
+/* Marks, per tensor (*out: n_tensors flags, to free), such results: made
+ * by a MatMul or Convolution, not a graph output, read by one op only, a
+ * TypeCast to an integer type. */
+dqg_status dqg_ref_wide(const dqg_graph *g, bool **out);
 
 typedef struct dqg_op_def {
     dqg_op_kind kind;

@@ -18,6 +18,7 @@ dqg_status dqg_reference_run(const dqg_graph *g, const dqg_buffer *inputs, size_
         return dqg_set_error(DQG_INVALID_ARGUMENT, "reference run: buffer array is NULL");
 
     dqg_status st = DQG_OK;
+    bool *is_wide = NULL;
     dqg_tensor_id *in_ids = calloc(n_inputs + 1, sizeof *in_ids);
     dqg_tensor_id *out_ids = calloc(n_outputs + 1, sizeof *out_ids);
     void **data = calloc((size_t)g->n_tensors, sizeof *data);
@@ -28,7 +29,8 @@ dqg_status dqg_reference_run(const dqg_graph *g, const dqg_buffer *inputs, size_
         goto done;
     }
     if ((st = dqg_bind_buffers(g, "reference run", inputs, n_inputs, outputs, n_outputs, in_ids,
-                               out_ids)) != DQG_OK)
+                               out_ids)) != DQG_OK ||
+        (st = dqg_ref_wide(g, &is_wide)) != DQG_OK)
         goto done;
 
     /* Inputs and constants are read in place; every op output (graph outputs
@@ -48,7 +50,7 @@ dqg_status dqg_reference_run(const dqg_graph *g, const dqg_buffer *inputs, size_
                 goto done;
             }
             owned[t] = true;
-            if (dqg_ref_wide(g, t) &&
+            if (is_wide[t] &&
                 !(wide[t] = malloc((size_t)(tt->nelems ? tt->nelems : 1) * sizeof(double)))) {
                 st = dqg_set_error(DQG_OUT_OF_MEMORY,
                                    "reference run: out of memory for tensor '%s' in double",
@@ -80,6 +82,7 @@ done:
         for (int32_t t = 0; t < g->n_tensors; t++)
             free(wide[t]);
     free(wide);
+    free(is_wide);
     free(owned);
     free(data);
     free(in_ids);
@@ -87,23 +90,36 @@ done:
     return st;
 }
 
-bool dqg_ref_wide(const dqg_graph *g, dqg_tensor_id t)
+dqg_status dqg_ref_wide(const dqg_graph *g, bool **out)
 {
-    const dqg_tensor *tt = &g->tensors[t];
-    if (tt->producer < 0 || tt->is_output)
-        return false;
-    dqg_op_kind pk = g->ops[tt->producer].kind;
-    if (pk != DQG_OP_MATMUL && pk != DQG_OP_CONVOLUTION)
-        return false;
-    int32_t reader = -1;
+    /* The one reader of each tensor: -1 none yet, -2 several. */
+    int32_t *reader = malloc(((size_t)g->n_tensors + 1) * sizeof *reader);
+    bool *wide = calloc((size_t)g->n_tensors + 1, sizeof *wide);
+    *out = NULL;
+    if (!reader || !wide) {
+        free(reader);
+        free(wide);
+        return dqg_set_error(DQG_OUT_OF_MEMORY, "reference run: out of memory");
+    }
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        reader[t] = -1;
     for (int32_t i = 0; i < g->n_ops; i++)
         for (int k = 0; k < g->ops[i].n_inputs; k++) {
-            if (g->ops[i].inputs[k] != t)
-                continue;
-            if (reader >= 0)
-                return false;
-            reader = i;
+            dqg_tensor_id t = g->ops[i].inputs[k];
+            if (t >= 0)
+                reader[t] = reader[t] == -1 ? i : -2;
         }
-    return reader >= 0 && g->ops[reader].kind == DQG_OP_TYPECAST &&
-           dqg_dtype_is_integer(g->ops[reader].attrs.typecast.to);
+    for (int32_t t = 0; t < g->n_tensors; t++) {
+        const dqg_tensor *tt = &g->tensors[t];
+        int32_t r = reader[t];
+        if (tt->producer < 0 || tt->is_output || r < 0)
+            continue;
+        dqg_op_kind pk = g->ops[tt->producer].kind;
+        wide[t] = (pk == DQG_OP_MATMUL || pk == DQG_OP_CONVOLUTION) &&
+                  g->ops[r].kind == DQG_OP_TYPECAST &&
+                  dqg_dtype_is_integer(g->ops[r].attrs.typecast.to);
+    }
+    free(reader);
+    *out = wide;
+    return DQG_OK;
 }

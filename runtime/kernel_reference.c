@@ -94,6 +94,11 @@ dqg_status dqg_kernel_reference_build(const dqg_kernel_request *req, dqg_kernel 
     /* Scratch: the value table, then every tensor produced and consumed
      * inside the partition, and a row-major copy of each channels-last
      * input and output. */
+    bool *is_wide = NULL;
+    if ((st = dqg_ref_wide(g, &is_wide)) != DQG_OK) {
+        reference_destroy(&r->base);
+        return st;
+    }
     r->table_bytes = ((size_t)g->n_tensors * sizeof(void *) + 63) & ~(size_t)63;
     size_t pos = 2 * r->table_bytes;
     for (int32_t t = 0; t < g->n_tensors; t++) {
@@ -104,11 +109,12 @@ dqg_status dqg_kernel_reference_build(const dqg_kernel_request *req, dqg_kernel 
             r->offset[t] = pos;
             pos += (tt->nbytes + 63) & ~(size_t)63;
         }
-        if (dqg_ref_wide(g, t)) {
+        if (is_wide[t]) {
             r->wide[t] = pos;
             pos += ((size_t)tt->nelems * sizeof(double) + 63) & ~(size_t)63;
         }
     }
+    free(is_wide);
     r->base.execute = reference_execute;
     r->base.destroy = reference_destroy;
     r->base.scratch_size = pos;
