@@ -91,6 +91,27 @@ tm_model *zoo_ort_dynamic_matmul(int64_t M, int64_t K, int64_t N, bool bias, uin
     return m;
 }
 
+tm_model *zoo_ort_dynamic_matmul_u8w(int64_t M, int64_t K, int64_t N, uint32_t seed)
+{
+    tm_model *m = matmul_io(13, T_FLOAT, M, K, N);
+    int64_t wd[] = {K, N};
+    uint8_t *w = malloc((size_t)(K * N)), wz = 131;
+    for (int64_t i = 0; i < K * N; i++)
+        w[i] = (uint8_t)(next(&seed) % 256);
+    float ws = uniform(&seed, 0.001f, 0.01f);
+    tm_init(m, "w_q", T_UINT8, 2, wd, w, (size_t)(K * N));
+    tm_init(m, "w_scale", T_FLOAT, 0, NULL, &ws, sizeof ws);
+    tm_init(m, "w_zp", T_UINT8, 0, NULL, &wz, 1);
+    tm_node(m, "DynamicQuantizeLinear", "", "dql", "x", "x_q,x_scale,x_zp");
+    tm_node(m, "MatMulInteger", "", "mmi", "x_q,w_q,x_zp,w_zp", "acc");
+    Onnx__NodeProto *c = tm_node(m, "Cast", "", "cast", "acc", "acc_f");
+    tm_attr_int(m, c, "to", T_FLOAT);
+    tm_node(m, "Mul", "", "scale", "x_scale,w_scale", "s");
+    tm_node(m, "Mul", "", "mul", "acc_f,s", "y");
+    free(w);
+    return m;
+}
+
 tm_model *zoo_qdq_matmul(int64_t M, int64_t K, int64_t N, uint32_t seed)
 {
     tm_model *m = matmul_io(13, T_UINT8, M, K, N);
