@@ -493,24 +493,32 @@ static double op_macs(const dqg_graph *g, const dqg_op *op)
 }
 
 /* "MACs: ... in int8": the share of the graph's MatMul and Convolution
- * work its int8 kernels do. */
+ * work its int8 kernels do, and the weight-only kernels' (low-bit weights
+ * kept at their width; whichever arithmetic their mode runs). */
 static dqg_status explain_macs(dqg_plan *c)
 {
     dqg_pass_state *s = &c->passes;
-    double total = 0, int8 = 0;
+    double total = 0, int8 = 0, wo = 0;
     for (int p = 0; p < c->n_parts; p++) {
         const dqg_partition *part = &s->parts[p];
         bool q = part->kind == DQG_PART_QMATMUL || part->kind == DQG_PART_QCONV;
+        bool w = part->kind == DQG_PART_WO_MATMUL;
         for (int k = 0; k < part->n_ops; k++) {
             double m = op_macs(s->graph, &s->graph->ops[part->ops[k]]);
             total += m;
             int8 += q ? m : 0;
+            wo += w ? m : 0;
         }
     }
     if (total == 0)
         return DQG_OK;
-    return dqg_explain(s, "MACs: %.4g of %.4g (%.1f%%) run in int8 kernels", int8, total,
-                       100.0 * int8 / total);
+    if (wo == 0)
+        return dqg_explain(s, "MACs: %.4g of %.4g (%.1f%%) run in int8 kernels", int8, total,
+                           100.0 * int8 / total);
+    return dqg_explain(s,
+                       "MACs: %.4g of %.4g (%.1f%%) run in int8 kernels, %.4g (%.1f%%) in "
+                       "weight-only kernels",
+                       int8, total, 100.0 * int8 / total, wo, 100.0 * wo / total);
 }
 
 /* Folded values live in the partition cache; once the kernels that read

@@ -154,6 +154,28 @@ static void llama_case(int64_t S, int64_t H, int64_t heads, int64_t F, uint32_t 
     dqg_graph_destroy(g);
 }
 
+/* The explain log counts the seven projections' multiply-adds as
+ * weight-only work: S (4 H^2 + 3 H F) of them, the rest (attention) f32;
+ * none in int8 kernels (the exact mode's integer dot products are the
+ * weight-only kernel's). */
+Test(transformers, explain_counts_weight_only_macs)
+{
+    const int64_t S = 8, H = 128, F = 256;
+    dqg_graph *g = load(zoo_llama_layer(S, H, 4, F, 21));
+    dqg_compiled *c = NULL;
+    cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+    double int8 = -1, total = -1, wo = -1;
+    for (size_t i = 0; i < dqg_compiled_explain_count(c); i++)
+        sscanf(dqg_compiled_explain(c, i),
+               "MACs: %lf of %lf (%*f%%) run in int8 kernels, %lf (%*f%%) in weight-only kernels",
+               &int8, &total, &wo);
+    double projections = (double)(S * (4 * H * H + 3 * H * F)); /* the log has 4 digits */
+    cr_assert(int8 == 0 && fabs(wo - projections) <= 1e-3 * projections && total > wo,
+              "int8 %g, weight-only %g of %g; the projections do %g", int8, wo, total, projections);
+    dqg_compiled_destroy(c);
+    dqg_graph_destroy(g);
+}
+
 Test(transformers, llama_layer_keeps_int4_weights_packed)
 {
     for (int64_t S = 1; S <= 8; S += 7)
