@@ -2,8 +2,9 @@
  * of its own: a constant-folding partition when it computes from constants
  * alone (dequantize ops of constant weights that nothing fused included,
  * unless fusion is off); an f32 MatMul or Convolution together with the
- * bias and element-wise ops that follow it (oneDNN post-ops); or a single
- * op. Dequantize and quantize ops that run at execution are named in the
+ * bias and element-wise ops that follow it (oneDNN post-ops), or with the
+ * integer cast that alone reads it (MatMulInteger, ConvInteger: exact,
+ * fusion or not); or a single op. Dequantize and quantize ops that run at execution are named in the
  * explain log so a user sees what runs unfused. */
 #include "passes/fuse_common.h"
 
@@ -44,8 +45,6 @@ static void match_layouts(const dqg_pass_state *s, dqg_fusion_match *m, int32_t 
         dqg_match_add(m, t, DQG_ROLE_Y_LAYOUT);
 }
 
-/* MatMul/Convolution + bias + element-wise ops as one f32 partition, a
- * MatMul with the transposes of its operands and result. */
 /* The TypeCast to an integer type that alone reads the result of MatMul
  * or Convolution i (MatMulInteger, ConvInteger), or -1. */
 static int32_t integer_cast(const dqg_pass_state *s, int32_t i)
@@ -74,6 +73,9 @@ static dqg_status lower_integer_result(dqg_pass_state *s, int32_t i, int32_t c)
                        dqg_dtype_name(g->ops[c].attrs.typecast.to));
 }
 
+/* MatMul/Convolution + bias + element-wise ops as one f32 partition, a
+ * MatMul with the transposes of its operands and result; one whose result
+ * an integer cast alone reads, with that cast. */
 static dqg_status lower_with_epilogue(dqg_pass_state *s, int32_t i, bool *done)
 {
     dqg_graph *g = s->graph;
