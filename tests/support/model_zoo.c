@@ -91,7 +91,8 @@ tm_model *zoo_ort_dynamic_matmul(int64_t M, int64_t K, int64_t N, bool bias, uin
     return m;
 }
 
-tm_model *zoo_ort_dynamic_matmul_u8w(int64_t M, int64_t K, int64_t N, uint32_t seed)
+tm_model *zoo_ort_dynamic_matmul_u8w(int64_t M, int64_t K, int64_t N, uint32_t seed,
+                                     double *step_bound)
 {
     tm_model *m = matmul_io(13, T_FLOAT, M, K, N);
     int64_t wd[] = {K, N};
@@ -108,6 +109,15 @@ tm_model *zoo_ort_dynamic_matmul_u8w(int64_t M, int64_t K, int64_t N, uint32_t s
     tm_attr_int(m, c, "to", T_FLOAT);
     tm_node(m, "Mul", "", "scale", "x_scale,w_scale", "s");
     tm_node(m, "Mul", "", "mul", "acc_f,s", "y");
+    double worst = 0;
+    for (int64_t n = 0; n < N; n++) {
+        double col = 0;
+        for (int64_t k = 0; k < K; k++)
+            col += fabs((double)w[k * N + n] - wz);
+        worst = fmax(worst, (double)ws * col);
+    }
+    if (step_bound) /* one step of every activation, x in [-2, 2) */
+        *step_bound = 4.0 / 255.0 * worst;
     free(w);
     return m;
 }
