@@ -453,3 +453,13 @@ bool dqg_fuse_const_int_params(const dqg_graph *g, const dqg_op *op)
            (z == DQG_NONE ||
             (g->tensors[z].kind == DQG_TENSOR_CONSTANT && g->tensors[z].dtype == side));
 }
+
+int32_t dqg_fuse_integer_cast(const dqg_pass_state *s, int32_t i)
+{
+    const dqg_graph *g = s->graph;
+    int32_t c = dqg_pass_single_consumer(s, g->ops[i].outputs[0]);
+    if (c < 0 || (s->group && s->group[c] >= 0) || g->ops[c].kind != DQG_OP_TYPECAST ||
+        !dqg_dtype_is_integer(g->ops[c].attrs.typecast.to))
+        return -1;
+    return c;
+}

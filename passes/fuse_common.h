@@ -91,4 +91,10 @@ dqg_status dqg_fuse_commit(dqg_pass_state *s, const dqg_fusion_match *m, dqg_par
 
 #define DQG_MAX_POST_OPS 8
 
+/* The TypeCast to an integer type that alone reads the result of MatMul
+ * or Convolution i (the ONNX front end's MatMulInteger, ConvInteger), or
+ * -1: such a result is exact, so only the int8 kernels (exact sums) or the
+ * lowering's integer partition take it. */
+int32_t dqg_fuse_integer_cast(const dqg_pass_state *s, int32_t i);
+
 #endif

@@ -67,6 +67,10 @@ static bool match_weight_only(const dqg_pass_state *s, int32_t i, dqg_fusion_mat
         snprintf(why, n, "scalar activations");
         return false;
     }
+    if (dqg_fuse_integer_cast(s, i) >= 0) {
+        snprintf(why, n, "an integer result (MatMulInteger), exact only in int8 or K chunks");
+        return false;
+    }
     if (dqg_fuse_weight_axis(g, m) == -2 &&
         g->ops[wdq].attrs.quant.granularity != DQG_ELEMENTWISE) {
         snprintf(why, n, "the weights' quantization axis does not survive their reshape");

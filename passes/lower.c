@@ -4,8 +4,8 @@
  * unless fusion is off); an f32 MatMul or Convolution together with the
  * bias and element-wise ops that follow it (oneDNN post-ops), or with the
  * integer cast that alone reads it (MatMulInteger, ConvInteger: exact,
- * fusion or not); or a single op. Dequantize and quantize ops that run at execution are named in the
- * explain log so a user sees what runs unfused. */
+ * fusion or not); or a single op. Dequantize and quantize ops that run at execution are named in
+ * the explain log so a user sees what runs unfused. */
 #include "passes/fuse_common.h"
 
 /* A Transpose of rank >= 2 that no partition claimed, with a run-time
@@ -45,18 +45,6 @@ static void match_layouts(const dqg_pass_state *s, dqg_fusion_match *m, int32_t 
         dqg_match_add(m, t, DQG_ROLE_Y_LAYOUT);
 }
 
-/* The TypeCast to an integer type that alone reads the result of MatMul
- * or Convolution i (MatMulInteger, ConvInteger), or -1. */
-static int32_t integer_cast(const dqg_pass_state *s, int32_t i)
-{
-    const dqg_graph *g = s->graph;
-    int32_t c = dqg_pass_single_consumer(s, g->ops[i].outputs[0]);
-    if (c < 0 || s->group[c] >= 0 || g->ops[c].kind != DQG_OP_TYPECAST ||
-        !dqg_dtype_is_integer(g->ops[c].attrs.typecast.to))
-        return -1;
-    return c;
-}
-
 /* MatMul/Convolution i with the integer cast c of its result as one
  * partition, with or without fusion: the kernel rounds the exact sum once
  * to the integer, where the f32 result between them would have rounded it
@@ -81,7 +69,7 @@ static dqg_status lower_with_epilogue(dqg_pass_state *s, int32_t i, bool *done)
     dqg_graph *g = s->graph;
     const dqg_op *op = &g->ops[i];
     const dqg_tensor *y = &g->tensors[op->outputs[0]];
-    int32_t cast = integer_cast(s, i);
+    int32_t cast = dqg_fuse_integer_cast(s, i);
     *done = cast >= 0;
     if (cast >= 0)
         return lower_integer_result(s, i, cast);
@@ -219,7 +207,7 @@ dqg_status dqg_pass_split(dqg_pass_state *s, int part)
     if (cast_at >= 0) {
         /* An integer result keeps its cast with the anchor. */
         int32_t i = p.ops[dqg_part_find(&p, DQG_ROLE_MAIN)];
-        if (integer_cast(s, i) == p.ops[cast_at]) {
+        if (dqg_fuse_integer_cast(s, i) == p.ops[cast_at]) {
             dqg_status st = lower_integer_result(s, i, p.ops[cast_at]);
             if (st != DQG_OK)
                 return st;

@@ -101,13 +101,56 @@ static int64_t reduction_length(void)
     }
 }
 
+/* A DequantizeLinear of 8-bit codes of a 2-D operand with a unit scale and
+ * zero point zp (per tensor when axis < 0, else one per index along axis 0
+ * or 1): the MatMulInteger form, whose values are code - zp. Codes are
+ * chosen from `values` (integers in [-255, 255]) so that code - zp
+ * reproduces them where the type allows, clamped where it does not. */
+static dqg_tensor_id dequantized(dqg_graph *g, const char *name, bool constant, bool s8, int rank,
+                                 const int64_t *dims, float *values, int64_t n, int axis,
+                                 void **codes_out)
+{
+    int64_t n_zp = axis < 0 ? 1 : dims[axis];
+    uint8_t *codes = malloc((size_t)n), zp[16];
+    cr_assert_not_null(codes);
+    int64_t cols = dims[rank - 1];
+    cr_assert(rank == 2 && n_zp <= 16);
+    for (int64_t j = 0; j < n_zp; j++)
+        zp[j] = s8 ? (uint8_t)(int8_t)test_rin(-3, 3) : (uint8_t)test_rin(0, 255);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t zi = axis < 0 ? 0 : axis == 1 ? i % cols : i / cols;
+        int64_t z = s8 ? (int8_t)zp[zi] : zp[zi];
+        int64_t lo = s8 ? -128 : 0, hi = s8 ? 127 : 255, c = (int64_t)values[i] + z;
+        c = c < lo ? lo : c > hi ? hi : c;
+        codes[i] = (uint8_t)c;
+        values[i] = (float)(c - z);
+    }
+    dqg_dtype t = s8 ? DQG_S8 : DQG_U8;
+    dqg_tensor_id x = constant ? dqg_constant(g, NULL, t, rank, dims, codes, (size_t)n)
+                               : dqg_input(g, name, t, rank, dims);
+    float ones[16];
+    for (int j = 0; j < 16; j++)
+        ones[j] = 1.0f;
+    int zr = axis < 0 ? 0 : 1; /* a 1-D scale and zero point along axis, else scalars */
+    dqg_tensor_id sc = test_const_f32(g, zr, &n_zp, ones);
+    dqg_tensor_id z = dqg_constant(g, NULL, t, zr, &n_zp, zp, (size_t)n_zp);
+    dqg_dequantize_linear_attrs a = {.opset = 13, .has_axis = axis >= 0, .axis = axis};
+    *codes_out = codes;
+    return dqg_dequantize_linear(g, NULL, x, sc, z, &a);
+}
+
 static void matmul_case(uint32_t seed)
 {
     test_rng = seed * 2654435761u + 1;
     int64_t M = test_rin(1, 7), K = reduction_length(), N = test_rin(1, 9);
-    bool ta = test_rin(0, 2) == 0, tb = test_rin(0, 1), const_b = test_rin(0, 1);
+    /* Operands: f32 (0), or dequantized codes (1) as MatMulInteger writes
+     * them; B constant or at run time. Dequantized ones take no
+     * transposes or batches (MatMulInteger's int8 fusion, its refusals and
+     * the weight-only matcher's are then in play). */
+    int form = (int)test_rin(0, 1);
+    bool ta = !form && test_rin(0, 2) == 0, tb = !form && test_rin(0, 1), const_b = test_rin(0, 1);
     /* Batch: none, A's only (B broadcast), or both with a broadcast dim. */
-    int batch = (int)test_rin(0, 2);
+    int batch = form ? 0 : (int)test_rin(0, 2);
     int64_t B0 = batch ? test_rin(1, 3) : 1, B1 = batch == 2 ? test_rin(1, 2) : 1;
     int ra = batch ? 4 : 2, rb = batch == 2 ? 4 : 2;
     int64_t ad[4], bd[4];
@@ -134,8 +177,21 @@ static void matmul_case(uint32_t seed)
     dqg_dtype to = targets[test_rin(0, 9) < 8 ? 0 : test_rin(1, 2)];
     dqg_graph *g = NULL;
     cr_assert_eq(dqg_graph_create(&g), DQG_OK);
-    dqg_tensor_id a = dqg_input(g, "a", DQG_F32, ra, ad);
-    dqg_tensor_id b = const_b ? test_const_f32(g, rb, bd, Bv) : dqg_input(g, "b", DQG_F32, rb, bd);
+    void *a_codes = NULL, *b_codes = NULL;
+    bool b_s8 = form && test_rin(0, 1);
+    dqg_tensor_id a_in, b_in = DQG_NONE, a, b;
+    if (form) {
+        /* A's zero point per tensor or per row, B's per tensor or per column. */
+        a = dequantized(g, "a", false, false, ra, ad, A, na, test_rin(0, 2) ? -1 : 0, &a_codes);
+        a_in = dqg_graph_input_id(g, 0);
+        b = dequantized(g, "b", const_b, b_s8, rb, bd, Bv, nbv, test_rin(0, 1) ? 1 : -1, &b_codes);
+        if (!const_b)
+            b_in = dqg_graph_input_id(g, 1);
+    } else {
+        a = a_in = dqg_input(g, "a", DQG_F32, ra, ad);
+        b = const_b ? test_const_f32(g, rb, bd, Bv) : dqg_input(g, "b", DQG_F32, rb, bd);
+        b_in = b;
+    }
     dqg_matmul_attrs at = {.transpose_a = ta, .transpose_b = tb};
     dqg_tensor_id y = dqg_typecast(g, "cast", dqg_matmul(g, "mm", a, b, &at), to);
     cr_assert_eq(dqg_output(g, y, "y"), DQG_OK, "%s", dqg_last_error());
@@ -154,17 +210,23 @@ static void matmul_case(uint32_t seed)
                     }
                     want[((i0 * B1 + i1) * M + m) * N + j] = cast_of((double)s, to);
                 }
-    dqg_buffer in[2] = {{.id = a, .data = A, .size = (size_t)na * sizeof *A},
-                        {.id = b, .data = Bv, .size = (size_t)nbv * sizeof *Bv}};
+    dqg_buffer in[2] = {{.id = a_in,
+                         .data = form ? a_codes : (void *)A,
+                         .size = (size_t)na * (form ? 1 : sizeof *A)},
+                        {.id = b_in,
+                         .data = form ? b_codes : (void *)Bv,
+                         .size = (size_t)nbv * (form ? 1 : sizeof *Bv)}};
     char what[200];
     snprintf(what, sizeof what,
-             "seed %u: MatMul M=%lld K=%lld N=%lld batch %d ta %d tb %d %s b -> %s", seed,
-             (long long)M, (long long)K, (long long)N, batch, ta, tb,
-             const_b ? "constant" : "run-time", dqg_dtype_name(to));
+             "seed %u: MatMul%s M=%lld K=%lld N=%lld batch %d ta %d tb %d %s b%s -> %s", seed,
+             form ? " of dequantized codes" : "", (long long)M, (long long)K, (long long)N, batch,
+             ta, tb, const_b ? "constant" : "run-time", b_s8 ? " (s8)" : "", dqg_dtype_name(to));
     check(g, in, const_b ? 1 : 2, want, n, to, what);
     dqg_graph_destroy(g);
     free(A);
     free(Bv);
+    free(a_codes);
+    free(b_codes);
     free(want);
 }
 

@@ -445,6 +445,43 @@ Test(onnx, matmul_integer_stays_exact_past_2_24)
     }
 }
 
+/* MatMulInteger's zero points per row of A and per column of B (1-D), past
+ * 2^24 too: run-time and constant u8 B. */
+Test(onnx, matmul_integer_per_row_and_column_zero_points)
+{
+    enum { M = 4, K = 777, N = 3 };
+    static uint8_t a[M * K], b[K * N];
+    for (int i = 0; i < M * K; i++)
+        a[i] = (uint8_t)(i % 5 ? 250 + i % 6 : 9 * (i % 13));
+    for (int i = 0; i < K * N; i++)
+        b[i] = (uint8_t)(i % 6 ? 255 - i % 3 : 7 * (i % 17));
+    const uint8_t azp[M] = {0, 3, 200, 255}, bzp[N] = {1, 128, 250};
+    int64_t want[M * N];
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            want[i * N + j] = 0;
+            for (int k = 0; k < K; k++)
+                want[i * N + j] +=
+                    ((int64_t)a[i * K + k] - azp[i]) * ((int64_t)b[k * N + j] - bzp[j]);
+        }
+    for (int constant_b = 0; constant_b < 2; constant_b++) {
+        tm_model *m = tm_new(10);
+        int64_t ad[] = {M, K}, bd[] = {K, N}, yd[] = {M, N}, md = M, nd = N;
+        tm_input(m, "a", T_UINT8, 2, ad, NULL);
+        if (constant_b)
+            tm_init(m, "b", T_UINT8, 2, bd, b, sizeof b);
+        else
+            tm_input(m, "b", T_UINT8, 2, bd, NULL);
+        tm_init(m, "azp", T_UINT8, 1, &md, azp, sizeof azp);
+        tm_init(m, "bzp", T_UINT8, 1, &nd, bzp, sizeof bzp);
+        tm_node(m, "MatMulInteger", NULL, "mmi", "a,b,azp,bzp", "y");
+        tm_output(m, "y", 6, 2, yd);
+        check_integer_model(m, a, sizeof a, b, sizeof b, !constant_b, want, M * N,
+                            constant_b ? "constant b" : "run-time b");
+        tm_free(m);
+    }
+}
+
 Test(onnx, conv_integer_stays_exact_past_2_24)
 {
     enum { C = 80, H = 5, W = 4, O = 4, KS = 3 }; /* K = 80 x 9 = 720 */
