@@ -206,6 +206,103 @@ Test(alloc_failure, execute_leaves_compiled_usable)
     dqg_graph_destroy(g);
 }
 
+/* MatMul and Convolution results cast to s32 (MatMulInteger, ConvInteger):
+ * the integer partition's kernels (chunked oneDNN f32, reference in
+ * double) fail cleanly at every allocation of compile and execute, on both
+ * backends, and the results stay exact afterwards. */
+enum { IK = 300, IC = 33 };
+static float IA[2 * IK], IB[IK * 3], IX[IC * 4 * 4], IW[2 * IC * 9];
+
+static dqg_graph *build_integer(void)
+{
+    dqg_graph *g = NULL;
+    if (dqg_graph_create(&g) != DQG_OK)
+        return NULL;
+    int64_t ad[] = {2, IK}, bd[] = {IK, 3}, xd[] = {1, IC, 4, 4}, wd[] = {2, IC, 3, 3};
+    dqg_conv_attrs ca = {.spatial_rank = 2, .pads_begin = {1, 1}, .pads_end = {1, 1}};
+    dqg_tensor_id a = dqg_input(g, "a", DQG_F32, 2, ad), b = dqg_input(g, "b", DQG_F32, 2, bd);
+    dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 4, xd);
+    dqg_tensor_id w = dqg_constant(g, "w", DQG_F32, 4, wd, IW, sizeof IW);
+    dqg_output(g, dqg_typecast(g, "c1", dqg_matmul(g, "mm", a, b, NULL), DQG_S32), "y1");
+    dqg_output(g, dqg_typecast(g, "c2", dqg_convolution(g, "cv", x, w, DQG_NONE, &ca), DQG_S32),
+               "y2");
+    if (dqg_graph_finalize(g) != DQG_OK) {
+        dqg_graph_destroy(g);
+        return NULL;
+    }
+    return g;
+}
+
+/* Executes c; the results must be the reference's exactly. */
+static void check_integer(dqg_graph *g, dqg_compiled *c)
+{
+    static int32_t y1[6], y2[32], r1[6], r2[32];
+    dqg_buffer in[3] = {{.name = "a", .data = IA, .size = sizeof IA},
+                        {.name = "b", .data = IB, .size = sizeof IB},
+                        {.name = "x", .data = IX, .size = sizeof IX}};
+    dqg_buffer out[2] = {{.name = "y1", .data = y1, .size = sizeof y1},
+                         {.name = "y2", .data = y2, .size = sizeof y2}};
+    dqg_buffer ref[2] = {{.name = "y1", .data = r1, .size = sizeof r1},
+                         {.name = "y2", .data = r2, .size = sizeof r2}};
+    cr_assert_eq(dqg_reference_run(g, in, 3, ref, 2), DQG_OK, "%s", dqg_last_error());
+    cr_assert_eq(dqg_execute(c, in, 3, out, 2), DQG_OK, "%s", dqg_last_error());
+    cr_assert_arr_eq(y1, r1, sizeof y1);
+    cr_assert_arr_eq(y2, r2, sizeof y2);
+    /* Sums past 2^24 that f32 would have rounded: the exact values. */
+    int64_t s = 0;
+    for (int k = 0; k < IK; k++)
+        s += (int64_t)IA[k] * (int64_t)IB[k * 3];
+    cr_assert_eq(r1[0], s, "reference y1[0] = %d, want %lld", r1[0], (long long)s);
+}
+
+Test(alloc_failure, integer_results)
+{
+    for (int i = 0; i < 2 * IK; i++)
+        IA[i] = (float)(250 - i % 7);
+    for (int i = 0; i < IK * 3; i++)
+        IB[i] = (float)(i % 5 ? 255 - i % 3 : -17);
+    for (int i = 0; i < IC * 16; i++)
+        IX[i] = (float)(251 + i % 5);
+    for (int i = 0; i < 2 * IC * 9; i++)
+        IW[i] = (float)(i % 4 ? 254 : 9 - i % 11);
+    dqg_graph *g = build_integer();
+    cr_assert_not_null(g, "%s", dqg_last_error());
+    long tried = 0;
+    for (int backend = 0; backend < 2; backend++) {
+        dqg_compile_options o = dqg_compile_options_default();
+        o.backend = backend ? DQG_BACKEND_REFERENCE : DQG_BACKEND_ONEDNN;
+        for (int stage = 0; stage < 2; stage++)
+            for (long nth = 1;; nth++) {
+                dqg_cache_clear();
+                dqg_compiled *c = NULL;
+                if (stage == 1)
+                    cr_assert_eq(dqg_compile(g, &o, &c), DQG_OK, "%s", dqg_last_error());
+                static int32_t y1[6], y2[32];
+                dqg_buffer in[3] = {{.name = "a", .data = IA, .size = sizeof IA},
+                                    {.name = "b", .data = IB, .size = sizeof IB},
+                                    {.name = "x", .data = IX, .size = sizeof IX}};
+                dqg_buffer out[2] = {{.name = "y1", .data = y1, .size = sizeof y1},
+                                     {.name = "y2", .data = y2, .size = sizeof y2}};
+                dqg_fault_inject_allocations(nth, true);
+                dqg_status st = stage == 0 ? dqg_compile(g, &o, &c) : dqg_execute(c, in, 3, out, 2);
+                long injected = dqg_fault_injected_count();
+                dqg_fault_inject_allocations(0, false);
+                expect_oom_or_ok(st, stage ? "dqg_execute" : "dqg_compile", nth);
+                if (stage == 0 && st != DQG_OK) {
+                    cr_assert_null(c);
+                    cr_assert_eq(dqg_compile(g, &o, &c), DQG_OK, "%s", dqg_last_error());
+                }
+                check_integer(g, c);
+                dqg_compiled_destroy(c);
+                if (!injected)
+                    break;
+                tried++;
+            }
+    }
+    cr_assert_gt(tried, 20, "only %ld allocations were exercised", tried);
+    dqg_graph_destroy(g);
+}
+
 Test(alloc_failure, onnx_import)
 {
     tm_model *m = tm_new(13);
