@@ -13,12 +13,14 @@
  * reference does (dqg_ref_values.wide). For operands that are not small
  * integers the result is an f32 one's, up to the chunks' roundings. */
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "graph/dtype.h"
 #include "runtime/kernel.h"
 #include "runtime/onednn_layout.h"
+#include "runtime/onednn_pack.h"
 
 #define KCHUNK 256 /* 256 x 255^2 < 2^24 */
 
@@ -40,8 +42,42 @@ typedef struct imatmul_kernel {
     dqg_dnnl_prim copy[2][2];
     bool copied[2];
     size_t copy_offset[2];
+    /* A MatMul's constant B, each chunk packed once into the layout its
+     * primitive chose (NULL: B is read through strided views). */
+    void **b_packed;
     size_t acc_offset, pad_offset; /* chunk result (f32) at 0, sums (double), scratchpad */
 } imatmul_kernel;
+
+/* One chunk's sums into the running ones (the first sets them); after the
+ * last, the bias and the TypeCast: rounding half to even, saturating, NaN
+ * to 0. Split over the threads: the result has M x N elements. */
+static void add_chunk(const imatmul_kernel *m, const float *chunk, double *acc, bool first,
+                      bool last, void *y)
+{
+    const int64_t n = m->nelems;
+    const double lo = (double)dqg_int_min(m->to), hi = (double)dqg_int_max(m->to);
+    int threads = n >= 16384 ? omp_get_max_threads() : 1;
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t b = 0; b < n; b += 4096) {
+        int64_t e = b + 4096 < n ? b + 4096 : n;
+        if (!last) {
+            for (int64_t i = b; i < e; i++)
+                acc[i] = (first ? 0.0 : acc[i]) + (double)chunk[i];
+            continue;
+        }
+        for (int64_t i = b; i < e; i++) {
+            double v = (first ? 0.0 : acc[i]) + (double)chunk[i];
+            if (m->bias)
+                v += m->bias[(i / m->bias_stride) % m->bias_channels];
+            double f = isnan(v) ? 0.0 : rint(v);
+            f = f < lo ? lo : f > hi ? hi : f;
+            if (m->to == DQG_S32)
+                ((int32_t *)y)[i] = (int32_t)f;
+            else
+                dqg_store_int(m->to, y, i, (int64_t)f);
+        }
+    }
+}
 
 static dqg_status imatmul_execute(dqg_kernel *k, void *const *args, void *scratch)
 {
@@ -53,7 +89,8 @@ static dqg_status imatmul_execute(dqg_kernel *k, void *const *args, void *scratc
     void *pad = (char *)scratch + m->pad_offset;
     for (int64_t c = 0; c < m->nchunks; c++) {
         int64_t k0 = c * m->chunk;
-        void *h[3] = {(void *)(a + k0 * m->a_kstride), (void *)(b + k0 * m->b_kstride), chunk};
+        void *h[3] = {(void *)(a + k0 * m->a_kstride),
+                      m->b_packed ? m->b_packed[c] : (void *)(b + k0 * m->b_kstride), chunk};
         int kind = k0 + m->chunk <= m->K ? 0 : 1;
         dqg_status st = DQG_OK;
         for (int i = 0; i < 2 && st == DQG_OK; i++) {
@@ -67,22 +104,7 @@ static dqg_status imatmul_execute(dqg_kernel *k, void *const *args, void *scratc
             st = dqg_dnnl_prim_execute(&m->prim[kind], h, pad, m->base.impl);
         if (st != DQG_OK)
             return st;
-        if (c == 0)
-            for (int64_t i = 0; i < m->nelems; i++)
-                acc[i] = chunk[i];
-        else
-            for (int64_t i = 0; i < m->nelems; i++)
-                acc[i] += chunk[i];
-    }
-    if (m->bias)
-        for (int64_t i = 0; i < m->nelems; i++)
-            acc[i] += m->bias[(i / m->bias_stride) % m->bias_channels];
-    /* The TypeCast: rounding half to even, saturating, NaN to 0. */
-    void *y = args[m->y_arg];
-    double lo = (double)dqg_int_min(m->to), hi = (double)dqg_int_max(m->to);
-    for (int64_t i = 0; i < m->nelems; i++) {
-        double f = isnan(acc[i]) ? 0.0 : rint(acc[i]);
-        dqg_store_int(m->to, y, i, (int64_t)(f < lo ? lo : f > hi ? hi : f));
+        add_chunk(m, chunk, acc, c == 0, c == m->nchunks - 1, args[m->y_arg]);
     }
     return DQG_OK;
 }
@@ -95,44 +117,84 @@ static void imatmul_destroy(dqg_kernel *k)
     for (int c = 0; c < 2; c++)
         for (int i = 0; i < 2; i++)
             dqg_dnnl_prim_destroy(&m->copy[c][i]);
+    if (m->b_packed)
+        for (int64_t c = 0; c < m->nchunks; c++)
+            free(m->b_packed[c]);
+    free(m->b_packed);
     free(m->a_const);
     free(m->b_const);
     free(m->bias);
     free(m);
 }
 
-/* Creates the chunk primitive from op descriptor d; the first (full) one
- * names the kernel. */
-static dqg_status chunk_prim(imatmul_kernel *m, const_dnnl_op_desc_t d, bool first,
-                             const dnnl_memory_desc_t *mds, dqg_dnnl_prim *p)
-{
-    dnnl_primitive_desc_t pd = NULL;
-    char impl[sizeof m->base.impl];
-    snprintf(impl, sizeof impl, "%s", m->base.impl);
-    dqg_status st = dqg_dnnl_pd_create(&pd, d, NULL, impl, sizeof impl);
-    if (st != DQG_OK)
-        return st;
-    if (first)
-        snprintf(m->base.impl, sizeof m->base.impl, "%s", impl);
-    int kinds[3] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
-    st = dqg_dnnl_prim_init(p, pd, 3, kinds, mds, m->base.impl);
-    dnnl_primitive_desc_destroy(pd);
-    return st;
-}
-
-/* The matmul for kc of K: operand views with K cut to kc. */
+/* The matmul for kc of K (chunk kind k): operand views with K cut to kc.
+ * A constant B is packed, chunk by chunk, into the layout the primitive
+ * chooses for it (oneDNN's brgemm takes only packed weights). */
 static dqg_status matmul_chunk(imatmul_kernel *m, dnnl_memory_desc_t md_a, dnnl_memory_desc_t md_b,
-                               const dnnl_memory_desc_t *md_y, int R, int64_t kc, bool first,
-                               dqg_dnnl_prim *p)
+                               const dnnl_memory_desc_t *md_y, int R, int64_t kc, int k)
 {
     md_a.dims[R - 1] = md_a.padded_dims[R - 1] = kc;
     md_b.dims[R - 2] = md_b.padded_dims[R - 2] = kc;
+    /* A's chunk is a strided view (rows K apart) whenever K is cut: for
+     * those strides oneDNN 2.6 has only its gemm matmul, about half as
+     * fast here as brgemm on a dense copy (the copy costs M x kc per
+     * chunk, the matmul M x kc x N). */
+    dnnl_memory_desc_t md_a_use = md_a;
+    if (m->nchunks > 1) {
+        int64_t dims[DNNL_MAX_NDIMS];
+        for (int i = 0; i < R; i++)
+            dims[i] = md_a.dims[i];
+        dqg_status cst = dqg_dnnl_md_dense(&md_a_use, R, dims, DQG_F32);
+        dnnl_primitive_desc_t rpd = NULL;
+        if (cst == DQG_OK)
+            cst = dqg_dnnl_reorder_pd(&rpd, &md_a, &md_a_use, NULL, m->base.impl);
+        if (cst == DQG_OK) {
+            int kinds[2] = {DNNL_ARG_FROM, DNNL_ARG_TO};
+            dnnl_memory_desc_t mds[2] = {md_a, md_a_use};
+            cst = dqg_dnnl_prim_init(&m->copy[k][0], rpd, 2, kinds, mds, m->base.impl);
+            dnnl_primitive_desc_destroy(rpd);
+        }
+        if (cst != DQG_OK)
+            return cst;
+        m->copied[0] = true;
+        size_t bytes = dnnl_memory_desc_get_size(&md_a_use);
+        if (bytes > m->copy_offset[0])
+            m->copy_offset[0] = bytes;
+    }
+    dnnl_memory_desc_t md_b_use = md_b;
+    if (m->b_packed && dnnl_memory_desc_init_by_tag(&md_b_use, R, md_b.dims, dnnl_f32,
+                                                    dnnl_format_tag_any) != dnnl_success)
+        return dqg_set_error(DQG_BACKEND_ERROR, "%s: weights descriptor", m->base.impl);
     dnnl_matmul_desc_t d;
-    dnnl_status_t s = dnnl_matmul_desc_init(&d, &md_a, &md_b, NULL, md_y);
+    dnnl_status_t s = dnnl_matmul_desc_init(&d, &md_a_use, &md_b_use, NULL, md_y);
     if (s != dnnl_success)
         return dqg_dnnl_error(s, m->base.impl, "matmul descriptor");
-    dnnl_memory_desc_t mds[3] = {md_a, md_b, *md_y};
-    return chunk_prim(m, &d, first, mds, p);
+    dnnl_primitive_desc_t pd = NULL;
+    char impl[sizeof m->base.impl];
+    snprintf(impl, sizeof impl, "%s", m->base.impl);
+    dqg_status st = dqg_dnnl_pd_create(&pd, &d, NULL, impl, sizeof impl);
+    if (st != DQG_OK)
+        return st;
+    if (m->b_packed)
+        md_b_use = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    for (int64_t c = 0; c < m->nchunks && m->b_packed && st == DQG_OK; c++) {
+        int64_t k0 = c * m->chunk;
+        if ((k0 + m->chunk <= m->K ? 0 : 1) != k)
+            continue;
+        size_t bytes = 0;
+        st = dqg_dnnl_pack(&md_b, (const float *)m->b_const + k0 * m->b_kstride, &md_b_use, false,
+                           &m->b_packed[c], &bytes, m->base.impl);
+        m->base.bytes += bytes;
+    }
+    if (st == DQG_OK) {
+        if (k == 0 || m->K < m->chunk)
+            snprintf(m->base.impl, sizeof m->base.impl, "%s", impl);
+        int kinds[3] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
+        dnnl_memory_desc_t mds[3] = {md_a_use, md_b_use, *md_y};
+        st = dqg_dnnl_prim_init(&m->prim[k], pd, 3, kinds, mds, m->base.impl);
+    }
+    dnnl_primitive_desc_destroy(pd);
+    return st;
 }
 
 /* The common start: the kernel, its argument indexes and copies of
@@ -241,11 +303,18 @@ dqg_status dqg_kernel_imatmul_build(const dqg_kernel_request *req, dqg_kernel **
             goto fail;
         }
     }
-    if ((m->K >= KCHUNK &&
-         (st = matmul_chunk(m, md_a, md_b, &md_y, R, KCHUNK, true, &m->prim[0])) != DQG_OK) ||
-        (m->K % KCHUNK && (st = matmul_chunk(m, md_a, md_b, &md_y, R, m->K % KCHUNK, m->K < KCHUNK,
-                                             &m->prim[1])) != DQG_OK))
+    if (m->b_arg < 0 && !(m->b_packed = calloc((size_t)m->nchunks, sizeof *m->b_packed))) {
+        st = dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory", m->base.impl);
         goto fail;
+    }
+    if ((m->K >= KCHUNK && (st = matmul_chunk(m, md_a, md_b, &md_y, R, KCHUNK, 0)) != DQG_OK) ||
+        (m->K % KCHUNK && (st = matmul_chunk(m, md_a, md_b, &md_y, R, m->K % KCHUNK, 1)) != DQG_OK))
+        goto fail;
+    if (m->b_packed) { /* the packed chunks replace the copy */
+        m->base.bytes -= b->nbytes;
+        free(m->b_const);
+        m->b_const = NULL;
+    }
     integer_kernel_finish(m, "products");
     *out = &m->base;
     return DQG_OK;
