@@ -7,11 +7,14 @@
  * only below 2^24: past 258 products an f32 result rounds them. Here the
  * reduction is cut into chunks of at most 256 products (K for a MatMul,
  * input channels times the window for a Convolution), each an f32 matmul or
- * convolution on oneDNN over strided views of the operands (no copies)
- * whose sums stay below 2^24 and are therefore exact; the chunks are added
- * in double and the total is rounded once to the cast's type, as the
- * reference does (dqg_ref_values.wide). For operands that are not small
- * integers the result is an f32 one's, up to the chunks' roundings. */
+ * convolution on oneDNN whose sums stay below 2^24 and are therefore exact;
+ * the chunks are added in double and the total is rounded once to the
+ * cast's type, as the reference does (dqg_ref_values.wide). A chunk's
+ * operands are copied into the layouts the primitive prefers where their
+ * strided views would leave oneDNN 2.6 only a slow implementation (A of a
+ * cut MatMul, both of a Convolution), and a constant B is packed once per
+ * chunk. For operands that are not small integers the result is an f32
+ * one's, up to the chunks' roundings. */
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -36,9 +39,9 @@ typedef struct imatmul_kernel {
     float *bias;                        /* a convolution's, per output channel (NULL: none) */
     int64_t bias_stride, bias_channels; /* the result's channel stride, channels */
     dqg_dtype to;
-    /* A convolution's operand views copied per chunk into the layouts its
-     * primitive chose ([chunk kind][operand]): oneDNN 2.6 has only its
-     * reference convolution for a channel slice's strides. */
+    /* Operand views copied per chunk into the layouts the primitive takes
+     * ([chunk kind][operand]): for a channel slice's strides oneDNN 2.6 has
+     * only its reference convolution, for a cut A only its gemm matmul. */
     dqg_dnnl_prim copy[2][2];
     bool copied[2];
     size_t copy_offset[2];
