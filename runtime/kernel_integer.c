@@ -130,6 +130,49 @@ static void imatmul_destroy(dqg_kernel *k)
     free(m);
 }
 
+/* The primitive descriptor of a chunk of kind k; `impl` receives the
+ * kernel's name with oneDNN's implementation. */
+static dqg_status chunk_pd(const imatmul_kernel *m, const_dnnl_op_desc_t d, char *impl,
+                           size_t impl_size, dnnl_primitive_desc_t *pd)
+{
+    snprintf(impl, impl_size, "%s", m->base.impl);
+    return dqg_dnnl_pd_create(pd, d, NULL, impl, impl_size);
+}
+
+/* The chunk's primitive from pd on src, weights, dst `mds`; the full
+ * chunks' (or the only one's) names the kernel. Destroys pd. */
+static dqg_status chunk_prim(imatmul_kernel *m, dnnl_primitive_desc_t pd, int k, const char *impl,
+                             const dnnl_memory_desc_t *mds)
+{
+    if (k == 0 || m->K < m->chunk)
+        snprintf(m->base.impl, sizeof m->base.impl, "%s", impl);
+    int kinds[3] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
+    dqg_status st = dqg_dnnl_prim_init(&m->prim[k], pd, 3, kinds, mds, m->base.impl);
+    dnnl_primitive_desc_destroy(pd);
+    return st;
+}
+
+/* The per-chunk copy of operand i (chunk kind k) from its strided view
+ * into the layout `use`; its scratch bytes go in m->copy_offset[i] (the
+ * largest over the kinds) until integer_kernel_finish places it. */
+static dqg_status chunk_copy(imatmul_kernel *m, int k, int i, const dnnl_memory_desc_t *view,
+                             const dnnl_memory_desc_t *use)
+{
+    dnnl_primitive_desc_t rpd = NULL;
+    dqg_status st = dqg_dnnl_reorder_pd(&rpd, view, use, NULL, m->base.impl);
+    if (st != DQG_OK)
+        return st;
+    int kinds[2] = {DNNL_ARG_FROM, DNNL_ARG_TO};
+    dnnl_memory_desc_t mds[2] = {*view, *use};
+    st = dqg_dnnl_prim_init(&m->copy[k][i], rpd, 2, kinds, mds, m->base.impl);
+    dnnl_primitive_desc_destroy(rpd);
+    m->copied[i] = true;
+    size_t bytes = dnnl_memory_desc_get_size(use);
+    if (bytes > m->copy_offset[i])
+        m->copy_offset[i] = bytes;
+    return st;
+}
+
 /* The matmul for kc of K (chunk kind k): operand views with K cut to kc.
  * A constant B is packed, chunk by chunk, into the layout the primitive
  * chooses for it (oneDNN's brgemm takes only packed weights). */
@@ -148,21 +191,10 @@ static dqg_status matmul_chunk(imatmul_kernel *m, dnnl_memory_desc_t md_a, dnnl_
         for (int i = 0; i < R; i++)
             dims[i] = md_a.dims[i];
         dqg_status cst = dqg_dnnl_md_dense(&md_a_use, R, dims, DQG_F32);
-        dnnl_primitive_desc_t rpd = NULL;
         if (cst == DQG_OK)
-            cst = dqg_dnnl_reorder_pd(&rpd, &md_a, &md_a_use, NULL, m->base.impl);
-        if (cst == DQG_OK) {
-            int kinds[2] = {DNNL_ARG_FROM, DNNL_ARG_TO};
-            dnnl_memory_desc_t mds[2] = {md_a, md_a_use};
-            cst = dqg_dnnl_prim_init(&m->copy[k][0], rpd, 2, kinds, mds, m->base.impl);
-            dnnl_primitive_desc_destroy(rpd);
-        }
+            cst = chunk_copy(m, k, 0, &md_a, &md_a_use);
         if (cst != DQG_OK)
             return cst;
-        m->copied[0] = true;
-        size_t bytes = dnnl_memory_desc_get_size(&md_a_use);
-        if (bytes > m->copy_offset[0])
-            m->copy_offset[0] = bytes;
     }
     dnnl_memory_desc_t md_b_use = md_b;
     if (m->b_packed && dnnl_memory_desc_init_by_tag(&md_b_use, R, md_b.dims, dnnl_f32,
@@ -174,8 +206,7 @@ static dqg_status matmul_chunk(imatmul_kernel *m, dnnl_memory_desc_t md_a, dnnl_
         return dqg_dnnl_error(s, m->base.impl, "matmul descriptor");
     dnnl_primitive_desc_t pd = NULL;
     char impl[sizeof m->base.impl];
-    snprintf(impl, sizeof impl, "%s", m->base.impl);
-    dqg_status st = dqg_dnnl_pd_create(&pd, &d, NULL, impl, sizeof impl);
+    dqg_status st = chunk_pd(m, &d, impl, sizeof impl, &pd);
     if (st != DQG_OK)
         return st;
     if (m->b_packed)
@@ -189,15 +220,12 @@ static dqg_status matmul_chunk(imatmul_kernel *m, dnnl_memory_desc_t md_a, dnnl_
                            &m->b_packed[c], &bytes, m->base.impl);
         m->base.bytes += bytes;
     }
-    if (st == DQG_OK) {
-        if (k == 0 || m->K < m->chunk)
-            snprintf(m->base.impl, sizeof m->base.impl, "%s", impl);
-        int kinds[3] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
-        dnnl_memory_desc_t mds[3] = {md_a_use, md_b_use, *md_y};
-        st = dqg_dnnl_prim_init(&m->prim[k], pd, 3, kinds, mds, m->base.impl);
+    if (st != DQG_OK) {
+        dnnl_primitive_desc_destroy(pd);
+        return st;
     }
-    dnnl_primitive_desc_destroy(pd);
-    return st;
+    dnnl_memory_desc_t mds[3] = {md_a_use, md_b_use, *md_y};
+    return chunk_prim(m, pd, k, impl, mds);
 }
 
 /* The common start: the kernel, its argument indexes and copies of
@@ -352,34 +380,19 @@ static dqg_status conv_chunk(imatmul_kernel *m, const dqg_conv_attrs *a, dnnl_me
         return dqg_dnnl_error(s, m->base.impl, "convolution descriptor");
     dnnl_primitive_desc_t pd = NULL;
     char impl[sizeof m->base.impl];
-    snprintf(impl, sizeof impl, "%s", m->base.impl);
-    dqg_status st = dqg_dnnl_pd_create(&pd, &d, NULL, impl, sizeof impl);
+    dqg_status st = chunk_pd(m, &d, impl, sizeof impl, &pd);
     if (st != DQG_OK)
         return st;
     dnnl_memory_desc_t use[2] = {*dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0),
                                  *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0)};
-    for (int i = 0; i < 2 && st == DQG_OK; i++) {
-        dnnl_primitive_desc_t rpd = NULL;
-        if ((st = dqg_dnnl_reorder_pd(&rpd, view[i], &use[i], NULL, m->base.impl)) != DQG_OK)
-            break;
-        int kinds[2] = {DNNL_ARG_FROM, DNNL_ARG_TO};
-        dnnl_memory_desc_t mds[2] = {*view[i], use[i]};
-        st = dqg_dnnl_prim_init(&m->copy[k][i], rpd, 2, kinds, mds, m->base.impl);
-        dnnl_primitive_desc_destroy(rpd);
-        m->copied[i] = true;
-        size_t bytes = dnnl_memory_desc_get_size(&use[i]);
-        if (bytes > m->copy_offset[i])
-            m->copy_offset[i] = bytes;
+    for (int i = 0; i < 2 && st == DQG_OK; i++)
+        st = chunk_copy(m, k, i, view[i], &use[i]);
+    if (st != DQG_OK) {
+        dnnl_primitive_desc_destroy(pd);
+        return st;
     }
-    if (st == DQG_OK) {
-        if (k == 0 || m->K < m->chunk)
-            snprintf(m->base.impl, sizeof m->base.impl, "%s", impl);
-        int kinds[3] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
-        dnnl_memory_desc_t mds[3] = {use[0], use[1], *md_y};
-        st = dqg_dnnl_prim_init(&m->prim[k], pd, 3, kinds, mds, m->base.impl);
-    }
-    dnnl_primitive_desc_destroy(pd);
-    return st;
+    dnnl_memory_desc_t mds[3] = {use[0], use[1], *md_y};
+    return chunk_prim(m, pd, k, impl, mds);
 }
 
 dqg_status dqg_kernel_iconv_build(const dqg_kernel_request *req, dqg_kernel **out)
