@@ -32,6 +32,7 @@ typedef struct imatmul_kernel {
     dqg_dnnl_prim prim[2];   /* full chunks, the last shorter one */
     int a_arg, b_arg, y_arg; /* arg indexes; -1 = constant */
     void *a_const, *b_const; /* copies of constant operands */
+    size_t b_bytes;          /* of b_const */
     /* Chunks of `chunk` along the reduced axis of length K: the operands'
      * element strides along it. */
     int64_t K, chunk, nchunks, a_kstride, b_kstride;
@@ -173,6 +174,24 @@ static dqg_status chunk_copy(imatmul_kernel *m, int k, int i, const dnnl_memory_
     return st;
 }
 
+/* A constant B (MatMul weights, Convolution weights), each chunk of kind k
+ * packed once, from its view `view` into the primitive's layout `use`. */
+static dqg_status pack_b_chunks(imatmul_kernel *m, int k, const dnnl_memory_desc_t *view,
+                                const dnnl_memory_desc_t *use)
+{
+    dqg_status st = DQG_OK;
+    for (int64_t c = 0; c < m->nchunks && st == DQG_OK; c++) {
+        int64_t k0 = c * m->chunk;
+        if ((k0 + m->chunk <= m->K ? 0 : 1) != k)
+            continue;
+        size_t bytes = 0;
+        st = dqg_dnnl_pack(view, (const float *)m->b_const + k0 * m->b_kstride, use, false,
+                           &m->b_packed[c], &bytes, m->base.impl);
+        m->base.bytes += bytes;
+    }
+    return st;
+}
+
 /* The matmul for kc of K (chunk kind k): operand views with K cut to kc.
  * A constant B is packed, chunk by chunk, into the layout the primitive
  * chooses for it (oneDNN's brgemm takes only packed weights). */
@@ -209,16 +228,9 @@ static dqg_status matmul_chunk(imatmul_kernel *m, dnnl_memory_desc_t md_a, dnnl_
     dqg_status st = chunk_pd(m, &d, impl, sizeof impl, &pd);
     if (st != DQG_OK)
         return st;
-    if (m->b_packed)
+    if (m->b_packed) {
         md_b_use = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-    for (int64_t c = 0; c < m->nchunks && m->b_packed && st == DQG_OK; c++) {
-        int64_t k0 = c * m->chunk;
-        if ((k0 + m->chunk <= m->K ? 0 : 1) != k)
-            continue;
-        size_t bytes = 0;
-        st = dqg_dnnl_pack(&md_b, (const float *)m->b_const + k0 * m->b_kstride, &md_b_use, false,
-                           &m->b_packed[c], &bytes, m->base.impl);
-        m->base.bytes += bytes;
+        st = pack_b_chunks(m, k, &md_b, &md_b_use);
     }
     if (st != DQG_OK) {
         dnnl_primitive_desc_destroy(pd);
@@ -265,14 +277,32 @@ static dqg_status integer_kernel_new(const dqg_kernel_request *req, const char *
         memcpy(copy, t->data, t->nbytes);
         *(i ? &m->b_const : &m->a_const) = copy;
         m->base.bytes += t->nbytes;
+        if (i)
+            m->b_bytes = t->nbytes;
     }
     *out = m;
     return DQG_OK;
 }
 
-/* The scratch after the primitives exist, and the explain line. */
+/* A constant B's table of packed chunks (none for a run-time B). */
+static dqg_status b_chunks_new(imatmul_kernel *m)
+{
+    if (m->b_arg >= 0)
+        return DQG_OK;
+    if (!(m->b_packed = calloc((size_t)m->nchunks, sizeof *m->b_packed)))
+        return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory", m->base.impl);
+    return DQG_OK;
+}
+
+/* The scratch after the primitives exist, and the explain line; packed
+ * chunks replace a constant B's copy. */
 static void integer_kernel_finish(imatmul_kernel *m, const char *unit)
 {
+    if (m->b_packed) {
+        m->base.bytes -= m->b_bytes;
+        free(m->b_const);
+        m->b_const = NULL;
+    }
     size_t pad = 0, copies = 0;
     for (int k = 0; k < 2; k++) {
         if (dqg_dnnl_scratchpad(&m->prim[k]) > pad)
@@ -334,18 +364,11 @@ dqg_status dqg_kernel_imatmul_build(const dqg_kernel_request *req, dqg_kernel **
             goto fail;
         }
     }
-    if (m->b_arg < 0 && !(m->b_packed = calloc((size_t)m->nchunks, sizeof *m->b_packed))) {
-        st = dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory", m->base.impl);
+    if ((st = b_chunks_new(m)) != DQG_OK)
         goto fail;
-    }
     if ((m->K >= KCHUNK && (st = matmul_chunk(m, md_a, md_b, &md_y, R, KCHUNK, 0)) != DQG_OK) ||
         (m->K % KCHUNK && (st = matmul_chunk(m, md_a, md_b, &md_y, R, m->K % KCHUNK, 1)) != DQG_OK))
         goto fail;
-    if (m->b_packed) { /* the packed chunks replace the copy */
-        m->base.bytes -= b->nbytes;
-        free(m->b_const);
-        m->b_const = NULL;
-    }
     integer_kernel_finish(m, "products");
     *out = &m->base;
     return DQG_OK;
@@ -385,8 +408,11 @@ static dqg_status conv_chunk(imatmul_kernel *m, const dqg_conv_attrs *a, dnnl_me
         return st;
     dnnl_memory_desc_t use[2] = {*dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0),
                                  *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0)};
-    for (int i = 0; i < 2 && st == DQG_OK; i++)
-        st = chunk_copy(m, k, i, view[i], &use[i]);
+    /* Constant weights are packed once; run-time operands copied per chunk. */
+    st = chunk_copy(m, k, 0, view[0], &use[0]);
+    if (st == DQG_OK)
+        st = m->b_packed ? pack_b_chunks(m, k, view[1], &use[1])
+                         : chunk_copy(m, k, 1, view[1], &use[1]);
     if (st != DQG_OK) {
         dnnl_primitive_desc_destroy(pd);
         return st;
@@ -437,6 +463,8 @@ dqg_status dqg_kernel_iconv_build(const dqg_kernel_request *req, dqg_kernel **ou
         m->bias_stride = md_y.format_desc.blocking.strides[1];
         m->bias_channels = md_y.dims[1];
     }
+    if ((st = b_chunks_new(m)) != DQG_OK)
+        goto fail;
     if ((m->K >= m->chunk && (st = conv_chunk(m, a, md_x, md_w, &md_y, m->chunk, 0)) != DQG_OK) ||
         (m->K % m->chunk &&
          (st = conv_chunk(m, a, md_x, md_w, &md_y, m->K % m->chunk, 1)) != DQG_OK))
