@@ -16,11 +16,15 @@
  *                     - s[b, n] zp[b, n] * sum_{k in b} x[m, k] )
  *
  * over the K-blocks b of the scales (one block for per-tensor and
- * per-channel scales). Sums are f32; the result is within the contract's
- * 1e-5 of the reference relative to the output's magnitude for the K of
- * real layers (the reference dequantizes first and accumulates in f32
- * too, in another order). Threads split the panels. Four copies of the
- * loop: AVX-512 BF16 (one row of 4-bit weights), AVX-512, AVX2 (+ FMA,
+ * per-channel scales). 8- and 16-bit integer codes instead subtract their
+ * zero point as they are decoded (q - zp is exact in f32): for them the
+ * second term would be up to 2^15 times the result's magnitude (u8 codes
+ * around a zero point of 128 and activations of one sign, as after a ReLU
+ * or GELU), and its f32 rounding would swamp the result. 4-bit zero points
+ * are at most 15, the term stays close to the result. Sums are f32; the result is within the
+ * contract's 1e-5 of the reference relative to the output's magnitude for the K of real layers (the
+ * reference dequantizes first and accumulates in f32 too, in another order). Threads split the
+ * panels. Four copies of the loop: AVX-512 BF16 (one row of 4-bit weights), AVX-512, AVX2 (+ FMA,
  * F16C) and plain C, picked by the CPU (and DQG_MAX_ISA) when the weights
  * are packed. */
 #include <immintrin.h>
@@ -75,6 +79,8 @@ struct dqg_wo_gemv {
     size_t panel_bytes;
     float *scale; /* [panels][n_blocks][32] */
     float *zs;    /* [panels][n_blocks][32]: scale * zero point (NULL without zp) */
+    float *zq;    /* [panels][n_blocks][32]: the zero points 8- and 16-bit integer codes lose
+                     when decoded (then zs is NULL) */
 };
 
 static size_t round64(size_t n)
@@ -266,9 +272,12 @@ dqg_status dqg_wo_gemv_create(const dqg_weights *w, int64_t M, dqg_wo_gemv **out
     }
     int64_t K = g->K, N = g->N;
     const uint8_t *src = w->data;
+    bool exact_zp =
+        g->has_zp && (fmt == FMT_S8 || fmt == FMT_U8 || fmt == FMT_S16 || fmt == FMT_U16);
 #pragma omp parallel for schedule(static)
     for (int64_t p = 0; p < g->panels; p++) {
         int64_t n0 = p * PANEL, nn = N - n0 < PANEL ? N - n0 : PANEL;
+        size_t at = (size_t)p * (size_t)g->n_blocks * PANEL;
         /* Row by row of the storage's K (the [K, N] storage is read along
          * its rows; [N, K] along K within each column). */
         uint8_t *panel = g->w + (size_t)p * g->panel_bytes;
@@ -306,9 +315,16 @@ dqg_status dqg_wo_gemv_create(const dqg_weights *w, int64_t M, dqg_wo_gemv **out
         }
         for (int64_t k = 0; g->lines && k < K; k += 8)
             to_lines(row_start + (size_t)k * g->k_bytes, panel + (size_t)k * g->k_bytes);
-        size_t at = (size_t)p * (size_t)g->n_blocks * PANEL;
         dqg_weights_panel_scales(w, n0, nn, g->block, g->n_blocks, PANEL, mult, 0.0f, g->scale + at,
-                                 g->zs ? g->zs + at : NULL);
+                                 g->zs && !exact_zp ? g->zs + at : NULL);
+        for (int64_t j = 0; exact_zp && j < nn; j++)
+            for (int64_t b = 0; b < g->n_blocks; b++)
+                g->zs[at + (size_t)(b * PANEL + j)] = dqg_load_float(
+                    w->zp->dtype, w->zp->data, dqg_weights_scale_index(w, b * g->block, n0 + j));
+    }
+    if (exact_zp) { /* the table holds the zero points themselves */
+        g->zq = g->zs;
+        g->zs = NULL;
     }
     free(rows);
     *out = g;
@@ -318,12 +334,12 @@ dqg_status dqg_wo_gemv_create(const dqg_weights *w, int64_t M, dqg_wo_gemv **out
 size_t dqg_wo_gemv_bytes(const dqg_wo_gemv *g)
 {
     size_t s = (size_t)g->panels * (size_t)g->n_blocks * PANEL * sizeof(float);
-    return (size_t)g->panels * g->panel_bytes + s * (g->zs ? 2 : 1);
+    return (size_t)g->panels * g->panel_bytes + s * (g->zs || g->zq ? 2 : 1);
 }
 
 static size_t xsum_bytes(const dqg_wo_gemv *g, int64_t M)
 {
-    return g->has_zp ? round64((size_t)M * (size_t)g->n_blocks * sizeof(float)) : 0;
+    return g->zs ? round64((size_t)M * (size_t)g->n_blocks * sizeof(float)) : 0;
 }
 
 /* Whether the AVX-512 copy runs passes of 16 rows (panel_wide). */
@@ -361,9 +377,9 @@ float8_row(wo_format fmt, const uint8_t *p)
 }
 
 /* The 32 columns of row k of a panel of 8- or 16-bit codes as f32, in two
- * halves. */
+ * halves, less their zero points `zq` (NULL: none). */
 __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) static inline void
-decode(wo_format fmt, __m512 table, const uint8_t *row, __m512 *lo, __m512 *hi)
+decode(wo_format fmt, __m512 table, const uint8_t *row, const float *zq, __m512 *lo, __m512 *hi)
 {
     const __m128i *r = (const __m128i *)row;
     (void)table; /* 4-bit codes are read from lines (line_code) */
@@ -389,6 +405,10 @@ decode(wo_format fmt, __m512 table, const uint8_t *row, __m512 *lo, __m512 *hi)
         *lo = _mm512_cvtepi32_ps(_mm512_cvtepu16_epi32(_mm256_load_si256((const __m256i *)r)));
         *hi = _mm512_cvtepi32_ps(_mm512_cvtepu16_epi32(_mm256_load_si256((const __m256i *)r + 1)));
         break;
+    }
+    if (zq) {
+        *lo = _mm512_sub_ps(*lo, _mm512_load_ps(zq));
+        *hi = _mm512_sub_ps(*hi, _mm512_load_ps(zq + HALF));
     }
 }
 
@@ -419,6 +439,7 @@ panel_rows(const dqg_wo_gemv *g, const wo_format fmt, int64_t p, const float *x,
     for (int64_t b = 0; b < g->n_blocks; b++) {
         int64_t kb = b * g->block, kb1 = kb + g->block < K ? kb + g->block : K;
         size_t at = ((size_t)p * (size_t)g->n_blocks + (size_t)b) * PANEL;
+        const float *zq = g->zq ? g->zq + at : NULL;
         for (int64_t k0 = kb; k0 < kb1; k0 += RUN) {
             int64_t k1 = k0 + RUN < kb1 ? k0 + RUN : kb1;
             __m512 acc[4][AVX512_ROWS][2];
@@ -458,7 +479,7 @@ panel_rows(const dqg_wo_gemv *g, const wo_format fmt, int64_t p, const float *x,
             for (; fmt != FMT_TABLE4 && k + U <= k1; k += U)
                 for (int u = 0; u < U; u++) {
                     __m512 lo, hi;
-                    decode(fmt, table, wp + (size_t)(k + u) * g->k_bytes, &lo, &hi);
+                    decode(fmt, table, wp + (size_t)(k + u) * g->k_bytes, zq, &lo, &hi);
                     for (int r = 0; r < ROWS; r++) {
                         __m512 xv = _mm512_set1_ps(x[(m0 + r) * K + k + u]);
                         acc[u][r][0] = _mm512_fmadd_ps(xv, lo, acc[u][r][0]);
@@ -467,7 +488,7 @@ panel_rows(const dqg_wo_gemv *g, const wo_format fmt, int64_t p, const float *x,
                 }
             for (; fmt != FMT_TABLE4 && k < k1; k++) {
                 __m512 lo, hi;
-                decode(fmt, table, wp + (size_t)k * g->k_bytes, &lo, &hi);
+                decode(fmt, table, wp + (size_t)k * g->k_bytes, zq, &lo, &hi);
                 for (int r = 0; r < ROWS; r++) {
                     __m512 xv = _mm512_set1_ps(x[(m0 + r) * K + k]);
                     acc[0][r][0] = _mm512_fmadd_ps(xv, lo, acc[0][r][0]);
@@ -543,7 +564,8 @@ half_wide(const dqg_wo_gemv *g, const wo_format fmt, int64_t p, int h, const flo
                 if (fmt == FMT_TABLE4)
                     line_code(wp, k, table, &v[0], &v[1]);
                 else
-                    decode(fmt, table, wp + (size_t)k * g->k_bytes, &v[0], &v[1]);
+                    decode(fmt, table, wp + (size_t)k * g->k_bytes,
+                           g->zq ? g->zq + at - (size_t)h * HALF : NULL, &v[0], &v[1]);
                 for (int r = 0; r < WIDE_ROWS; r++)
                     acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(xt[k * WIDE_ROWS + r]), v[h], acc[r]);
                 k++;
@@ -759,9 +781,11 @@ float8_avx2(wo_format fmt, const uint8_t *p)
     return _mm256_cvtph_ps(_mm_add_epi16(v, _mm_and_si128(v, _mm_set1_epi16(0x4000))));
 }
 
-/* The 32 columns of row k of a panel as f32, eight per register. */
+/* The 32 columns of row k of a panel as f32, eight per register, less the
+ * zero points `zq` of 8- and 16-bit integer codes (NULL: none). */
 __attribute__((target("avx2,fma,f16c"), always_inline)) static inline void
-decode_avx2(wo_format fmt, __m256 t_lo, __m256 t_hi, const uint8_t *row, __m256 q[4])
+decode_avx2(wo_format fmt, __m256 t_lo, __m256 t_hi, const uint8_t *row, const float *zq,
+            __m256 q[4])
 {
     switch (fmt) {
     case FMT_TABLE4: { /* byte j: columns j (low nibble) and j + 16 (high) */
@@ -794,6 +818,8 @@ decode_avx2(wo_format fmt, __m256 t_lo, __m256 t_hi, const uint8_t *row, __m256 
         }
         break;
     }
+    for (int i = 0; zq && i < 4; i++)
+        q[i] = _mm256_sub_ps(q[i], _mm256_load_ps(zq + 8 * i));
 }
 
 __attribute__((target("avx2,fma,f16c"), always_inline)) static inline void
@@ -811,6 +837,7 @@ panel_rows_avx2(const dqg_wo_gemv *g, const wo_format fmt, int64_t p, const floa
     for (int64_t b = 0; b < g->n_blocks; b++) {
         int64_t kb = b * g->block, kb1 = kb + g->block < K ? kb + g->block : K;
         size_t at = ((size_t)p * (size_t)g->n_blocks + (size_t)b) * PANEL;
+        const float *zq = g->zq ? g->zq + at : NULL;
         for (int64_t k0 = kb; k0 < kb1; k0 += RUN) {
             int64_t k1 = k0 + RUN < kb1 ? k0 + RUN : kb1;
             __m256 acc[2][AVX2_ROWS][4];
@@ -822,7 +849,7 @@ panel_rows_avx2(const dqg_wo_gemv *g, const wo_format fmt, int64_t p, const floa
             for (; k + U <= k1; k += U)
                 for (int u = 0; u < U; u++) {
                     __m256 q[4];
-                    decode_avx2(fmt, t_lo, t_hi, wp + (size_t)(k + u) * g->k_bytes, q);
+                    decode_avx2(fmt, t_lo, t_hi, wp + (size_t)(k + u) * g->k_bytes, zq, q);
                     for (int r = 0; r < ROWS; r++) {
                         __m256 xv = _mm256_broadcast_ss(x + (m0 + r) * K + k + u);
                         for (int i = 0; i < 4; i++)
@@ -831,7 +858,7 @@ panel_rows_avx2(const dqg_wo_gemv *g, const wo_format fmt, int64_t p, const floa
                 }
             for (; k < k1; k++) {
                 __m256 q[4];
-                decode_avx2(fmt, t_lo, t_hi, wp + (size_t)k * g->k_bytes, q);
+                decode_avx2(fmt, t_lo, t_hi, wp + (size_t)k * g->k_bytes, zq, q);
                 for (int r = 0; r < ROWS; r++) {
                     __m256 xv = _mm256_broadcast_ss(x + (m0 + r) * K + k);
                     for (int i = 0; i < 4; i++)
@@ -895,7 +922,7 @@ panel_avx2(const dqg_wo_gemv *g, int64_t p, const float *x, int64_t m0, int rows
  * copies' f16 decoding gives, so every copy refuses and decodes the same
  * codes), then one multiply-add per column and row, which compilers
  * vectorize. */
-static void decode_c(const dqg_wo_gemv *g, const uint8_t *row, float q[PANEL])
+static void decode_c(const dqg_wo_gemv *g, const uint8_t *row, const float *zq, float q[PANEL])
 {
     switch (g->fmt) {
     case FMT_TABLE4:
@@ -932,6 +959,8 @@ static void decode_c(const dqg_wo_gemv *g, const uint8_t *row, float q[PANEL])
         }
         break;
     }
+    for (int j = 0; zq && j < PANEL; j++)
+        q[j] -= zq[j];
 }
 
 static void panel_c(const dqg_wo_gemv *g, int64_t p, const float *x, int64_t m0, int rows,
@@ -947,7 +976,7 @@ static void panel_c(const dqg_wo_gemv *g, int64_t p, const float *x, int64_t m0,
             int64_t k1 = k0 + RUN_C < kb1 ? k0 + RUN_C : kb1;
             memset(acc, 0, sizeof acc);
             for (int64_t k = k0; k < k1; k++) {
-                decode_c(g, wp + (size_t)k * g->k_bytes, q);
+                decode_c(g, wp + (size_t)k * g->k_bytes, g->zq ? g->zq + at : NULL, q);
                 for (int r = 0; r < rows; r++) {
                     float xv = x[(m0 + r) * K + k];
                     for (int j = 0; j < PANEL; j++)
@@ -974,7 +1003,7 @@ dqg_status dqg_wo_gemv_run(const dqg_wo_gemv *g, int64_t M, const float *x, floa
                            const dqg_epilogue *e, const void *const *rt)
 {
     float *xsum = scratch;
-    if (g->has_zp)
+    if (g->zs)
         for (int64_t m = 0; m < M; m++)
             for (int64_t b = 0; b < g->n_blocks; b++) {
                 int64_t k0 = b * g->block, k1 = k0 + g->block < g->K ? k0 + g->block : g->K;
@@ -1037,6 +1066,7 @@ void dqg_wo_gemv_destroy(dqg_wo_gemv *g)
     free(g->w);
     free(g->scale);
     free(g->zs);
+    free(g->zq);
     free(g->table8);
     free(g);
 }

@@ -814,3 +814,85 @@ Test(weight_only, relu_and_clip_in_the_epilogue_keep_nan)
             dqg_graph_destroy(g);
         }
 }
+
+/* 8- and 16-bit unsigned weights with zero points in the middle of their
+ * range (codes within a few tens of it, as a min/max quantizer of centred
+ * weights writes them) and activations of one sign (after a ReLU or GELU):
+ * sum x q and zp sum x then nearly cancel, and computing the result as
+ * their difference in f32 was 9e-5 of the output's magnitude off at
+ * K = 4096. Every kernel copy (the ISA matrix caps the CPU) subtracts the
+ * zero point from the code first; within 1e-5. */
+Test(weight_only, mid_range_zero_points_with_activations_of_one_sign)
+{
+    test_rng = 2611;
+    const struct {
+        dqg_dtype t;
+        int64_t M, K, N, block; /* block: -1 per channel, else along K */
+    } cases[] = {{DQG_U8, 1, 4096, 300, -1},  {DQG_U8, 3, 4096, 200, -1},
+                 {DQG_U8, 16, 4096, 100, -1}, {DQG_U8, 2, 4096, 96, 1024},
+                 {DQG_U16, 4, 4096, 64, -1},  {DQG_S8, 5, 3000, 70, -1}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        int64_t M = cases[c].M, K = cases[c].K, N = cases[c].N, B = cases[c].block;
+        int64_t nb = B < 0 ? 1 : K / B;
+        bool wide = cases[c].t == DQG_U16, sgn = cases[c].t == DQG_S8;
+        int64_t mid = wide ? 32768 : sgn ? 0 : 128, spread = wide ? 300 : 28;
+        dqg_graph *g;
+        cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+        int64_t xd[] = {M, K}, wd[] = {K, N}, sd[] = {nb, N};
+        size_t esz = wide ? 2 : 1;
+        uint8_t *w = malloc((size_t)(K * N) * esz), *z = malloc((size_t)(nb * N) * esz);
+        float *s = malloc((size_t)(nb * N) * sizeof *s);
+        for (int64_t i = 0; i < nb * N; i++) {
+            int64_t zv = mid + rin(-3, 3);
+            s[i] = 0.001f * (float)rin(1, 20);
+            if (wide)
+                ((uint16_t *)z)[i] = (uint16_t)zv;
+            else
+                z[i] = (uint8_t)zv;
+        }
+        for (int64_t i = 0; i < K * N; i++) {
+            int64_t v = mid + rin(-spread, spread);
+            if (wide)
+                ((uint16_t *)w)[i] = (uint16_t)v;
+            else
+                w[i] = (uint8_t)v;
+        }
+        dqg_dequantize_linear_attrs a = {.opset = 21, .has_axis = true, .axis = B < 0 ? 1 : 0};
+        if (B > 0)
+            a.block_size = B;
+        dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 2, xd);
+        dqg_tensor_id wf = dqg_dequantize_linear(
+            g, "w_dq", dqg_constant(g, "w", cases[c].t, 2, wd, w, (size_t)(K * N) * esz),
+            dqg_constant(g, "s", DQG_F32, B < 0 ? 1 : 2, B < 0 ? &N : sd, s,
+                         (size_t)(nb * N) * sizeof *s),
+            dqg_constant(g, "z", cases[c].t, B < 0 ? 1 : 2, B < 0 ? &N : sd, z,
+                         (size_t)(nb * N) * esz),
+            &a);
+        dqg_output(g, dqg_matmul(g, "mm", x, wf, NULL), "y");
+        cr_assert_eq(dqg_graph_finalize(g), DQG_OK, "%s", dqg_last_error());
+        float *xv = malloc((size_t)(M * K) * 4), *ref = malloc((size_t)(M * N) * 4),
+              *got = malloc((size_t)(M * N) * 4);
+        for (int64_t i = 0; i < M * K; i++)
+            xv[i] = (float)rin(0, 1000) / 256.0f;
+        dqg_compiled *cc = compile_with(g, DQG_FPMATH_STRICT);
+        run_both(g, cc, xv, M * K, ref, got, M * N);
+        const char *info = dqg_compiled_partition_info(cc, 0);
+        double mx = 1e-30;
+        for (int64_t i = 0; i < M * N; i++)
+            mx = fmax(mx, fabs(ref[i]));
+        for (int64_t i = 0; i < M * N; i++)
+            cr_assert(fabs((double)got[i] - ref[i]) <= 1e-5 * mx,
+                      "%s M=%lld K=%lld N=%lld block %lld: y[%lld] = %.9g, reference %.9g (max "
+                      "%.3g)\n%s",
+                      dqg_dtype_name(cases[c].t), (long long)M, (long long)K, (long long)N,
+                      (long long)B, (long long)i, got[i], ref[i], mx, info);
+        free(xv);
+        free(ref);
+        free(got);
+        free(w);
+        free(z);
+        free(s);
+        dqg_compiled_destroy(cc);
+        dqg_graph_destroy(g);
+    }
+}
