@@ -110,6 +110,11 @@ static dqg_status plan_operands(qconv_kernel *c, const dqg_kernel_request *req, 
         like_dst.data_type = q->binary_md[b].data_type;
         if (!dnnl_memory_desc_equal(&q->binary_md[b], &like_dst))
             continue;
+        int varying = 0; /* axes of more than one value: none or one, any layout is the same */
+        for (int i = 0; i < like_dst.ndims; i++)
+            varying += like_dst.dims[i] > 1;
+        if (varying <= 1)
+            continue;
         if (!q->binary_rt[b])
             /* A constant's values are copied row-major. */
             return dqg_set_error(DQG_UNSUPPORTED,
@@ -191,8 +196,8 @@ dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **ou
         goto fail;
     dqg_weights wv;
     dqg_weights_of_conv(g, wdq, &wv);
-    if ((st = dqg_weights_fold_s8(&wv, &folded, c->base.impl)) != DQG_OK ||
-        (st = dqg_weights_check_int32(&wv, folded, dqg_qsrc_range(req), c->base.impl)) != DQG_OK)
+    if ((st = dqg_weights_fold_s8(&wv, &folded, NULL, c->base.impl)) != DQG_OK ||
+        (st = dqg_weights_check_int32(&wv, folded, 0, dqg_qsrc_range(req), c->base.impl)) != DQG_OK)
         goto fail;
     /* Without padding no output reads the source's zero point from outside
      * the image: a constant one folds into the bias (-zp * channel sums). */
