@@ -1,5 +1,6 @@
 /* The fused int8 MatMul: u8/s8 activations x s8 weights (zero point folded
- * in, pre-packed once) on oneDNN's int8 matmul, with the weights' scales
+ * in -- u8 weights as s8 with a common offset, oneDNN's weights zero point
+ * --, pre-packed once) on oneDNN's int8 matmul, with the weights' scales
  * (and every constant factor) as output scales, the run-time factors as a
  * scalar multiply post-op, the source zero point (constant or run-time),
  * the epilogue as post-ops and, when a Quantize follows, a u8/s8
@@ -64,14 +65,15 @@ dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **
              dqg_dtype_name(y->dtype));
     dqg_weights w = {0};
     int8_t *folded = NULL;
+    int32_t w_zp = 0;
     dnnl_primitive_desc_t pd = NULL;
     dqg_status st = dqg_int8_exact_isa(m->base.impl);
     if (st == DQG_OK)
         st = dqg_weights_resolve(g, req->roles, &w, m->base.impl);
     if (st == DQG_OK)
-        st = dqg_weights_fold_s8(&w, &folded, m->base.impl);
+        st = dqg_weights_fold_s8(&w, &folded, &w_zp, m->base.impl);
     if (st == DQG_OK)
-        st = dqg_weights_check_int32(&w, folded, dqg_qsrc_range(req), m->base.impl);
+        st = dqg_weights_check_int32(&w, folded, w_zp, dqg_qsrc_range(req), m->base.impl);
     if (st != DQG_OK)
         goto fail;
     m->dst_arg = dqg_kernel_arg_index(g, out_id);
@@ -114,6 +116,7 @@ dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **
             goto fail;
     }
     if ((st = dqg_qattr_build(req, R, R - 1, N, &md_y, NULL, &m->q, m->base.impl)) != DQG_OK ||
+        (st = dqg_qattr_weights_zp(&m->q, w_zp, m->base.impl)) != DQG_OK ||
         (st = dqg_qattr_exact_integer(req, &m->q, K, m->base.impl)) != DQG_OK)
         goto fail;
     /* The quantized source (when quantized here) after the attribute's

@@ -623,17 +623,28 @@ out:
     return status;
 }
 
+dqg_status dqg_qattr_weights_zp(dqg_qattr *q, int32_t zp, const char *what)
+{
+    q->weights_zp = zp;
+    if (zp == 0)
+        return DQG_OK;
+    dnnl_status_t s = dnnl_primitive_attr_set_zero_points(q->attr, DNNL_ARG_WEIGHTS, 1, 0, &zp);
+    return s == dnnl_success ? DQG_OK : dqg_dnnl_error(s, what, "weights zero point");
+}
+
 dqg_status dqg_qattr_exact_integer(const dqg_kernel_request *req, const dqg_qattr *q, int64_t K,
                                    const char *what)
 {
+    double wmax = q->weights_zp ? 256.0 : 128.0;
     if (!dqg_req_op(req, DQG_ROLE_CAST) || !dqg_dtype_is_integer(q->dst_dtype) ||
-        (!q->src_zero_point && !q->folded_zp) ||
-        (double)K * (double)dqg_qsrc_range(req) * 128.0 < 16777216.0)
+        (!q->src_zero_point && !q->folded_zp && !q->weights_zp) ||
+        (double)K * (double)dqg_qsrc_range(req) * wmax < 16777216.0)
         return DQG_OK;
     return dqg_set_error(DQG_UNSUPPORTED,
-                         "%s: an integer result with a source zero point and K = %lld: oneDNN "
+                         "%s: an integer result with a %s zero point and K = %lld: oneDNN "
                          "rounds its sums past 2^24",
-                         what, (long long)K);
+                         what, q->src_zero_point || q->folded_zp ? "source" : "weights",
+                         (long long)K);
 }
 
 void dqg_qattr_note(const dqg_qattr *q, char *why, size_t size)
@@ -642,6 +653,13 @@ void dqg_qattr_note(const dqg_qattr *q, char *why, size_t size)
     if (q->folded_zp && used + 1 < size) {
         snprintf(why + used, size - used, "%sthe source zero point %d folded into the bias",
                  used ? "; " : "", (int)q->folded_zp);
+        used = strlen(why);
+    }
+    if (q->weights_zp && used + 1 < size) {
+        snprintf(why + used, size - used,
+                 "%sweights stored as w - zp + %d in s8, with %d as oneDNN's "
+                 "weights zero point",
+                 used ? "; " : "", (int)q->weights_zp, (int)q->weights_zp);
         used = strlen(why);
     }
     if (q->clip_in_saturation && used + 1 < size)

@@ -46,6 +46,7 @@ typedef struct dqg_qattr {
     bool per_channel_binary; /* a binary operand that varies by channel */
     bool other_axis_binary;  /* a binary operand that varies along an axis other than the channel */
     bool src_zero_point;     /* a non-zero or run-time source zero point */
+    int32_t weights_zp;      /* the weights' common zero point (dqg_qattr_weights_zp) */
     dqg_dtype dst_dtype;
     /* A constant bias of an int8 kernel with constant scales, in
      * accumulator units (owned), as the primitive's bias argument: oneDNN
@@ -125,11 +126,18 @@ dqg_status dqg_qsrc_prepare(const dqg_qsrc *s, void *const *args, void *scratch,
  * zero point, 256 with a run-time one. */
 int64_t dqg_qsrc_range(const dqg_kernel_request *req);
 
+/* Gives the primitive the weights' zero point `zp` (per tensor; 0:
+ * none): weights folded into s8 with a common offset
+ * (dqg_weights_fold_s8). oneDNN 2.6's brgemm matmul takes it and stays on
+ * its VNNI/AMX kernels. */
+dqg_status dqg_qattr_weights_zp(dqg_qattr *q, int32_t zp, const char *what);
+
 /* DQG_UNSUPPORTED for an integer destination (MatMulInteger's or
- * ConvInteger's s32) that oneDNN would round: with a source zero point
- * its compensation passes through f32, which holds the sums exactly only
- * below 2^24 (K products of at most dqg_qsrc_range x 128). The exact
- * kernels of the unfused form take such a partition. */
+ * ConvInteger's s32) that oneDNN would round: with a source or weights
+ * zero point its compensation passes through f32, which holds the sums
+ * exactly only below 2^24 (K products of at most dqg_qsrc_range x 128,
+ * x 256 with a weights zero point). The exact kernels of the unfused form
+ * take such a partition. */
 dqg_status dqg_qattr_exact_integer(const dqg_kernel_request *req, const dqg_qattr *q, int64_t K,
                                    const char *what);
 

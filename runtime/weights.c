@@ -173,9 +173,9 @@ void dqg_weights_release(dqg_weights *w)
 }
 
 /* 8-bit weights with no zero point, one, or one per output channel: a loop
- * the compiler vectorizes, the range checked once from the extremes. false
- * when the case is another one, or some w - zp leaves [-128, 127]. */
-static bool fold_s8_fast(const dqg_weights *w, int8_t *buf)
+ * the compiler vectorizes. Stores every w - zp wrapped to 8 bits and sets
+ * [*lo, *hi] to their range; false when the case is another one. */
+static bool fold_s8_fast(const dqg_weights *w, int8_t *buf, int32_t *lo_out, int32_t *hi_out)
 {
     bool per_tensor = w->block_k == w->K && w->block_n == w->N;
     bool per_n = w->block_k == w->K && w->block_n == 1 && w->stride_n == 1;
@@ -199,55 +199,91 @@ static bool fold_s8_fast(const dqg_weights *w, int8_t *buf)
             int32_t v = (is_u8 ? (int32_t)u[r * C + c] : (int32_t)s[r * C + c]) - z[c * zs];
             rlo = v < rlo ? v : rlo;
             rhi = v > rhi ? v : rhi;
-            buf[r * C + c] = (int8_t)v;
+            buf[r * C + c] = (int8_t)(uint8_t)v;
         }
         lo = rlo < lo ? rlo : lo;
         hi = rhi > hi ? rhi : hi;
     }
     free(zn);
-    return lo >= -128 && hi <= 127;
+    *lo_out = lo;
+    *hi_out = hi;
+    return true;
 }
 
-dqg_status dqg_weights_fold_s8(const dqg_weights *w, int8_t **out, const char *what)
+dqg_status dqg_weights_fold_s8(const dqg_weights *w, int8_t **out, int32_t *offset,
+                               const char *what)
 {
     dqg_cache_count_constant_transform();
     int64_t n = w->K * w->N;
     int8_t *buf = malloc((size_t)(n ? n : 1));
     if (!buf)
         return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory folding weights", what);
-    if (fold_s8_fast(w, buf)) {
+    int32_t lo = 0, hi = 0;
+    if (!fold_s8_fast(w, buf, &lo, &hi)) {
+        /* Every other case (blocked scales, an unusual zero point). */
+        for (int64_t k = 0; k < w->K; k++)
+            for (int64_t c = 0; c < w->N; c++) {
+                int64_t i = dqg_weights_index(w, k, c);
+                int64_t v = dqg_load_int(w->dtype, w->data, i);
+                if (w->zp)
+                    v -= dqg_load_int(w->zp->dtype, w->zp->data, dqg_weights_scale_index(w, k, c));
+                lo = v < lo ? (int32_t)v : lo;
+                hi = v > hi ? (int32_t)v : hi;
+                buf[i] = (int8_t)(uint8_t)v;
+            }
+    }
+    int32_t z0 = 0;
+    if (offset && (lo < -128 || hi > 127) && hi - lo <= 255) {
+        /* u8 weights (w - zp spans up to 255): shifted into s8 by a
+         * common offset, which the kernel gives back as the weights' zero
+         * point. The offset nearest 0 keeps the shifted values small. */
+        int32_t min_z = -128 - lo, max_z = 127 - hi;
+        z0 = min_z > 0 ? min_z : max_z < 0 ? max_z : 0;
+        uint8_t add = (uint8_t)z0;
+        for (int64_t i = 0; i < n; i++)
+            buf[i] = (int8_t)(uint8_t)((uint8_t)buf[i] + add); /* exact: the sum fits s8 */
+        lo += z0;
+        hi += z0;
+    }
+    if (lo >= -128 && hi <= 127) {
+        if (offset)
+            *offset = z0;
         *out = buf;
         return DQG_OK;
     }
-    /* Every other case, and the message naming the first element that does
-     * not fit. */
+    free(buf);
+    /* The message names the first element that does not fit. */
     for (int64_t k = 0; k < w->K; k++)
         for (int64_t c = 0; c < w->N; c++) {
             int64_t i = dqg_weights_index(w, k, c);
-            int64_t v = dqg_load_int(w->dtype, w->data, i);
-            if (w->zp) {
-                int64_t s = dqg_weights_scale_index(w, k, c);
-                int64_t z = dqg_load_int(w->zp->dtype, w->zp->data, s);
-                v -= z;
-                if (v < -128 || v > 127) {
-                    free(buf);
-                    return dqg_set_error(DQG_UNSUPPORTED,
-                                         "%s: weights zero point %lld on channel %lld does not "
-                                         "fit s8 after folding (w - zp = %lld)",
-                                         what, (long long)z, (long long)s, (long long)v);
-                }
-            }
-            buf[i] = (int8_t)v;
+            int64_t v = dqg_load_int(w->dtype, w->data, i), s = dqg_weights_scale_index(w, k, c);
+            int64_t z = w->zp ? dqg_load_int(w->zp->dtype, w->zp->data, s) : 0;
+            v -= z;
+            if (v >= -128 && v <= 127)
+                continue;
+            if (offset)
+                return dqg_set_error(DQG_UNSUPPORTED,
+                                     "%s: weights minus their zero points span %d .. %d (channel "
+                                     "%lld: zero point %lld, w - zp = %lld), more than one s8 "
+                                     "range with a common zero point",
+                                     what, (int)lo, (int)hi, (long long)s, (long long)z,
+                                     (long long)v);
+            return dqg_set_error(DQG_UNSUPPORTED,
+                                 "%s: weights zero point %lld on channel %lld does not "
+                                 "fit s8 after folding (w - zp = %lld)",
+                                 what, (long long)z, (long long)s, (long long)v);
         }
-    *out = buf;
-    return DQG_OK;
+    return dqg_set_error(DQG_UNSUPPORTED, "%s: weights do not fit s8 after folding", what);
 }
 
-dqg_status dqg_weights_check_int32(const dqg_weights *w, const int8_t *folded, int64_t src_range,
-                                   const char *what)
+dqg_status dqg_weights_check_int32(const dqg_weights *w, const int8_t *folded, int32_t offset,
+                                   int64_t src_range, const char *what)
 {
-    if (w->K * 128 * src_range <= INT32_MAX)
-        return DQG_OK; /* no weight exceeds 128 in magnitude */
+    /* With an offset the kernel multiplies folded - offset; |folded| +
+     * |offset| bounds it, and the folded sums alone. */
+    int64_t extra = offset < 0 ? -(int64_t)offset : offset;
+    if (w->K * (128 + extra) * src_range <= INT32_MAX)
+        return DQG_OK; /* no weight exceeds 128 + |offset| in magnitude */
     int64_t *sum = calloc((size_t)(w->N ? w->N : 1), sizeof *sum);
     if (!sum)
         return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory", what);
@@ -258,11 +294,11 @@ dqg_status dqg_weights_check_int32(const dqg_weights *w, const int8_t *folded, i
         if (w->nk) {
             int64_t s = 0;
             for (int64_t c = 0; c < cols; c++)
-                s += row[c] < 0 ? -row[c] : row[c];
+                s += (row[c] < 0 ? -row[c] : row[c]) + extra;
             sum[r] = s;
         } else {
             for (int64_t c = 0; c < cols; c++)
-                sum[c] += row[c] < 0 ? -row[c] : row[c];
+                sum[c] += (row[c] < 0 ? -row[c] : row[c]) + extra;
         }
     }
     int64_t worst = 0;

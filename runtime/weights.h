@@ -56,9 +56,14 @@ static inline int64_t dqg_weights_index(const dqg_weights *w, int64_t k, int64_t
 }
 
 /* The weights with their zero point folded in, as s8 in the same storage
- * layout; DQG_UNSUPPORTED (naming the channel) when some w - zp leaves
- * [-128, 127]. */
-dqg_status dqg_weights_fold_s8(const dqg_weights *w, int8_t **out, const char *what);
+ * layout. With `offset` NULL every w - zp must lie in [-128, 127]. With
+ * it, w - zp may span any 256 consecutive integers (u8 weights with any
+ * zero point): the result is then w - zp + *offset, and the kernel
+ * multiplies it less *offset (oneDNN's weights zero point); *offset is 0
+ * when the values fit as they are. DQG_UNSUPPORTED, naming the channel,
+ * otherwise. */
+dqg_status dqg_weights_fold_s8(const dqg_weights *w, int8_t **out, int32_t *offset,
+                               const char *what);
 
 /* Whether an int8 kernel's int32 accumulators give the true sums for
  * every source: the largest output channel's sum of |folded weight|,
@@ -67,8 +72,9 @@ dqg_status dqg_weights_fold_s8(const dqg_weights *w, int8_t **out, const char *w
  * is exact whatever the order of the additions; one that does not fit
  * comes out wrapped, where the graph's float arithmetic has no such
  * limit. DQG_UNSUPPORTED, naming the channel and its sum, otherwise (the
- * fused kernel is then refused and the layer runs unfused in f32). */
-dqg_status dqg_weights_check_int32(const dqg_weights *w, const int8_t *folded, int64_t src_range,
-                                   const char *what);
+ * fused kernel is then refused and the layer runs unfused in f32). The
+ * kernel's weights are folded - offset (dqg_weights_fold_s8). */
+dqg_status dqg_weights_check_int32(const dqg_weights *w, const int8_t *folded, int32_t offset,
+                                   int64_t src_range, const char *what);
 
 #endif

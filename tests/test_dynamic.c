@@ -66,6 +66,10 @@ static void fill_activations(float *x, int64_t M, int64_t K)
     }
 }
 
+/* In FORM_ORT: u8 weights over their whole range with a zero point
+ * anywhere in it (ONNX Runtime's QUInt8 weight type), not s8. */
+static bool u8_weights;
+
 /* Builds one case: the activations' side in form `f`, MatMul with constant
  * weights, bias and post-ops. */
 static void build(dyn_case *c, form f, int64_t M, int64_t K, int64_t N, bool per_channel, bool w_zp,
@@ -100,8 +104,19 @@ static void build(dyn_case *c, form f, int64_t M, int64_t K, int64_t N, bool per
         dqg_dequantize_linear_attrs ua = {.opset = 13};
         dqg_tensor_id a =
             dqg_dequantize_linear(g, "a_dq", xq, test_const_f32(g, 0, &one, &u), xz, &ua);
-        dqg_tensor_id b =
-            dqg_dequantize_linear(g, "b_dq", wq, test_const_f32(g, 0, &one, &u), DQG_NONE, &ua);
+        dqg_tensor_id b;
+        if (u8_weights) {
+            /* w - zp spans 256 values, past s8's bounds unless zp = 128. */
+            uint8_t *wu = (uint8_t *)w, z = (uint8_t)rin(0, 255);
+            for (int64_t i = 0; i < K * N; i++)
+                wu[i] = (uint8_t)rin(0, 255);
+            b = dqg_dequantize_linear(g, "b_dq",
+                                      dqg_constant(g, "w_u8", DQG_U8, 2, wd, wu, (size_t)(K * N)),
+                                      test_const_f32(g, 0, &one, &u),
+                                      dqg_constant(g, "w_zp_u8", DQG_U8, 0, &one, &z, 1), &ua);
+        } else {
+            b = dqg_dequantize_linear(g, "b_dq", wq, test_const_f32(g, 0, &one, &u), DQG_NONE, &ua);
+        }
         y = dqg_matmul(g, "mmi", a, b, NULL);
         y = dqg_typecast(g, "to_int32", y, DQG_S32);
         y = dqg_typecast(g, "cast", y, DQG_F32);
@@ -300,6 +315,15 @@ Test(dynamic, dynamic_quantize_dequantize_pair)
 Test(dynamic, matmulinteger_cast_mul_as_written_by_onnxruntime)
 {
     random_cases(FORM_ORT, 404, 25);
+}
+
+/* The same with u8 weights: they run on the int8 kernel as w - zp + c in
+ * s8 with c as oneDNN's weights zero point, within the contract. */
+Test(dynamic, matmulinteger_with_u8_weights_as_written_by_onnxruntime)
+{
+    u8_weights = true;
+    random_cases(FORM_ORT, 414, 25);
+    u8_weights = false;
 }
 
 /* A few large layers, K and N up to 4096. */

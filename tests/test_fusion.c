@@ -79,8 +79,15 @@ static dqg_tensor_id src_dq(gen *G, dqg_tensor_id x, dqg_dtype xt, bool per_axis
 
 /* Weight DQ of constant weights of shape wd, per-tensor or per channel along
  * oc_axis; u8 weights with zero point 128 (or per channel near it). */
+/* The kinds of u8 weights w_dq makes: w - zp within s8 (a convolution's
+ * and a matmul's int8 kernels fold it); spanning 256 values across s8's
+ * bounds with one zero point (a matmul folds it with a common offset, its
+ * weights zero point); spanning more than 256 values with per-channel
+ * zero points (nothing folds it). */
+typedef enum { W_FITS, W_WIDE, W_UNFOLDABLE } w_range;
+
 static dqg_tensor_id w_dq(gen *G, int rank, const int64_t *wd, int oc_axis, dqg_dtype wt,
-                          bool unfoldable)
+                          w_range range)
 {
     dqg_graph *g = G->g;
     int64_t n = 1;
@@ -88,14 +95,20 @@ static dqg_tensor_id w_dq(gen *G, int rank, const int64_t *wd, int oc_axis, dqg_
         n *= wd[i];
     int8_t *w = malloc((size_t)n);
     for (int64_t i = 0; i < n; i++)
-        w[i] = wt == DQG_U8 ? (int8_t)(uint8_t)rin(100, 156) : (int8_t)rin(-127, 127);
-    bool per_ch = rin(0, 1);
+        w[i] = wt != DQG_U8      ? (int8_t)rin(-127, 127)
+               : range == W_WIDE ? (int8_t)(uint8_t)rin(0, 255)
+                                 : (int8_t)(uint8_t)rin(100, 156);
+    bool per_ch = range == W_UNFOLDABLE || (range != W_WIDE && rin(0, 1));
     int64_t oc = wd[oc_axis], ns = per_ch ? oc : 1, one = 1;
     float *s = malloc((size_t)ns * sizeof *s);
     uint8_t *zp = malloc((size_t)ns);
+    int wide_zp = (int)rin(0, 255);
     for (int i = 0; i < ns; i++) {
         s[i] = 0.005f + 0.0005f * (float)rin(0, 40);
-        zp[i] = wt == DQG_U8 ? (uint8_t)(unfoldable ? 0 : 128 + rin(-3, 3)) : 0;
+        zp[i] = wt != DQG_U8            ? 0
+                : range == W_UNFOLDABLE ? (uint8_t)(i % 2 ? 255 : 0)
+                : range == W_WIDE       ? (uint8_t)wide_zp
+                                        : (uint8_t)(128 + rin(-3, 3));
     }
     if (edge.zero_scale)
         s[0] = 0.0f;
@@ -279,9 +292,10 @@ static void check(gen *G)
     dqg_graph_destroy(g);
 }
 
-/* One MatMul case; `mode`: 0 fusable, 1 src per-axis, 2 unfoldable weight
- * zero point, 3 s4 weights: the last three are refused as int8 and run as a
- * weight-only MatMul. */
+/* One MatMul case; `mode`: 0 fusable (s8 weights, or u8 with any
+ * per-tensor zero point), 1 src per-axis, 2 unfoldable per-channel weight
+ * zero points, 3 s4 weights: the last three are refused as int8 and run as
+ * a weight-only MatMul. */
 static void matmul_case(int mode)
 {
     gen G = {0};
@@ -303,6 +317,10 @@ static void matmul_case(int mode)
         if (K * N > (1 << 22)) /* keep the reference's work bounded */
             N = sizes[rin(0, 6)];
     }
+    if (mode == 2 && N < 2)
+        N = 2; /* two channels, zero points 0 and 255 */
+    if (mode == 1 && K < 2)
+        K = 2; /* per-axis along one value is per-tensor */
     int brank = edge.small_m ? 0 : (int)rin(0, 2);
     int64_t xd[4];
     int xr = 0;
@@ -329,7 +347,11 @@ static void matmul_case(int mode)
                                   cf32(G.g, 0, &one, &s), DQG_NONE, &wa);
         free(w4);
     } else {
-        b = w_dq(&G, 2, wd, tb ? 0 : 1, mode == 2 || rin(0, 3) == 0 ? DQG_U8 : DQG_S8, mode == 2);
+        int kind = mode == 2 ? 3 : (int)rin(0, 5);
+        b = w_dq(&G, 2, wd, tb ? 0 : 1, kind >= 2 ? DQG_U8 : DQG_S8,
+                 mode == 2   ? W_UNFOLDABLE
+                 : kind == 2 ? W_FITS
+                             : W_WIDE);
     }
     dqg_matmul_attrs at = {.transpose_b = tb};
     dqg_tensor_id y = dqg_matmul(G.g, "mm", a, b, &at);
@@ -340,7 +362,7 @@ static void matmul_case(int mode)
     G.K = K;
     G.gemv_m = edge.small_m ? M : 0;
     G.expect_reason = mode == 1   ? "activation scales vary along axis"
-                      : mode == 2 ? "does not fit s8"
+                      : mode == 2 ? "more than one s8 range"
                                   : "weights are s4";
     snprintf(G.what, sizeof G.what, "matmul mode %d M=%lld K=%lld N=%lld batch=%d %s tb=%d", mode,
              (long long)M, (long long)K, (long long)N, brank, dqg_dtype_name(xt), tb);
@@ -390,7 +412,7 @@ static void conv_case(int sr, bool depthwise)
     dqg_dtype xt = rin(0, 1) ? DQG_U8 : DQG_S8;
     G.x_in = dqg_input(G.g, "x", xt, sr + 2, xd);
     dqg_tensor_id x = src_dq(&G, G.x_in, xt, false, 1, 1);
-    dqg_tensor_id w = w_dq(&G, sr + 2, wd, 0, rin(0, 3) == 0 ? DQG_U8 : DQG_S8, false);
+    dqg_tensor_id w = w_dq(&G, sr + 2, wd, 0, rin(0, 3) == 0 ? DQG_U8 : DQG_S8, W_FITS);
     dqg_tensor_id b = DQG_NONE;
     bool own_bias = rin(0, 1);
     if (own_bias) {
@@ -540,7 +562,7 @@ Test(fusion, chained_layers_keep_int8_between)
     dqg_tensor_id sc1 = cf32(g, 0, &one, &s1), sc2 = cf32(g, 0, &one, &s2);
     dqg_tensor_id zp = dqg_constant(g, "zp", DQG_U8, 0, &one, &z, 1);
     dqg_tensor_id t = dqg_dequantize_linear(g, "x_dq", G.x_in, sc1, zp, &da);
-    t = dqg_matmul(g, "mm1", t, w_dq(&G, 2, wd, 1, DQG_S8, false), NULL);
+    t = dqg_matmul(g, "mm1", t, w_dq(&G, 2, wd, 1, DQG_S8, W_FITS), NULL);
     dqg_tensor_id mid = dqg_quantize_linear(g, "q1", t, sc2, zp, &qa);
     t = dqg_dequantize_linear(g, "dq2", mid, sc2, zp, &da);
     int8_t w2[256];
@@ -638,7 +660,7 @@ Test(fusion, conv_residual_sum)
         dqg_tensor_id x_in = dqg_input(g, "x", xt, 4, xd), r_in = dqg_input(g, "r", rt, 4, rd);
         gen G = {.g = g};
         dqg_tensor_id x = src_dq(&G, x_in, xt, false, 1, 1);
-        dqg_tensor_id w = w_dq(&G, 4, wd, 0, DQG_S8, false);
+        dqg_tensor_id w = w_dq(&G, 4, wd, 0, DQG_S8, W_FITS);
         dqg_conv_attrs a = {.spatial_rank = 2,
                             .pads_begin = {k / 2, k / 2},
                             .pads_end = {k / 2, k / 2},
