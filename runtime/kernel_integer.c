@@ -1,15 +1,16 @@
 /* A MatMul or Convolution whose result only a TypeCast to an integer type
  * reads: the ONNX front end's MatMulInteger and ConvInteger when their int8
- * fusion does not apply (weights at run time, u8 weights whose zero point
- * leaves the s8 range, a source zero point with an s32 result, a CPU
- * without VNNI). The operands are dequantized 8-bit integers, so every
- * product is an integer of at most 255^2, and the sums are exact in f32
- * only below 2^24: past 258 products an f32 result rounds them. Here the
- * reduction is cut into chunks of at most 256 products (K for a MatMul,
- * input channels times the window for a Convolution), each an f32 matmul or
- * convolution on oneDNN whose sums stay below 2^24 and are therefore exact;
- * the chunks are added in double and the total is rounded once to the
- * cast's type, as the reference does (dqg_ref_values.wide). A chunk's
+ * fusion does not apply (weights at run time, u8 weights that no common
+ * zero point brings into s8, a source or weights zero point with an s32
+ * result, a CPU without VNNI). The operands are dequantized 8-bit
+ * integers, so every product is an integer of at most 255^2, and the sums
+ * are exact in f32 only below 2^24: past 258 products an f32 result rounds
+ * them. Here the reduction is cut into chunks of at most 256 products (K
+ * for a MatMul, a group's input channels times the window for a
+ * Convolution), each an f32 matmul or convolution on oneDNN whose sums stay
+ * below 2^24 and are therefore exact; the chunks are added in double and
+ * the total is rounded once to the cast's type, as the reference does
+ * (dqg_ref_values.wide). A chunk's
  * operands are copied into the layouts the primitive prefers where their
  * strided views would leave oneDNN 2.6 only a slow implementation (A of a
  * cut MatMul, both of a Convolution), and a constant B is packed once per
@@ -377,19 +378,75 @@ fail:
     return st;
 }
 
-/* The convolution over cc input channels (chunk kind k): the primitive on
- * the layouts it prefers, and copies of the operands' channel slices into
- * them. The copies' sizes go in m->copy_offset until
- * integer_kernel_finish places them. */
+/* A grouped convolution's chunk of cc input channels per group: the
+ * source's slices as a view [N, G, cc, X...] of x (channels c0 .. c0 + cc
+ * of every group), the primitive's source [N, G x cc, X...] (*src; plain,
+ * channels-last when the result is: oneDNN 2.6 has only its reference
+ * grouped convolution for other pairs), and that as the view's dims
+ * (*twin), for the copy between them. */
+static dqg_status group_source(const imatmul_kernel *m, const dnnl_memory_desc_t *md_x, int64_t G,
+                               int64_t cc, bool channels_last, dnnl_memory_desc_t *view,
+                               dnnl_memory_desc_t *src, dnnl_memory_desc_t *twin)
+{
+    static const dnnl_format_tag_t nxc[] = {dnnl_acb, dnnl_acdb, dnnl_acdeb},
+                                   ncx[] = {dnnl_abc, dnnl_abcd, dnnl_abcde};
+    int nd = md_x->ndims;
+    const dnnl_dims_t *xs = &md_x->format_desc.blocking.strides;
+    dnnl_dims_t vd, vs, sd, ts;
+    vd[0] = md_x->dims[0];
+    vd[1] = G;
+    vd[2] = cc;
+    vs[0] = (*xs)[0];
+    vs[1] = (*xs)[1] * (md_x->dims[1] / G);
+    vs[2] = (*xs)[1];
+    for (int i = 2; i < nd; i++) {
+        vd[i + 1] = md_x->dims[i];
+        vs[i + 1] = (*xs)[i];
+    }
+    for (int i = 0; i < nd; i++)
+        sd[i] = i == 1 ? G * cc : md_x->dims[i];
+    if (nd < 3 || nd > 5 ||
+        dnnl_memory_desc_init_by_strides(view, nd + 1, vd, dnnl_f32, vs) != dnnl_success ||
+        dnnl_memory_desc_init_by_tag(src, nd, sd, dnnl_f32,
+                                     channels_last ? nxc[nd - 3] : ncx[nd - 3]) != dnnl_success)
+        return dqg_set_error(DQG_BACKEND_ERROR, "%s: grouped source descriptors", m->base.impl);
+    const dnnl_dims_t *ss = &src->format_desc.blocking.strides;
+    ts[0] = (*ss)[0];
+    ts[1] = cc * (*ss)[1]; /* group g's channels follow group g - 1's */
+    ts[2] = (*ss)[1];
+    for (int i = 2; i < nd; i++)
+        ts[i + 1] = (*ss)[i];
+    return dnnl_memory_desc_init_by_strides(twin, nd + 1, vd, dnnl_f32, ts) == dnnl_success
+               ? DQG_OK
+               : dqg_set_error(DQG_BACKEND_ERROR, "%s: grouped source descriptors", m->base.impl);
+}
+
+/* The convolution over cc input channels (per group; chunk kind k): the
+ * primitive on the layouts it prefers (a grouped one's source
+ * channels-last), and copies of the operands' channel slices into them.
+ * The copies' sizes go in m->copy_offset until integer_kernel_finish
+ * places them. */
 static dqg_status conv_chunk(imatmul_kernel *m, const dqg_conv_attrs *a, dnnl_memory_desc_t md_x,
                              dnnl_memory_desc_t md_w, const dnnl_memory_desc_t *md_y, int64_t cc,
                              int k)
 {
-    md_x.dims[1] = md_x.padded_dims[1] = cc;
-    md_w.dims[1] = md_w.padded_dims[1] = cc;
-    dnnl_memory_desc_t any[2];
+    int64_t G = a->groups;
+    int wc = G > 1 ? 2 : 1; /* the weights' input-channel axis */
+    md_w.dims[wc] = md_w.padded_dims[wc] = cc;
+    dnnl_memory_desc_t any[2], x_twin;
     const dnnl_memory_desc_t *view[2] = {&md_x, &md_w};
-    for (int i = 0; i < 2; i++)
+    if (G > 1) {
+        dnnl_memory_desc_t x_view;
+        bool nxc =
+            md_y->ndims > 2 && md_y->format_desc.blocking.strides[1] == 1 && md_y->dims[1] > 1;
+        dqg_status gst = group_source(m, &md_x, G, cc, nxc, &x_view, &any[0], &x_twin);
+        if (gst != DQG_OK)
+            return gst;
+        md_x = x_view;
+    } else {
+        md_x.dims[1] = md_x.padded_dims[1] = cc;
+    }
+    for (int i = G > 1 ? 1 : 0; i < 2; i++)
         if (dnnl_memory_desc_init_by_tag(&any[i], view[i]->ndims, view[i]->dims, dnnl_f32,
                                          dnnl_format_tag_any) != dnnl_success)
             return dqg_set_error(DQG_BACKEND_ERROR, "%s: descriptors", m->base.impl);
@@ -408,8 +465,9 @@ static dqg_status conv_chunk(imatmul_kernel *m, const dqg_conv_attrs *a, dnnl_me
         return st;
     dnnl_memory_desc_t use[2] = {*dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0),
                                  *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0)};
-    /* Constant weights are packed once; run-time operands copied per chunk. */
-    st = chunk_copy(m, k, 0, view[0], &use[0]);
+    /* Constant weights are packed once; run-time operands copied per chunk
+     * (a grouped source through its view's dims). */
+    st = chunk_copy(m, k, 0, view[0], G > 1 ? &x_twin : &use[0]);
     if (st == DQG_OK)
         st = m->b_packed ? pack_b_chunks(m, k, view[1], &use[1])
                          : chunk_copy(m, k, 1, view[1], &use[1]);
@@ -435,23 +493,24 @@ dqg_status dqg_kernel_iconv_build(const dqg_kernel_request *req, dqg_kernel **ou
     for (int i = 2; i < w->rank; i++)
         window *= w->dims[i];
     const dqg_tensor *bias = op->inputs[2] != DQG_NONE ? &g->tensors[op->inputs[2]] : NULL;
-    if (a->groups != 1 || window > KCHUNK ||
+    if (window > KCHUNK ||
         (bias && (bias->kind != DQG_TENSOR_CONSTANT || bias->nelems != w->dims[0]))) {
-        st = dqg_set_error(DQG_UNSUPPORTED, "%s: groups, a window of more than %d or a bias",
-                           m->base.impl, KCHUNK);
+        st = dqg_set_error(DQG_UNSUPPORTED, "%s: a window of more than %d or a bias", m->base.impl,
+                           KCHUNK);
         goto fail;
     }
     dnnl_memory_desc_t md_x, md_w, md_y;
     if ((st = dqg_conv_activation_md(x, a->data_format, dnnl_f32, &md_x)) != DQG_OK ||
-        (st = dqg_conv_weights_md(w, 1, dnnl_f32, false, &md_w)) != DQG_OK ||
+        (st = dqg_conv_weights_md(w, a->groups, dnnl_f32, false, &md_w)) != DQG_OK ||
         (st = dqg_conv_activation_md(&g->tensors[cast->outputs[0]], a->data_format, dnnl_f32,
                                      &md_y)) != DQG_OK)
         goto fail;
     /* The result in scratch as the cast's output is stored. */
-    m->K = md_x.dims[1];
+    /* The reduction: the input channels of one group. */
+    m->K = w->dims[1];
     m->chunk = KCHUNK / window;
     m->a_kstride = md_x.format_desc.blocking.strides[1];
-    m->b_kstride = md_w.format_desc.blocking.strides[1];
+    m->b_kstride = md_w.format_desc.blocking.strides[a->groups > 1 ? 2 : 1];
     m->nchunks = (m->K + m->chunk - 1) / m->chunk;
     if (bias) {
         if (!(m->bias = malloc((size_t)bias->nelems * sizeof *m->bias))) {

@@ -76,6 +76,14 @@ static void check(dqg_graph *g, dqg_buffer *in, int n_in, const int64_t *want, i
                          dqg_last_error());
             cr_assert_eq(dqg_execute(c, in, (size_t)n_in, &out, 1), DQG_OK, "%s: %s", what,
                          dqg_last_error());
+            /* On oneDNN every MatMul and Convolution (grouped ones too)
+             * runs a oneDNN kernel, none the scalar reference kernel. */
+            for (size_t p = 0; cfg < 2 && p < dqg_compiled_partition_count(c); p++) {
+                const char *info = dqg_compiled_partition_info(c, p);
+                cr_assert(!(strstr(info, "-> reference") &&
+                            (strstr(info, "MatMul") || strstr(info, "Convolution"))),
+                          "%s, configuration %d: %s", what, cfg, info);
+            }
             dqg_compiled_destroy(c);
         }
         for (int64_t i = 0; i < n; i++)
@@ -238,6 +246,10 @@ static void conv_case(uint32_t seed)
     /* Input channels per group: around the chunk of 256 / window. */
     int64_t window = KH * KW, per = 256 / window;
     int64_t Cg = test_rin(0, 2) ? test_rin(per - 2 > 1 ? per - 2 : 1, 2 * per + 3) : test_rin(1, 6);
+    if (test_rin(0, 7) == 0) { /* depthwise */
+        groups = test_rin(2, 9);
+        Cg = 1;
+    }
     int64_t C = Cg * groups, O = groups * test_rin(1, 3), H = test_rin(KH, KH + 4),
             W = test_rin(KW, KW + 4);
     dqg_conv_attrs at = {.spatial_rank = 2,
