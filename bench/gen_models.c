@@ -50,11 +50,13 @@ int main(int argc, char **argv)
                 "ort_dynamic_matmul_128x1024x1024");
     rc |=
         write(zoo_ort_dynamic_matmul(1, 4096, 4096, false, 4), d, "ort_dynamic_matmul_1x4096x4096");
-    {
-        /* u8 weights (the quantizer's QUInt8): MatMulInteger unfused. */
+    for (int pc = 0; pc < 2; pc++) {
+        /* u8 weights (the quantizer's QUInt8), one zero point or one per
+         * column (per_channel). */
         double bound;
-        const char *name = "ort_dynamic_matmul_u8w_128x768x3072";
-        rc |= write(zoo_ort_dynamic_matmul_u8w(128, 768, 3072, 5, &bound), d, name);
+        const char *name = pc ? "ort_dynamic_matmul_u8w_per_column_128x768x3072"
+                              : "ort_dynamic_matmul_u8w_128x768x3072";
+        rc |= write(zoo_ort_dynamic_matmul_u8w(128, 768, 3072, pc, 5, &bound), d, name);
         rc |= write_atol(d, name, bound);
     }
     {

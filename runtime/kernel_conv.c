@@ -183,7 +183,7 @@ dqg_status dqg_kernel_conv_build(const dqg_kernel_request *req, dqg_kernel **out
     }
     /* The attributes carry the epilogue (if any) and the fpmath mode. */
     if (epilogue) {
-        if ((st = dqg_qattr_build(req, y->rank, 1, w->dims[0], &md_y, NULL, &c->post,
+        if ((st = dqg_qattr_build(req, y->rank, 1, w->dims[0], &md_y, NULL, false, &c->post,
                                   c->base.impl)) != DQG_OK)
             goto fail;
     } else if (dnnl_primitive_attr_create(&c->post.attr) != dnnl_success) {

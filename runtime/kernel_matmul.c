@@ -275,7 +275,7 @@ dqg_status dqg_kernel_matmul_build(const dqg_kernel_request *req, dqg_kernel **o
     }
     /* The attributes carry the epilogue (if any); an operand of the
      * result's shape is dense in it even when the result is strided. */
-    if ((st = dqg_qattr_build(req, R, R - 1, md_b.dims[R - 1], &md_y, NULL, &m->post,
+    if ((st = dqg_qattr_build(req, R, R - 1, md_b.dims[R - 1], &md_y, NULL, false, &m->post,
                               m->base.impl)) != DQG_OK)
         goto fail;
     size_t scratch = dqg_qattr_scratch_size(&m->post);

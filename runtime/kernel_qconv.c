@@ -216,7 +216,7 @@ dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **ou
     /* Operands of the result's shape take the primitive's layout for the
      * result (channels-last); one stored otherwise is reordered first. */
     dqg_conv_io_plan(&c->io, &md_x, &md_y, a->data_format);
-    if ((st = dqg_qattr_build(req, y->rank, 1, w->dims[0], &c->io.dst, colsum, &c->q,
+    if ((st = dqg_qattr_build(req, y->rank, 1, w->dims[0], &c->io.dst, colsum, false, &c->q,
                               c->base.impl)) != DQG_OK ||
         (st = dqg_qattr_exact_integer(req, &c->q, wv.K, c->base.impl)) != DQG_OK)
         goto fail;

@@ -5,6 +5,7 @@
  * scalar multiply post-op, the source zero point (constant or run-time),
  * the epilogue as post-ops and, when a Quantize follows, a u8/s8
  * destination with its zero point. */
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,7 +24,38 @@ typedef struct qmatmul_kernel {
     int dst_arg;
     void *w_packed;
     size_t pad_offset; /* the primitive's scratchpad, last in scratch */
+    /* Per-column weights zero points (dqg_weights_fold_s8_columns): the
+     * row term's factor per column, col[n] times the output scale, and the
+     * source's shape as rows of K. NULL: none. */
+    float *col_factor;
+    int64_t rows, K, N;
+    dqg_dtype src_dtype;
 } qmatmul_kernel;
+
+/* The row term: t[m, n] = col_factor[n] * sum_k (x[m, k] - zx), the sums
+ * exact in integers. */
+static void fill_row_term(const qmatmul_kernel *m, const void *x, int32_t zx, float *t)
+{
+    const int64_t K = m->K, N = m->N;
+    int threads = m->rows * (K + N) >= (1 << 15) ? omp_get_max_threads() : 1;
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t r = 0; r < m->rows; r++) {
+        int64_t sum = 0;
+        if (m->src_dtype == DQG_U8) {
+            const uint8_t *xr = (const uint8_t *)x + r * K;
+            for (int64_t k = 0; k < K; k++)
+                sum += xr[k];
+        } else {
+            const int8_t *xr = (const int8_t *)x + r * K;
+            for (int64_t k = 0; k < K; k++)
+                sum += xr[k];
+        }
+        float rs = (float)(sum - (int64_t)zx * K);
+        float *tr = t + r * N;
+        for (int64_t n = 0; n < N; n++)
+            tr[n] = m->col_factor[n] * rs;
+    }
+}
 
 static dqg_status qmatmul_execute(dqg_kernel *k, void *const *args, void *scratch)
 {
@@ -35,6 +67,9 @@ static dqg_status qmatmul_execute(dqg_kernel *k, void *const *args, void *scratc
         return st;
     h[1] = m->w_packed;
     h[2] = args[m->dst_arg];
+    if (m->col_factor)
+        fill_row_term(m, h[0], dqg_qattr_src_zp(&m->q, args, internal),
+                      (float *)((char *)scratch + m->q.row_term_offset));
     dqg_qattr_handles(&m->q, args, internal, scratch, 3, h);
     return dqg_dnnl_prim_execute(&m->prim, h, (char *)scratch + m->pad_offset, m->base.impl);
 }
@@ -46,6 +81,7 @@ static void qmatmul_destroy(dqg_kernel *k)
     dqg_qattr_free(&m->q);
     dqg_qsrc_free(&m->src);
     free(m->w_packed);
+    free(m->col_factor);
     free(m);
 }
 
@@ -65,13 +101,27 @@ dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **
              dqg_dtype_name(y->dtype));
     dqg_weights w = {0};
     int8_t *folded = NULL;
-    int32_t w_zp = 0;
+    int32_t w_zp = 0, *col = NULL;
     dnnl_primitive_desc_t pd = NULL;
     dqg_status st = dqg_int8_exact_isa(m->base.impl);
     if (st == DQG_OK)
         st = dqg_weights_resolve(g, req->roles, &w, m->base.impl);
-    if (st == DQG_OK)
+    bool resolved = st == DQG_OK;
+    if (resolved)
         st = dqg_weights_fold_s8(&w, &folded, &w_zp, m->base.impl);
+    if (resolved && st == DQG_UNSUPPORTED) {
+        /* No common offset: s8 codes and a row term per column, for a
+         * float result (the term is added in f32). */
+        const dqg_op *cast = dqg_req_op(req, DQG_ROLE_CAST);
+        if (cast && dqg_dtype_is_integer(g->tensors[cast->outputs[0]].dtype) &&
+            dqg_dtype_is_integer(y->dtype))
+            st = dqg_set_error(DQG_UNSUPPORTED,
+                               "%s: per-column weights zero points that leave s8, and an integer "
+                               "result (their row term would be added in f32)",
+                               m->base.impl);
+        else
+            st = dqg_weights_fold_s8_columns(&w, &folded, &col, m->base.impl);
+    }
     if (st == DQG_OK)
         st = dqg_weights_check_int32(&w, folded, w_zp, dqg_qsrc_range(req), m->base.impl);
     if (st != DQG_OK)
@@ -115,7 +165,8 @@ dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **
         if ((st = dqg_dnnl_md_dense(&md_y, R, yd64, y->dtype)) != DQG_OK)
             goto fail;
     }
-    if ((st = dqg_qattr_build(req, R, R - 1, N, &md_y, NULL, &m->q, m->base.impl)) != DQG_OK ||
+    if ((st = dqg_qattr_build(req, R, R - 1, N, &md_y, NULL, col != NULL, &m->q, m->base.impl)) !=
+            DQG_OK ||
         (st = dqg_qattr_weights_zp(&m->q, w_zp, m->base.impl)) != DQG_OK ||
         (st = dqg_qattr_exact_integer(req, &m->q, K, m->base.impl)) != DQG_OK)
         goto fail;
@@ -127,6 +178,20 @@ dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **
         if ((st = dqg_qsrc_init(&m->src, req, m->pad_offset, &qb)) != DQG_OK)
             goto fail;
         m->pad_offset += qb;
+    }
+    if (col) {
+        m->rows = x->nelems / (K > 0 ? K : 1);
+        m->K = K;
+        m->N = N;
+        m->src_dtype = x->dtype;
+        if (!(m->col_factor = malloc((size_t)(N ? N : 1) * sizeof *m->col_factor))) {
+            st = dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory", m->base.impl);
+            goto fail;
+        }
+        for (int64_t n = 0; n < N; n++)
+            m->col_factor[n] = (float)col[n] * m->q.row_scale[m->q.n_scales > 1 ? n : 0];
+        m->q.row_term_offset = (m->pad_offset + 63) & ~(size_t)63;
+        m->pad_offset = m->q.row_term_offset + (((size_t)(m->rows * N) * 4 + 63) & ~(size_t)63);
     }
     dnnl_matmul_desc_t d;
     dnnl_status_t s = dnnl_matmul_desc_init(&d, &md_x, &md_w_any, dqg_qattr_bias_md(&m->q), &md_y);
@@ -158,6 +223,7 @@ dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **
     dqg_qattr_note(&m->q, m->base.why, sizeof m->base.why);
     dnnl_primitive_desc_destroy(pd);
     free(folded);
+    free(col);
     dqg_weights_release(&w);
     *out = &m->base;
     return DQG_OK;
@@ -165,6 +231,7 @@ fail:
     if (pd)
         dnnl_primitive_desc_destroy(pd);
     free(folded);
+    free(col);
     dqg_weights_release(&w);
     qmatmul_destroy(&m->base);
     return st;

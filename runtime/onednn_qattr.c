@@ -386,11 +386,12 @@ static dqg_status add_sum(const dqg_kernel_request *req, dqg_qattr *q, dnnl_post
 
 dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int channel_axis,
                            int64_t channels, const dnnl_memory_desc_t *dst_md,
-                           const int64_t *w_colsum, dqg_qattr *q, const char *what)
+                           const int64_t *w_colsum, bool row_term, dqg_qattr *q, const char *what)
 {
     const dqg_graph *g = req->mini;
     const dqg_partition *p = req->roles;
     memset(q, 0, sizeof *q);
+    q->row_term_binary = -1;
     if (dnnl_primitive_attr_create(&q->attr) != dnnl_success)
         return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory", what);
     dnnl_status_t s = dnnl_success;
@@ -454,6 +455,7 @@ dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int chan
             int32_t zp;
             if (is_const(g, zt)) {
                 zp = (int32_t)dqg_load_int(g->tensors[zt].dtype, g->tensors[zt].data, 0);
+                q->src_zp_value = zp;
                 if (zp != 0 && w_colsum)
                     q->folded_zp = zp; /* the bias argument takes it below */
                 else if (zp != 0)
@@ -506,7 +508,28 @@ dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int chan
         status = dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory", what);
         goto out;
     }
-    if (q->n_factors > 0) {
+    if (row_term && (!dst_md || !sc)) {
+        status = dqg_set_error(DQG_UNSUPPORTED, "%s: a row term without int8 scales", what);
+    } else if (row_term) {
+        /* In accumulator units times the output scales, before the
+         * run-time factors: s (acc + bias) + s t = s (acc + t + bias). */
+        if (!(q->row_scale = malloc((size_t)n_sc * sizeof *q->row_scale))) {
+            status = dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory", what);
+        } else {
+            memcpy(q->row_scale, sc, (size_t)n_sc * sizeof *q->row_scale);
+            int b = q->row_term_binary = q->n_binary++;
+            q->binary_md[b] = *dst_md;
+            q->binary_md[b].data_type = dnnl_f32;
+            q->binary_index[b] = dnnl_post_ops_len(po);
+            q->binary_rt[b] = true;
+            q->binary_ref[b].arg = -3; /* the kernel's row term */
+            q->full_operand = true;
+            if ((s = dnnl_post_ops_append_binary(po, dnnl_binary_add, &q->binary_md[b])) !=
+                dnnl_success)
+                status = dqg_dnnl_error(s, what, "row-term post-op");
+        }
+    }
+    if (status == DQG_OK && q->n_factors > 0) {
         /* A placeholder operand shaped as one value; filled per execution. */
         dnnl_memory_desc_t *md = &q->binary_md[q->n_binary];
         dnnl_dims_t ones;
@@ -655,6 +678,13 @@ void dqg_qattr_note(const dqg_qattr *q, char *why, size_t size)
                  used ? "; " : "", (int)q->folded_zp);
         used = strlen(why);
     }
+    if (q->row_term_binary >= 0 && used + 1 < size) {
+        snprintf(why + used, size - used,
+                 "%sper-column weights zero points: s8 codes, and each column's difference to "
+                 "them times the source's row sums as the first post-op",
+                 used ? "; " : "");
+        used = strlen(why);
+    }
     if (q->weights_zp && used + 1 < size) {
         snprintf(why + used, size - used,
                  "%sweights stored as w - zp + %d in s8, with %d as oneDNN's "
@@ -675,6 +705,7 @@ void dqg_qattr_free(dqg_qattr *q)
     for (int i = 0; i < q->n_binary; i++)
         free(q->binary_data[i]);
     free(q->bias);
+    free(q->row_scale);
     memset(q, 0, sizeof *q);
 }
 
@@ -736,8 +767,16 @@ int dqg_qattr_handles(const dqg_qattr *q, void *const *args, const void *const *
     for (int i = 0; i < q->n_binary; i++)
         h[n++] = !q->binary_rt[i]             ? q->binary_data[i]
                  : q->binary_ref[i].arg == -2 ? (void *)factor
+                 : q->binary_ref[i].arg == -3 ? (void *)((char *)scratch + q->row_term_offset)
                                               : (void *)rt_value(&q->binary_ref[i], args, internal);
     return n;
+}
+
+int32_t dqg_qattr_src_zp(const dqg_qattr *q, void *const *args, const void *const *internal)
+{
+    if (!q->has_src_zp)
+        return q->src_zp_value;
+    return (int32_t)dqg_load_int(q->src_zp.dtype, rt_value(&q->src_zp, args, internal), 0);
 }
 
 dqg_status dqg_qsrc_init(dqg_qsrc *s, const dqg_kernel_request *req, size_t offset, size_t *bytes)

@@ -47,6 +47,15 @@ typedef struct dqg_qattr {
     bool other_axis_binary;  /* a binary operand that varies along an axis other than the channel */
     bool src_zero_point;     /* a non-zero or run-time source zero point */
     int32_t weights_zp;      /* the weights' common zero point (dqg_qattr_weights_zp) */
+    int32_t src_zp_value;    /* a constant source zero point (0: none or run-time) */
+    /* The row term of per-column weight zero points (dqg_weights_fold_s8_
+     * columns): a binary add, first in the chain, of an operand of the
+     * destination's shape that the kernel fills per execution at
+     * row_term_offset of its scratch, with the constant output scales
+     * (row_scale[n], or [0] for all) applied. -1: none. */
+    int row_term_binary;
+    size_t row_term_offset;
+    float *row_scale;
     dqg_dtype dst_dtype;
     /* A constant bias of an int8 kernel with constant scales, in
      * accumulator units (owned), as the primitive's bias argument: oneDNN
@@ -73,10 +82,16 @@ typedef struct dqg_qattr {
  * the sum of the s8 weights the primitive multiplies: given, a constant
  * source zero point becomes -zp * colsum in the bias argument instead of
  * oneDNN's zero-point compensation (only right where no padding reads the
- * zero point: a convolution without padding). */
+ * zero point: a convolution without padding). `row_term` reserves the
+ * chain's first post-op for the row term of per-column weight zero
+ * points (row_term_binary). */
 dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int channel_axis,
                            int64_t channels, const dnnl_memory_desc_t *dst_md,
-                           const int64_t *w_colsum, dqg_qattr *q, const char *what);
+                           const int64_t *w_colsum, bool row_term, dqg_qattr *q, const char *what);
+/* The source zero point of an execution (constant, run-time, or the one
+ * the kernel computed quantizing its source: `internal` as for
+ * dqg_qattr_handles). */
+int32_t dqg_qattr_src_zp(const dqg_qattr *q, void *const *args, const void *const *internal);
 void dqg_qattr_free(dqg_qattr *q);
 /* Appends to a kernel's `why` what the attributes left out (nothing when
  * they left nothing out). */

@@ -276,6 +276,38 @@ dqg_status dqg_weights_fold_s8(const dqg_weights *w, int8_t **out, int32_t *offs
     return dqg_set_error(DQG_UNSUPPORTED, "%s: weights do not fit s8 after folding", what);
 }
 
+dqg_status dqg_weights_fold_s8_columns(const dqg_weights *w, int8_t **out, int32_t **col,
+                                       const char *what)
+{
+    bool per_tensor = w->block_k == w->K && w->block_n == w->N;
+    bool per_n = w->block_k == w->K && w->block_n == 1;
+    *out = NULL;
+    *col = NULL;
+    if (!w->zp || (!per_tensor && !per_n) || (w->dtype != DQG_S8 && w->dtype != DQG_U8))
+        return dqg_set_error(DQG_UNSUPPORTED, "%s: weights zero points that vary along K", what);
+    dqg_cache_count_constant_transform();
+    int64_t n = w->K * w->N;
+    int8_t *buf = malloc((size_t)(n ? n : 1));
+    int32_t *c = malloc((size_t)(w->N ? w->N : 1) * sizeof *c);
+    if (!buf || !c) {
+        free(buf);
+        free(c);
+        return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory folding weights", what);
+    }
+    /* u8 codes less 128 (their top bit flipped), s8 codes as they are. */
+    const uint8_t *src = w->data;
+    uint8_t flip = w->dtype == DQG_U8 ? 0x80 : 0x00;
+    for (int64_t i = 0; i < n; i++)
+        buf[i] = (int8_t)(uint8_t)(src[i] ^ flip);
+    int32_t base = w->dtype == DQG_U8 ? 128 : 0;
+    for (int64_t j = 0; j < w->N; j++)
+        c[j] = base -
+               (int32_t)dqg_load_int(w->zp->dtype, w->zp->data, dqg_weights_scale_index(w, 0, j));
+    *out = buf;
+    *col = c;
+    return DQG_OK;
+}
+
 dqg_status dqg_weights_check_int32(const dqg_weights *w, const int8_t *folded, int32_t offset,
                                    int64_t src_range, const char *what)
 {

@@ -65,6 +65,16 @@ static inline int64_t dqg_weights_index(const dqg_weights *w, int64_t k, int64_t
 dqg_status dqg_weights_fold_s8(const dqg_weights *w, int8_t **out, int32_t *offset,
                                const char *what);
 
+/* For zero points no common offset brings into s8 (u8 weights with
+ * per-channel zero points spread over more than 0 .. 255 - max(w - zp)):
+ * the codes as s8 (u8 less 128) in the same storage layout, and per
+ * output column n the integer col[n] with w - zp = folded + col[n] (128 -
+ * zp or -zp). The kernel adds col[n] times the row sums of the source (less
+ * its zero point) to the s8 product. Per-tensor and per-channel zero
+ * points only; DQG_UNSUPPORTED otherwise. */
+dqg_status dqg_weights_fold_s8_columns(const dqg_weights *w, int8_t **out, int32_t **col,
+                                       const char *what);
+
 /* Whether an int8 kernel's int32 accumulators give the true sums for
  * every source: the largest output channel's sum of |folded weight|,
  * times `src_range` (the largest |x| or |x - zp| the source holds), must

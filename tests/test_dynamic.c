@@ -106,14 +106,22 @@ static void build(dyn_case *c, form f, int64_t M, int64_t K, int64_t N, bool per
             dqg_dequantize_linear(g, "a_dq", xq, test_const_f32(g, 0, &one, &u), xz, &ua);
         dqg_tensor_id b;
         if (u8_weights) {
-            /* w - zp spans 256 values, past s8's bounds unless zp = 128. */
-            uint8_t *wu = (uint8_t *)w, z = (uint8_t)rin(0, 255);
+            /* w - zp spans 256 values, past s8's bounds unless zp = 128;
+             * per-channel (one zero point per column, as MatMulInteger
+             * allows) they span more. */
+            uint8_t *wu = (uint8_t *)w, z[4096];
+            float ones[4096];
             for (int64_t i = 0; i < K * N; i++)
                 wu[i] = (uint8_t)rin(0, 255);
-            b = dqg_dequantize_linear(g, "b_dq",
-                                      dqg_constant(g, "w_u8", DQG_U8, 2, wd, wu, (size_t)(K * N)),
-                                      test_const_f32(g, 0, &one, &u),
-                                      dqg_constant(g, "w_zp_u8", DQG_U8, 0, &one, &z, 1), &ua);
+            for (int64_t i = 0; i < ns; i++) {
+                z[i] = (uint8_t)rin(0, 255);
+                ones[i] = 1.0f;
+            }
+            dqg_dequantize_linear_attrs za = {.opset = 13, .has_axis = per_channel, .axis = 1};
+            b = dqg_dequantize_linear(
+                g, "b_dq", dqg_constant(g, "w_u8", DQG_U8, 2, wd, wu, (size_t)(K * N)),
+                test_const_f32(g, per_channel ? 1 : 0, &ns, ones),
+                dqg_constant(g, "w_zp_u8", DQG_U8, per_channel ? 1 : 0, &ns, z, (size_t)ns), &za);
         } else {
             b = dqg_dequantize_linear(g, "b_dq", wq, test_const_f32(g, 0, &one, &u), DQG_NONE, &ua);
         }
@@ -317,8 +325,10 @@ Test(dynamic, matmulinteger_cast_mul_as_written_by_onnxruntime)
     random_cases(FORM_ORT, 404, 25);
 }
 
-/* The same with u8 weights: they run on the int8 kernel as w - zp + c in
- * s8 with c as oneDNN's weights zero point, within the contract. */
+/* The same with u8 weights: they run on the int8 kernel, within the
+ * contract; as w - zp + c in s8 with c as oneDNN's weights zero point
+ * (one zero point), or as w - 128 with a row term per column (one per
+ * column). */
 Test(dynamic, matmulinteger_with_u8_weights_as_written_by_onnxruntime)
 {
     u8_weights = true;

@@ -293,9 +293,9 @@ static void check(gen *G)
 }
 
 /* One MatMul case; `mode`: 0 fusable (s8 weights, or u8 with any
- * per-tensor zero point), 1 src per-axis, 2 unfoldable per-channel weight
- * zero points, 3 s4 weights: the last three are refused as int8 and run as
- * a weight-only MatMul. */
+ * per-tensor zero point), 1 src per-axis, 2 per-channel weight zero points
+ * no common offset brings into s8 (fused with a row term), 3 s4 weights:
+ * modes 1 and 3 are refused as int8 and run as a weight-only MatMul. */
 static void matmul_case(int mode)
 {
     gen G = {0};
@@ -356,8 +356,8 @@ static void matmul_case(int mode)
     dqg_matmul_attrs at = {.transpose_b = tb};
     dqg_tensor_id y = dqg_matmul(G.g, "mm", a, b, &at);
     G.y = epilogue(&G, y, xr - 1, N, DQG_FORMAT_NXC, true);
-    G.expect_fused = mode == 0;
-    G.expect_weight_only = mode != 0;
+    G.expect_fused = mode == 0 || mode == 2;
+    G.expect_weight_only = mode == 1 || mode == 3;
     G.is_matmul = true;
     G.K = K;
     G.gemv_m = edge.small_m ? M : 0;
@@ -453,7 +453,7 @@ Test(fusion, matmul_refused_src_per_axis)
         matmul_case(1);
 }
 
-Test(fusion, matmul_refused_weight_zero_point)
+Test(fusion, matmul_per_channel_weight_zero_points_beyond_s8)
 {
     rs = 4004;
     for (int i = 0; i < 30; i++)

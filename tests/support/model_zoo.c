@@ -91,18 +91,22 @@ tm_model *zoo_ort_dynamic_matmul(int64_t M, int64_t K, int64_t N, bool bias, uin
     return m;
 }
 
-tm_model *zoo_ort_dynamic_matmul_u8w(int64_t M, int64_t K, int64_t N, uint32_t seed,
-                                     double *step_bound)
+tm_model *zoo_ort_dynamic_matmul_u8w(int64_t M, int64_t K, int64_t N, bool per_column,
+                                     uint32_t seed, double *step_bound)
 {
     tm_model *m = matmul_io(13, T_FLOAT, M, K, N);
-    int64_t wd[] = {K, N};
-    uint8_t *w = malloc((size_t)(K * N)), wz = 131;
+    int64_t wd[] = {K, N}, nz = per_column ? N : 1;
+    uint8_t *w = malloc((size_t)(K * N)), *wz = malloc((size_t)nz);
+    float *ws = malloc((size_t)nz * sizeof *ws);
     for (int64_t i = 0; i < K * N; i++)
         w[i] = (uint8_t)(next(&seed) % 256);
-    float ws = uniform(&seed, 0.001f, 0.01f);
+    for (int64_t n = 0; n < nz; n++) {
+        wz[n] = per_column ? (uint8_t)(108 + next(&seed) % 41) : 131;
+        ws[n] = uniform(&seed, 0.001f, 0.01f);
+    }
     tm_init(m, "w_q", T_UINT8, 2, wd, w, (size_t)(K * N));
-    tm_init(m, "w_scale", T_FLOAT, 0, NULL, &ws, sizeof ws);
-    tm_init(m, "w_zp", T_UINT8, 0, NULL, &wz, 1);
+    tm_init(m, "w_scale", T_FLOAT, per_column ? 1 : 0, &nz, ws, (size_t)nz * sizeof *ws);
+    tm_init(m, "w_zp", T_UINT8, per_column ? 1 : 0, &nz, wz, (size_t)nz);
     tm_node(m, "DynamicQuantizeLinear", "", "dql", "x", "x_q,x_scale,x_zp");
     tm_node(m, "MatMulInteger", "", "mmi", "x_q,w_q,x_zp,w_zp", "acc");
     Onnx__NodeProto *c = tm_node(m, "Cast", "", "cast", "acc", "acc_f");
@@ -113,12 +117,14 @@ tm_model *zoo_ort_dynamic_matmul_u8w(int64_t M, int64_t K, int64_t N, uint32_t s
     for (int64_t n = 0; n < N; n++) {
         double col = 0;
         for (int64_t k = 0; k < K; k++)
-            col += fabs((double)w[k * N + n] - wz);
-        worst = fmax(worst, (double)ws * col);
+            col += fabs((double)w[k * N + n] - wz[per_column ? n : 0]);
+        worst = fmax(worst, (double)ws[per_column ? n : 0] * col);
     }
     if (step_bound) /* one step of every activation, x in [-2, 2) */
         *step_bound = 4.0 / 255.0 * worst;
     free(w);
+    free(wz);
+    free(ws);
     return m;
 }
 

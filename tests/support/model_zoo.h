@@ -17,11 +17,11 @@ tm_model *zoo_dql_matmul(int64_t M, int64_t K, int64_t N, uint32_t seed);
  * (s8 weights) -> Cast -> Mul(x_scale * w_scale) [-> Add bias]. */
 tm_model *zoo_ort_dynamic_matmul(int64_t M, int64_t K, int64_t N, bool bias, uint32_t seed);
 /* The same with the quantizer's QUInt8 weights: u8 over the whole range
- * with a zero point of 131, so w - 131 leaves s8 and the int8 fusion does
- * not apply: the unfused MatMulInteger, exact in K chunks. *step_bound (may
- * be NULL): as for zoo_ort_dynamic_projections. */
-tm_model *zoo_ort_dynamic_matmul_u8w(int64_t M, int64_t K, int64_t N, uint32_t seed,
-                                     double *step_bound);
+ * with a zero point of 131 (w - 131 leaves s8), or with `per_column` one
+ * scale and zero point (108 .. 148) per column. *step_bound (may be NULL):
+ * as for zoo_ort_dynamic_projections. */
+tm_model *zoo_ort_dynamic_matmul_u8w(int64_t M, int64_t K, int64_t N, bool per_column,
+                                     uint32_t seed, double *step_bound);
 /* A BERT-style layer's projections as ONNX Runtime's dynamic quantizer
  * writes them: one DynamicQuantizeLinear of x [M, H] read by four
  * MatMulInteger -> Cast -> Mul(x_scale * w_scale) -> Add(bias) chains, the
