@@ -24,9 +24,13 @@ static dqg_graph *build(void)
         return NULL;
     static int8_t w[K * N];
     static float ws[N], b[N];
-    static uint8_t w4[K * N / 2];
-    for (int i = 0; i < K * N; i++)
+    static uint8_t w4[K * N / 2], wu[K * N], wz[N];
+    for (int i = 0; i < K * N; i++) {
         w[i] = (int8_t)((i * 29) % 255 - 127);
+        wu[i] = (uint8_t)(i * 37);
+    }
+    for (int i = 0; i < N; i++) /* per-column zero points beyond s8: a row term */
+        wz[i] = (uint8_t)(i % 2 ? 20 : 230);
     for (int i = 0; i < K * N / 2; i++)
         w4[i] = (uint8_t)(i * 7);
     for (int i = 0; i < N; i++) {
@@ -54,8 +58,15 @@ static dqg_graph *build(void)
     dqg_tensor_id y2 =
         dqg_dequantize_linear(g, "dq4", dqg_constant(g, "w4", DQG_S4, 2, wd, w4, sizeof w4),
                               dqg_constant(g, "half", DQG_F32, 0, NULL, &one, 4), DQG_NONE, &a21);
+    dqg_tensor_id y3 = dqg_matmul(
+        g, "mm_u8", xf,
+        dqg_dequantize_linear(g, "dq_wu", dqg_constant(g, "wu", DQG_U8, 2, wd, wu, sizeof wu),
+                              dqg_constant(g, "wus", DQG_F32, 1, nd, ws, sizeof ws),
+                              dqg_constant(g, "wuz", DQG_U8, 1, nd, wz, sizeof wz), &wa),
+        NULL);
     dqg_output(g, y, "y1");
     dqg_output(g, y2, "y2");
+    dqg_output(g, y3, "y3");
     dqg_status st = dqg_graph_finalize(g);
     if (st != DQG_OK) {
         dqg_graph_destroy(g);
@@ -69,14 +80,16 @@ static float X[M * K];
 /* Executes c and compares with the reference interpreter's results. */
 static void check_results(dqg_graph *g, dqg_compiled *c)
 {
-    static float y1[M * N], y2[K * N], r1[M * N], r2[K * N];
+    static float y1[M * N], y2[K * N], y3[M * N], r1[M * N], r2[K * N], r3[M * N];
     dqg_buffer in = {.name = "x", .data = X, .size = sizeof X};
-    dqg_buffer out[2] = {{.name = "y1", .data = y1, .size = sizeof y1},
-                         {.name = "y2", .data = y2, .size = sizeof y2}};
-    dqg_buffer ref[2] = {{.name = "y1", .data = r1, .size = sizeof r1},
-                         {.name = "y2", .data = r2, .size = sizeof r2}};
-    cr_assert_eq(dqg_reference_run(g, &in, 1, ref, 2), DQG_OK, "%s", dqg_last_error());
-    cr_assert_eq(dqg_execute(c, &in, 1, out, 2), DQG_OK, "%s", dqg_last_error());
+    dqg_buffer out[3] = {{.name = "y1", .data = y1, .size = sizeof y1},
+                         {.name = "y2", .data = y2, .size = sizeof y2},
+                         {.name = "y3", .data = y3, .size = sizeof y3}};
+    dqg_buffer ref[3] = {{.name = "y1", .data = r1, .size = sizeof r1},
+                         {.name = "y2", .data = r2, .size = sizeof r2},
+                         {.name = "y3", .data = r3, .size = sizeof r3}};
+    cr_assert_eq(dqg_reference_run(g, &in, 1, ref, 3), DQG_OK, "%s", dqg_last_error());
+    cr_assert_eq(dqg_execute(c, &in, 1, out, 3), DQG_OK, "%s", dqg_last_error());
     /* The numerical contract: within 1e-5 of the output's largest
      * magnitude (a per-element bound trips on cancellation where the layer
      * runs in f32, as it does without VNNI). */
@@ -87,6 +100,12 @@ static void check_results(dqg_graph *g, dqg_compiled *c)
         cr_assert(fabsf(y1[i] - r1[i]) <= 1e-5f * maxabs, "y1[%d] %g vs %g (max %g)", i, y1[i],
                   r1[i], maxabs);
     cr_assert_eq(memcmp(y2, r2, sizeof y2), 0, "y2 differs from the reference");
+    float max3 = 0;
+    for (int i = 0; i < M * N; i++)
+        max3 = fmaxf(max3, fabsf(r3[i]));
+    for (int i = 0; i < M * N; i++)
+        cr_assert(fabsf(y3[i] - r3[i]) <= 1e-5f * max3, "y3[%d] %g vs %g (max %g)", i, y3[i], r3[i],
+                  max3);
 }
 
 static void init_x(void)
@@ -188,12 +207,13 @@ Test(alloc_failure, execute_leaves_compiled_usable)
                  * allocates the execution context. */
                 dqg_compiled *c = NULL;
                 cr_assert_eq(dqg_compile(g, &o, &c), DQG_OK, "%s", dqg_last_error());
-                static float y1[M * N], y2[K * N];
+                static float y1[M * N], y2[K * N], y3[M * N];
                 dqg_buffer in = {.name = "x", .data = X, .size = sizeof X};
-                dqg_buffer out[2] = {{.name = "y1", .data = y1, .size = sizeof y1},
-                                     {.name = "y2", .data = y2, .size = sizeof y2}};
+                dqg_buffer out[3] = {{.name = "y1", .data = y1, .size = sizeof y1},
+                                     {.name = "y2", .data = y2, .size = sizeof y2},
+                                     {.name = "y3", .data = y3, .size = sizeof y3}};
                 dqg_fault_inject_allocations(nth, sticky);
-                dqg_status st = dqg_execute(c, &in, 1, out, 2);
+                dqg_status st = dqg_execute(c, &in, 1, out, 3);
                 long injected = dqg_fault_injected_count();
                 dqg_fault_inject_allocations(0, false);
                 expect_oom_or_ok(st, "dqg_execute", nth);
