@@ -272,12 +272,12 @@ static void conv_case(uint32_t seed)
          bias = test_rin(0, 2) == 0;
     int64_t xd[4] = {N, nxc ? H : C, nxc ? W : H, nxc ? C : W}, wd[4] = {O, Cg, KH, KW};
     int64_t nx = N * C * H * W, nw = O * Cg * KH * KW;
-    float *X = malloc((size_t)nx * sizeof *X), *Wv = malloc((size_t)nw * sizeof *Wv), Bias[6];
+    float *X = malloc((size_t)nx * sizeof *X), *Wv = malloc((size_t)nw * sizeof *Wv), Bias[27];
     cr_assert(X && Wv);
     bool same = test_rin(0, 2) != 0;
     fill(X, nx, same, test_rin(0, 1));
     fill(Wv, nw, same, test_rin(0, 1));
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < 27; i++) /* O <= 9 groups x 3 */
         Bias[i] = (float)test_rin(-64 * 300, 64 * 300) / 64.0f; /* halves and other fractions */
     dqg_dtype to = targets[test_rin(0, 9) < 8 ? 0 : test_rin(1, 2)];
     dqg_graph *g = NULL;
