@@ -144,11 +144,13 @@ static void stage(chain *c, dqg_tensor_id t, double lip)
 
 /* An int8 core's operands: DequantizeLinear of a u8 graph input "x" (one
  * scale and zero point) and of constant s8 weights, scaled per channel
- * along `waxis`. The random draws happen one statement at a time, so a
- * seed makes the same case whichever order a compiler evaluates
- * arguments in. */
+ * along `waxis` -- for a MatMul (`u8_ok`) a third of the time u8 weights
+ * over their whole range with one zero point or one per channel (a common
+ * offset or a row term in the kernel). The random draws happen one
+ * statement at a time, so a seed makes the same case whichever order a
+ * compiler evaluates arguments in. */
 static void int8_operands(chain *c, int xrank, const int64_t *xd, int wrank, const int64_t *wd,
-                          int waxis, dqg_tensor_id *x, dqg_tensor_id *w)
+                          int waxis, bool u8_ok, dqg_tensor_id *x, dqg_tensor_id *w)
 {
     dqg_graph *g = c->g;
     int64_t one = 1;
@@ -158,6 +160,20 @@ static void int8_operands(chain *c, int xrank, const int64_t *xd, int wrank, con
     uint8_t zp = (uint8_t)test_rin(0, 255);
     dqg_tensor_id s = scalar(g, test_uniform(0.005f, 0.05f));
     *x = dqg_dequantize_linear(g, NULL, in, s, dqg_constant(g, NULL, DQG_U8, 0, &one, &zp, 1), &da);
+    if (u8_ok && test_rin(0, 2) == 0) {
+        bool per_channel = test_rin(0, 1);
+        int64_t nz = per_channel ? wd[waxis] : 1;
+        dqg_tensor_id q = const_i8(g, DQG_U8, wrank, wd, 0, 255);
+        dqg_tensor_id ws = const_f32(g, 1, &wd[waxis], 0.001f, 0.02f, false);
+        if (!per_channel)
+            ws = scalar(g, test_uniform(0.001f, 0.02f));
+        dqg_tensor_id z = const_i8(g, DQG_U8, per_channel ? 1 : 0, &nz, 0, 255);
+        note(c, "u8 weights, %s zero points: ", per_channel ? "per-channel" : "one of");
+        dqg_dequantize_linear_attrs ua = wa;
+        ua.has_axis = per_channel;
+        *w = dqg_dequantize_linear(g, NULL, q, ws, z, &ua);
+        return;
+    }
     dqg_tensor_id q = const_i8(g, DQG_S8, wrank, wd, -127, 127);
     dqg_tensor_id ws = const_f32(g, 1, &wd[waxis], 0.001f, 0.02f, false);
     *w = dqg_dequantize_linear(g, NULL, q, ws, DQG_NONE, &wa);
@@ -251,7 +267,7 @@ static void core(chain *c)
         const int64_t *xs = B ? xd : xd + 1;
         dqg_tensor_id x, w;
         if (c->core == CORE_MM_INT8) {
-            int8_operands(c, r, xs, 2, wd, 1, &x, &w);
+            int8_operands(c, r, xs, 2, wd, 1, true, &x, &w);
         } else if (c->core == CORE_MM_INT4) {
             x = add_input(c, "x", DQG_F32, r, xs);
             int64_t sd[2] = {(K + 31) / 32, N};
@@ -310,7 +326,7 @@ static void core(chain *c)
     c->channel_axis = nxc ? 3 : 1;
     dqg_tensor_id x, w;
     if (c->core == CORE_CONV_INT8) {
-        int8_operands(c, 4, xd, 4, wd, 0, &x, &w);
+        int8_operands(c, 4, xd, 4, wd, 0, false, &x, &w);
     } else {
         x = add_input(c, "x", DQG_F32, 4, xd);
         w = const_f32(g, 4, wd, -0.3f, 0.3f, false);
