@@ -54,23 +54,29 @@ static dqg_tensor_id cf32(dqg_graph *g, int rank, const int64_t *d, const float 
     return dqg_constant(g, NULL, DQG_F32, rank, d, v, (size_t)n * sizeof(float));
 }
 
-/* DQ of constant s8/u8 weights [dims], per tensor or per channel on axis. */
-static dqg_tensor_id weights(dqg_graph *g, int rank, const int64_t *d, int axis, bool *per_ch)
+/* DQ of constant s8/u8 weights [dims], per tensor or per channel on axis;
+ * with `wide` (MatMul), u8 weights may span their whole range with zero
+ * points anywhere in it (the kernels' common offset or row term). */
+static dqg_tensor_id weights(dqg_graph *g, int rank, const int64_t *d, int axis, bool wide,
+                             bool *per_ch)
 {
     int64_t n = 1;
     for (int i = 0; i < rank; i++)
         n *= d[i];
     bool u8 = rin(0, 3) == 0;
+    wide = wide && u8 && rin(0, 1);
     int8_t *w = malloc((size_t)n);
     for (int64_t i = 0; i < n; i++)
-        w[i] = u8 ? (int8_t)(uint8_t)rin(100, 156) : (int8_t)rin(-127, 127);
+        w[i] = !u8    ? (int8_t)rin(-127, 127)
+               : wide ? (int8_t)(uint8_t)rin(0, 255)
+                      : (int8_t)(uint8_t)rin(100, 156);
     *per_ch = rin(0, 1);
     int64_t ns = *per_ch ? d[axis] : 1, one = 1;
     float *s = malloc((size_t)ns * sizeof *s);
     uint8_t *z = malloc((size_t)ns);
     for (int64_t i = 0; i < ns; i++) {
         s[i] = 0.005f + 0.0005f * (float)rin(0, 40);
-        z[i] = u8 ? (uint8_t)(128 + rin(-3, 3)) : 0;
+        z[i] = !u8 ? 0 : wide ? (uint8_t)rin(0, 255) : (uint8_t)(128 + rin(-3, 3));
     }
     dqg_tensor_id q = dqg_constant(g, NULL, u8 ? DQG_U8 : DQG_S8, rank, d, w, (size_t)n);
     dqg_tensor_id sc = *per_ch ? cf32(g, 1, &ns, s, ns) : cf32(g, 0, &one, s, 1);
@@ -145,7 +151,7 @@ static void matmul_layer(layer *L)
     dqg_dtype xt;
     bool pc;
     dqg_tensor_id a = source(L, 2, xd, &xt);
-    dqg_tensor_id b = weights(L->g, 2, wd, 1, &pc);
+    dqg_tensor_id b = weights(L->g, 2, wd, 1, true, &pc);
     dqg_tensor_id y = dqg_matmul(L->g, "mm", a, b, NULL);
     L->y = epilogue(L, y, 2, 1, N);
     L->n_in = M * K;
@@ -185,7 +191,7 @@ static void conv_layer(layer *L)
     dqg_dtype xt;
     bool pc;
     dqg_tensor_id x = source(L, sr + 2, xd, &xt);
-    dqg_tensor_id w = weights(L->g, sr + 2, wd, 0, &pc);
+    dqg_tensor_id w = weights(L->g, sr + 2, wd, 0, false, &pc);
     dqg_tensor_id y = dqg_convolution(L->g, "conv", x, w, DQG_NONE, &a);
     L->y = epilogue(L, y, sr + 2, ca, O);
     L->n_in = n_in;
