@@ -277,7 +277,7 @@ static void conv_case(uint32_t seed)
     bool same = test_rin(0, 2) != 0;
     fill(X, nx, same, test_rin(0, 1));
     fill(Wv, nw, same, test_rin(0, 1));
-    for (int i = 0; i < 27; i++) /* O <= 9 groups x 3 */
+    for (int i = 0; i < 27; i++)                                /* O <= 9 groups x 3 */
         Bias[i] = (float)test_rin(-64 * 300, 64 * 300) / 64.0f; /* halves and other fractions */
     dqg_dtype to = targets[test_rin(0, 9) < 8 ? 0 : test_rin(1, 2)];
     dqg_graph *g = NULL;
