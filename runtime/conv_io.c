@@ -17,20 +17,6 @@ void dqg_conv_io_plan(dqg_conv_io *io, const dnnl_memory_desc_t *md_x,
     dnnl_memory_desc_init_by_tag(&io->dst, md_y->ndims, md_y->dims, md_y->data_type, tag);
 }
 
-static dqg_status make_reorder(dqg_dnnl_prim *r, const dnnl_memory_desc_t *from,
-                               const dnnl_memory_desc_t *to, const char *what)
-{
-    dnnl_primitive_desc_t pd = NULL;
-    dqg_status st = dqg_dnnl_reorder_pd(&pd, from, to, NULL, what);
-    if (st != DQG_OK)
-        return st;
-    int kinds[2] = {DNNL_ARG_FROM, DNNL_ARG_TO};
-    dnnl_memory_desc_t mds[2] = {*from, *to};
-    st = dqg_dnnl_prim_init(r, pd, 2, kinds, mds, what);
-    dnnl_primitive_desc_destroy(pd);
-    return st;
-}
-
 dqg_status dqg_conv_io_finish(dqg_conv_io *io, const_dnnl_primitive_desc_t pd,
                               const dnnl_memory_desc_t *md_x, const dnnl_memory_desc_t *md_y,
                               size_t offset, size_t *bytes, char *why, size_t why_size,
@@ -41,14 +27,14 @@ dqg_status dqg_conv_io_finish(dqg_conv_io *io, const_dnnl_primitive_desc_t pd,
     *bytes = 0;
     dqg_status st;
     if (!dnnl_memory_desc_equal(md_x, &io->src)) {
-        if ((st = make_reorder(&io->src_reorder, md_x, &io->src, what)) != DQG_OK)
+        if ((st = dqg_dnnl_reorder_prim(&io->src_reorder, md_x, &io->src, what)) != DQG_OK)
             return st;
         io->reorder_src = true;
         io->src_offset = offset;
         *bytes += (dnnl_memory_desc_get_size(&io->src) + 63) & ~(size_t)63;
     }
     if (!dnnl_memory_desc_equal(md_y, &io->dst)) {
-        if ((st = make_reorder(&io->dst_reorder, &io->dst, md_y, what)) != DQG_OK)
+        if ((st = dqg_dnnl_reorder_prim(&io->dst_reorder, &io->dst, md_y, what)) != DQG_OK)
             return st;
         io->reorder_dst = true;
         io->dst_offset = offset + *bytes;

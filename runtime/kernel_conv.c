@@ -207,16 +207,10 @@ dqg_status dqg_kernel_conv_build(const dqg_kernel_request *req, dqg_kernel **out
         st = dqg_dnnl_pack(&md_w, w->data, &md_w_real, true, &c->w_packed, &bytes, c->base.impl);
         c->base.bytes += bytes;
     } else if (!dnnl_memory_desc_equal(&md_w, &md_w_real)) {
-        dnnl_primitive_desc_t rpd = NULL;
-        st = dqg_dnnl_reorder_pd(&rpd, &md_w, &md_w_real, NULL, c->base.impl);
-        if (st == DQG_OK) {
-            int rk[2] = {DNNL_ARG_FROM, DNNL_ARG_TO};
-            dnnl_memory_desc_t rm[2] = {md_w, md_w_real};
-            st = dqg_dnnl_prim_init(&c->w_reorder, rpd, 2, rk, rm, c->base.impl);
-            dnnl_primitive_desc_destroy(rpd);
-            c->reorder_w = st == DQG_OK;
+        st = dqg_dnnl_reorder_prim(&c->w_reorder, &md_w, &md_w_real, c->base.impl);
+        c->reorder_w = st == DQG_OK;
+        if (st == DQG_OK)
             c->base.scratch_size = (dnnl_memory_desc_get_size(&md_w_real) + 63) & ~(size_t)63;
-        }
     } else {
         md_w_real = md_w;
     }

@@ -193,14 +193,7 @@ static dqg_status finish(eltwise_kernel *e, const void *op_desc, int n_args, con
 static dqg_status reorder_kernel(eltwise_kernel *e, const dnnl_memory_desc_t *src,
                                  const dnnl_memory_desc_t *dst, dqg_kernel **out)
 {
-    dnnl_primitive_desc_t pd = NULL;
-    dqg_status st = dqg_dnnl_reorder_pd(&pd, src, dst, NULL, e->base.impl);
-    if (st != DQG_OK)
-        return st;
-    dnnl_memory_desc_t mds[2] = {*src, *dst};
-    int kinds[2] = {DNNL_ARG_FROM, DNNL_ARG_TO};
-    st = dqg_dnnl_prim_init(&e->prim, pd, 2, kinds, mds, e->base.impl);
-    dnnl_primitive_desc_destroy(pd);
+    dqg_status st = dqg_dnnl_reorder_prim(&e->prim, src, dst, e->base.impl);
     if (st != DQG_OK)
         return st;
     e->base.scratch_size = dqg_dnnl_scratchpad(&e->prim);

@@ -160,14 +160,7 @@ static dqg_status chunk_prim(imatmul_kernel *m, dnnl_primitive_desc_t pd, int k,
 static dqg_status chunk_copy(imatmul_kernel *m, int k, int i, const dnnl_memory_desc_t *view,
                              const dnnl_memory_desc_t *use)
 {
-    dnnl_primitive_desc_t rpd = NULL;
-    dqg_status st = dqg_dnnl_reorder_pd(&rpd, view, use, NULL, m->base.impl);
-    if (st != DQG_OK)
-        return st;
-    int kinds[2] = {DNNL_ARG_FROM, DNNL_ARG_TO};
-    dnnl_memory_desc_t mds[2] = {*view, *use};
-    st = dqg_dnnl_prim_init(&m->copy[k][i], rpd, 2, kinds, mds, m->base.impl);
-    dnnl_primitive_desc_destroy(rpd);
+    dqg_status st = dqg_dnnl_reorder_prim(&m->copy[k][i], view, use, m->base.impl);
     m->copied[i] = true;
     size_t bytes = dnnl_memory_desc_get_size(use);
     if (bytes > m->copy_offset[i])

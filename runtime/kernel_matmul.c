@@ -75,14 +75,7 @@ static void matmul_destroy(dqg_kernel *k)
 static dqg_status add_copy(matmul_kernel *m, int i, const dnnl_memory_desc_t *from,
                            const dnnl_memory_desc_t *to, size_t *offset)
 {
-    dnnl_primitive_desc_t pd = NULL;
-    dqg_status st = dqg_dnnl_reorder_pd(&pd, from, to, NULL, m->base.impl);
-    if (st != DQG_OK)
-        return st;
-    int kinds[2] = {DNNL_ARG_FROM, DNNL_ARG_TO};
-    dnnl_memory_desc_t mds[2] = {*from, *to};
-    st = dqg_dnnl_prim_init(&m->cvt[i], pd, 2, kinds, mds, m->base.impl);
-    dnnl_primitive_desc_destroy(pd);
+    dqg_status st = dqg_dnnl_reorder_prim(&m->cvt[i], from, to, m->base.impl);
     if (st != DQG_OK)
         return st;
     m->convert[i] = true;

@@ -133,15 +133,8 @@ static dqg_status plan_operands(qconv_kernel *c, const dqg_kernel_request *req, 
         if (dnnl_memory_desc_equal(&stored, &q->binary_md[b]))
             continue;
         qconv_operand *o = &c->operand[c->n_operands];
-        dnnl_primitive_desc_t pd = NULL;
-        if ((st = dqg_dnnl_reorder_pd(&pd, &stored, &q->binary_md[b], NULL, c->base.impl)) !=
+        if ((st = dqg_dnnl_reorder_prim(&o->reorder, &stored, &q->binary_md[b], c->base.impl)) !=
             DQG_OK)
-            return st;
-        int kinds[2] = {DNNL_ARG_FROM, DNNL_ARG_TO};
-        dnnl_memory_desc_t mds[2] = {stored, q->binary_md[b]};
-        st = dqg_dnnl_prim_init(&o->reorder, pd, 2, kinds, mds, c->base.impl);
-        dnnl_primitive_desc_destroy(pd);
-        if (st != DQG_OK)
             return st;
         o->handle = handle;
         o->offset = base + *bytes;

@@ -160,6 +160,20 @@ dqg_status dqg_dnnl_reorder_pd(dnnl_primitive_desc_t *pd, const dnnl_memory_desc
     return s == dnnl_success ? DQG_OK : dqg_dnnl_error(s, what, "reorder creation");
 }
 
+dqg_status dqg_dnnl_reorder_prim(dqg_dnnl_prim *prim, const dnnl_memory_desc_t *from,
+                                 const dnnl_memory_desc_t *to, const char *what)
+{
+    dnnl_primitive_desc_t pd = NULL;
+    dqg_status st = dqg_dnnl_reorder_pd(&pd, from, to, NULL, what);
+    if (st != DQG_OK)
+        return st;
+    int kinds[2] = {DNNL_ARG_FROM, DNNL_ARG_TO};
+    dnnl_memory_desc_t mds[2] = {*from, *to};
+    st = dqg_dnnl_prim_init(prim, pd, 2, kinds, mds, what);
+    dnnl_primitive_desc_destroy(pd);
+    return st;
+}
+
 dnnl_data_type_t dqg_dnnl_dtype(dqg_dtype dtype)
 {
     switch (dtype) {

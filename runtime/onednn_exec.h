@@ -86,6 +86,10 @@ dqg_status dqg_dnnl_pd_create_checked(dnnl_primitive_desc_t *pd, const_dnnl_op_d
 dqg_status dqg_dnnl_reorder_pd(dnnl_primitive_desc_t *pd, const dnnl_memory_desc_t *from,
                                const dnnl_memory_desc_t *to, const_dnnl_primitive_attr_t attr,
                                const char *what);
+/* A reorder primitive from `from` to `to` (no attributes) in *prim; its
+ * arguments are FROM and TO. */
+dqg_status dqg_dnnl_reorder_prim(dqg_dnnl_prim *prim, const dnnl_memory_desc_t *from,
+                                 const dnnl_memory_desc_t *to, const char *what);
 
 /* dqgraph's status for a failed oneDNN call, with a message naming `what`. */
 dqg_status dqg_dnnl_error(dnnl_status_t s, const char *what, const char *call);

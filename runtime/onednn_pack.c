@@ -13,14 +13,7 @@ static dqg_status reorder_once(const dnnl_memory_desc_t *from, const void *data,
                                const dnnl_memory_desc_t *to, void *buf, const char *what)
 {
     dqg_dnnl_prim prim;
-    dnnl_primitive_desc_t pd = NULL;
-    dqg_status st = dqg_dnnl_reorder_pd(&pd, from, to, NULL, what);
-    if (st != DQG_OK)
-        return st;
-    int kinds[2] = {DNNL_ARG_FROM, DNNL_ARG_TO};
-    dnnl_memory_desc_t mds[2] = {*from, *to};
-    st = dqg_dnnl_prim_init(&prim, pd, 2, kinds, mds, what);
-    dnnl_primitive_desc_destroy(pd);
+    dqg_status st = dqg_dnnl_reorder_prim(&prim, from, to, what);
     if (st != DQG_OK)
         return st;
     /* Packing happens once, when the kernel is built: its scratchpad is
