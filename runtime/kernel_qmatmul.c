@@ -1,10 +1,11 @@
 /* The fused int8 MatMul: u8/s8 activations x s8 weights (zero point folded
- * in -- u8 weights as s8 with a common offset, oneDNN's weights zero point
- * --, pre-packed once) on oneDNN's int8 matmul, with the weights' scales
- * (and every constant factor) as output scales, the run-time factors as a
- * scalar multiply post-op, the source zero point (constant or run-time),
- * the epilogue as post-ops and, when a Quantize follows, a u8/s8
- * destination with its zero point. */
+ * in; u8 weights as s8 with a common offset, oneDNN's weights zero point,
+ * or with per-column zero points as w - 128 plus a row term added as the
+ * first post-op; pre-packed once) on oneDNN's int8 matmul, with the
+ * weights' scales (and every constant factor) as output scales, the
+ * run-time factors as a scalar multiply post-op, the source zero point
+ * (constant or run-time), the epilogue as post-ops and, when a Quantize
+ * follows, a u8/s8 destination with its zero point. */
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
