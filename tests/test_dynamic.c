@@ -66,9 +66,31 @@ static void fill_activations(float *x, int64_t M, int64_t K)
     }
 }
 
-/* In FORM_ORT: u8 weights over their whole range with a zero point
- * anywhere in it (ONNX Runtime's QUInt8 weight type), not s8. */
+/* u8 weights over their whole range with a zero point anywhere in it
+ * (ONNX Runtime's QUInt8 weight type), not s8. */
 static bool u8_weights;
+
+/* DQ of such u8 weights [K, N] with scales s (ns values: one, or one per
+ * column) and as many zero points: w - zp spans 256 values, past s8's
+ * bounds unless zp = 128; per column (as MatMulInteger allows) they span
+ * more. */
+static dqg_tensor_id u8_weights_dq(dqg_graph *g, const char *name, int64_t K, int64_t N, int64_t ns,
+                                   const float *s)
+{
+    int64_t wd[] = {K, N};
+    uint8_t *wu = malloc((size_t)(K * N)), z[4096];
+    for (int64_t i = 0; i < K * N; i++)
+        wu[i] = (uint8_t)rin(0, 255);
+    for (int64_t i = 0; i < ns; i++)
+        z[i] = (uint8_t)rin(0, 255);
+    int r = ns > 1 ? 1 : 0;
+    dqg_dequantize_linear_attrs za = {.opset = 13, .has_axis = ns > 1, .axis = 1};
+    dqg_tensor_id b = dqg_dequantize_linear(
+        g, name, dqg_constant(g, NULL, DQG_U8, 2, wd, wu, (size_t)(K * N)),
+        test_const_f32(g, r, &ns, s), dqg_constant(g, NULL, DQG_U8, r, &ns, z, (size_t)ns), &za);
+    free(wu);
+    return b;
+}
 
 /* Builds one case: the activations' side in form `f`, MatMul with constant
  * weights, bias and post-ops. */
@@ -106,22 +128,10 @@ static void build(dyn_case *c, form f, int64_t M, int64_t K, int64_t N, bool per
             dqg_dequantize_linear(g, "a_dq", xq, test_const_f32(g, 0, &one, &u), xz, &ua);
         dqg_tensor_id b;
         if (u8_weights) {
-            /* w - zp spans 256 values, past s8's bounds unless zp = 128;
-             * per-channel (one zero point per column, as MatMulInteger
-             * allows) they span more. */
-            uint8_t *wu = (uint8_t *)w, z[4096];
             float ones[4096];
-            for (int64_t i = 0; i < K * N; i++)
-                wu[i] = (uint8_t)rin(0, 255);
-            for (int64_t i = 0; i < ns; i++) {
-                z[i] = (uint8_t)rin(0, 255);
+            for (int64_t i = 0; i < ns; i++)
                 ones[i] = 1.0f;
-            }
-            dqg_dequantize_linear_attrs za = {.opset = 13, .has_axis = per_channel, .axis = 1};
-            b = dqg_dequantize_linear(
-                g, "b_dq", dqg_constant(g, "w_u8", DQG_U8, 2, wd, wu, (size_t)(K * N)),
-                test_const_f32(g, per_channel ? 1 : 0, &ns, ones),
-                dqg_constant(g, "w_zp_u8", DQG_U8, per_channel ? 1 : 0, &ns, z, (size_t)ns), &za);
+            b = u8_weights_dq(g, "b_dq", K, N, ns, ones);
         } else {
             b = dqg_dequantize_linear(g, "b_dq", wq, test_const_f32(g, 0, &one, &u), DQG_NONE, &ua);
         }
@@ -160,8 +170,11 @@ static void build(dyn_case *c, form f, int64_t M, int64_t K, int64_t N, bool per
             }
             a = dqg_dynamic_dequantize(g, "x_dq", xq, sc, zp, "per_tensor", 0);
         }
-        dqg_tensor_id b = dqg_dequantize_linear(
-            g, "w_dq", wq, test_const_f32(g, per_channel ? 1 : 0, &ns, ws), wzp, &wa);
+        dqg_tensor_id b =
+            u8_weights
+                ? u8_weights_dq(g, "w_dq", K, N, ns, ws)
+                : dqg_dequantize_linear(g, "w_dq", wq,
+                                        test_const_f32(g, per_channel ? 1 : 0, &ns, ws), wzp, &wa);
         y = dqg_matmul(g, "mm", a, b, NULL);
     }
     float bias[4096];
@@ -328,11 +341,21 @@ Test(dynamic, matmulinteger_cast_mul_as_written_by_onnxruntime)
 /* The same with u8 weights: they run on the int8 kernel, within the
  * contract; as w - zp + c in s8 with c as oneDNN's weights zero point
  * (one zero point), or as w - 128 with a row term per column (one per
- * column). */
+ * column), whose row sums take the source zero point the kernel computed. */
 Test(dynamic, matmulinteger_with_u8_weights_as_written_by_onnxruntime)
 {
     u8_weights = true;
     random_cases(FORM_ORT, 414, 25);
+    u8_weights = false;
+}
+
+/* u8 weights behind DynamicDequantize and a DynamicQuantize pair: the row
+ * term's source zero point is a graph input. */
+Test(dynamic, u8_weights_with_a_run_time_source_zero_point)
+{
+    u8_weights = true;
+    random_cases(FORM_DYN_DEQ, 424, 25);
+    random_cases(FORM_DYN_PAIR, 434, 25);
     u8_weights = false;
 }
 
