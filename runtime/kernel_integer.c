@@ -10,12 +10,11 @@
  * Convolution), each an f32 matmul or convolution on oneDNN whose sums stay
  * below 2^24 and are therefore exact; the chunks are added in double and
  * the total is rounded once to the cast's type, as the reference does
- * (dqg_ref_values.wide). A chunk's
- * operands are copied into the layouts the primitive prefers where their
- * strided views would leave oneDNN 2.6 only a slow implementation (A of a
- * cut MatMul, both of a Convolution), and a constant B is packed once per
- * chunk. For operands that are not small integers the result is an f32
- * one's, up to the chunks' roundings. */
+ * (dqg_ref_values.wide). A chunk's operands are copied into the layouts
+ * the primitive prefers where their strided views would leave oneDNN 2.6
+ * only a slow implementation (A of a cut MatMul, both of a Convolution),
+ * and a constant B is packed once per chunk. For operands that are not
+ * small integers the result is an f32 one's, up to the chunks' roundings. */
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -415,8 +414,9 @@ static dqg_status group_source(const imatmul_kernel *m, const dnnl_memory_desc_t
 }
 
 /* The convolution over cc input channels (per group; chunk kind k): the
- * primitive on the layouts it prefers (a grouped one's source
- * channels-last), and copies of the operands' channel slices into them.
+ * primitive on the layouts it prefers (a grouped one's source plain, in
+ * the result's layout: group_source), and copies of the operands' channel
+ * slices into them.
  * The copies' sizes go in m->copy_offset until integer_kernel_finish
  * places them. */
 static dqg_status conv_chunk(imatmul_kernel *m, const dqg_conv_attrs *a, dnnl_memory_desc_t md_x,
