@@ -23,6 +23,11 @@ static bool match_int8(const dqg_pass_state *s, int32_t i, dqg_fusion_match *m, 
         snprintf(why, n, "1-D activations");
         return false;
     }
+    /* The kernel reads the source as rows of K (its row sums too). */
+    if (op->attrs.matmul.transpose_a) {
+        snprintf(why, n, "the activations are transposed (transpose_a)");
+        return false;
+    }
     if (!dqg_fuse_match_src(s, i, m, why, n))
         return false;
     int32_t wdq = dqg_fuse_match_weights(s, i, 1, m, why, n);

@@ -826,6 +826,47 @@ static void within_one_step(dqg_graph *g, dqg_compiled *c, const dqg_buffer *in,
     free(want);
 }
 
+/* MatMul(DQ(x), DQ(w)) with transpose_a (ONNX Gemm's transA): the int8
+ * kernel reads its source as rows of K, so the pattern is refused and the
+ * f32 path computes it. A square x gave wrong values, any other shape a
+ * failed compile. */
+Test(fusion, transposed_activations_are_not_fused_as_int8)
+{
+    static const int64_t shapes[][3] = {{16, 16, 8}, {24, 16, 8}, {5, 40, 33}}; /* K, M, N */
+    for (int c = 0; c < 3; c++) {
+        int64_t K = shapes[c][0], M = shapes[c][1], N = shapes[c][2];
+        dqg_graph *g;
+        cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+        u8q p = u8_params(g);
+        int64_t xd[2] = {K, M}, wd[2] = {K, N};
+        dqg_tensor_id x = dqg_input(g, "x", DQG_U8, 2, xd);
+        dqg_matmul_attrs ma = {.transpose_a = true};
+        dqg_tensor_id y = dqg_matmul(g, "mm", dq8(g, p, "x_dq", x), s8_weights(g, 2, wd), &ma);
+        dqg_compiled *cc = compile_with_output(g, y);
+        cr_assert(explain_mentions(cc, "transpose_a"), "no refusal in the explain log");
+        uint8_t *xv = malloc((size_t)(K * M));
+        for (int64_t i = 0; i < K * M; i++)
+            xv[i] = (uint8_t)((i * 37 + 5) % 256);
+        float *got = malloc((size_t)(M * N) * sizeof *got), *ref = malloc((size_t)(M * N) * 4);
+        dqg_buffer in = {.name = "x", .data = xv, .size = (size_t)(K * M)};
+        dqg_buffer o1 = {.name = "y", .data = got, .size = (size_t)(M * N) * 4},
+                   o2 = {.name = "y", .data = ref, .size = (size_t)(M * N) * 4};
+        cr_assert_eq(dqg_execute(cc, &in, 1, &o1, 1), DQG_OK, "%s", dqg_last_error());
+        cr_assert_eq(dqg_reference_run(g, &in, 1, &o2, 1), DQG_OK, "%s", dqg_last_error());
+        double mx = 1e-30;
+        for (int64_t i = 0; i < M * N; i++)
+            mx = fmax(mx, fabs(ref[i]));
+        for (int64_t i = 0; i < M * N; i++)
+            cr_assert(fabs(got[i] - ref[i]) <= 1e-5 * mx, "K=%lld M=%lld: [%lld] %g vs %g",
+                      (long long)K, (long long)M, (long long)i, got[i], ref[i]);
+        free(xv);
+        free(got);
+        free(ref);
+        dqg_compiled_destroy(cc);
+        dqg_graph_destroy(g);
+    }
+}
+
 /* Conv [-> bias] [-> residual sum] -> ReLU/Clip -> Q: a final ReLU/Clip
  * whose bounds lie at or beyond what the int8 destination holds after its
  * zero point is left to the destination's saturation (the explain says
