@@ -141,5 +141,24 @@ int main(int argc, char **argv)
         rc |= write(m, d, name);
         rc |= write_atol(d, name, CNN_LOGIT_SHARE * absmax);
     }
+    {
+        /* ResNet-50 with the quantizer's weight_type=QUInt8 and
+         * per_channel=False: u8 weights, one asymmetric zero point per
+         * tensor, which leaves s8 after subtraction. */
+        zoo_cnn_options o = {.size = 224,
+                             .classes = 1000,
+                             .seed = 21,
+                             .u8_weights = true,
+                             .per_tensor_weights = true};
+        double absmax = 0.0;
+        tm_model *m = zoo_cnn(ZOO_RESNET50, &o, &absmax);
+        const char *name = "qdq_cnn_resnet50_u8w_224";
+        if (!m) {
+            rc |= 1;
+        } else {
+            rc |= write(m, d, name);
+            rc |= write_atol(d, name, CNN_LOGIT_SHARE * absmax);
+        }
+    }
     return rc ? 1 : 0;
 }

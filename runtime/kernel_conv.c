@@ -196,6 +196,7 @@ dqg_status dqg_kernel_conv_build(const dqg_kernel_request *req, dqg_kernel **out
     /* The destination is channels-last (dqg_conv_io_plan) for rule F. */
     dqg_prim_facts facts = {.kind = DQG_FACTS_CONV,
                             .other_axis_binary = c->post.other_axis_binary,
+                            .full_binary = c->post.full_operand,
                             .dst_channels_last = true};
     st = dqg_dnnl_pd_create_checked(&pd, &d, c->post.attr, &facts, c->base.impl,
                                     sizeof c->base.impl, c->base.why, sizeof c->base.why);

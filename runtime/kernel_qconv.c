@@ -1,7 +1,11 @@
 /* The fused int8 Convolution: u8/s8 activations and s8 weights (zero point
  * folded in, pre-packed once) on oneDNN's int8 convolution, with output
  * scales, source zero point, bias and epilogue as post-ops, and an optional
- * quantized u8/s8 destination. */
+ * quantized u8/s8 destination. u8 weights whose w - zp leaves s8 run as
+ * w - 128 with a window term as the first post-op: per output channel,
+ * 128 - zp times the sum of (x - zx) over the weights' reach (the channels
+ * of its group and the taps inside the image). */
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,8 +24,20 @@ typedef struct qconv_operand {
     dqg_dnnl_prim reorder;
 } qconv_operand;
 
+/* The window term of weights zero points that leave s8 (see above). */
+typedef struct conv_window {
+    float *factor; /* per output channel: 128 - zp times its output scale */
+    int64_t batch, ic, oc, groups;
+    int64_t in[3], out[3], k[3], stride[3], dil[3], pad[3]; /* 3 spatial axes, 1 unused */
+    size_t sums_offset; /* in scratch: channel sums int32 [batch][in pixels][groups], then
+                         * window sums int64 [batch][out pixels][groups] */
+    size_t window_offset;
+    bool u8;
+} conv_window;
+
 typedef struct qconv_kernel {
     dqg_kernel base;
+    conv_window win; /* factor NULL: none */
     dqg_dnnl_prim prim;
     dqg_qattr q;
     dqg_qsrc src;
@@ -32,6 +48,76 @@ typedef struct qconv_kernel {
     qconv_operand operand[DQG_QATTR_MAX_BINARY]; /* in scratch after the activations' */
     size_t pad_offset;                           /* the primitives' scratchpad, last in scratch */
 } qconv_kernel;
+
+/* t[b, o, oc] (channels-last, the result's layout) = factor[oc] times
+ * sum of (x - zx) over output pixel o's window and oc's group, from the
+ * channels-last source x: channel sums per input pixel first, then the
+ * taps inside the image (exact in integers). */
+static void fill_window_term(const qconv_kernel *c, const void *x, int32_t zx, void *scratch)
+{
+    const conv_window *w = &c->win;
+    const int64_t G = w->groups, cg = w->ic / G, og = w->oc / G;
+    const int64_t ip = w->in[0] * w->in[1] * w->in[2], op = w->out[0] * w->out[1] * w->out[2];
+    int32_t *cs = (int32_t *)((char *)scratch + w->sums_offset);
+    int64_t *ws = (int64_t *)((char *)scratch + w->window_offset);
+    float *t = (float *)((char *)scratch + c->q.row_term_offset);
+    int threads = w->batch * (ip * w->ic + op * w->oc) >= (1 << 15) ? omp_get_max_threads() : 1;
+#pragma omp parallel num_threads(threads)
+    {
+#pragma omp for schedule(static)
+        for (int64_t i = 0; i < w->batch * ip; i++) {
+            for (int64_t g = 0; g < G; g++) {
+                int32_t sum = 0;
+                if (w->u8) {
+                    const uint8_t *px = (const uint8_t *)x + i * w->ic + g * cg;
+                    for (int64_t j = 0; j < cg; j++)
+                        sum += px[j];
+                } else {
+                    const int8_t *px = (const int8_t *)x + i * w->ic + g * cg;
+                    for (int64_t j = 0; j < cg; j++)
+                        sum += px[j];
+                }
+                cs[i * G + g] = sum;
+            }
+        }
+#pragma omp for schedule(static)
+        for (int64_t i = 0; i < w->batch * op; i++) {
+            int64_t b = i / op, o = i % op;
+            int64_t o2 = o % w->out[2], o1 = o / w->out[2] % w->out[1],
+                    o0 = o / w->out[2] / w->out[1];
+            int64_t *acc = ws + i * G;
+            for (int64_t g = 0; g < G; g++)
+                acc[g] = 0;
+            int64_t taps = 0;
+            for (int64_t k0 = 0; k0 < w->k[0]; k0++) {
+                int64_t p0 = o0 * w->stride[0] - w->pad[0] + k0 * w->dil[0];
+                if (p0 < 0 || p0 >= w->in[0])
+                    continue;
+                for (int64_t k1 = 0; k1 < w->k[1]; k1++) {
+                    int64_t p1 = o1 * w->stride[1] - w->pad[1] + k1 * w->dil[1];
+                    if (p1 < 0 || p1 >= w->in[1])
+                        continue;
+                    for (int64_t k2 = 0; k2 < w->k[2]; k2++) {
+                        int64_t p2 = o2 * w->stride[2] - w->pad[2] + k2 * w->dil[2];
+                        if (p2 < 0 || p2 >= w->in[2])
+                            continue;
+                        const int32_t *row =
+                            cs + ((b * w->in[0] + p0) * w->in[1] + p1) * w->in[2] * G + p2 * G;
+                        for (int64_t g = 0; g < G; g++)
+                            acc[g] += row[g];
+                        taps++;
+                    }
+                }
+            }
+            float *ti = t + i * w->oc;
+            for (int64_t g = 0; g < G; g++) {
+                float sg = (float)(acc[g] - (int64_t)zx * cg * taps);
+                for (int64_t j = 0; j < og; j++)
+                    ti[g * og + j] = w->factor[g * og + j] * sg;
+            }
+        }
+    }
+}
 
 static dqg_status qconv_execute(dqg_kernel *k, void *const *args, void *scratch)
 {
@@ -45,6 +131,8 @@ static dqg_status qconv_execute(dqg_kernel *k, void *const *args, void *scratch)
     if (st != DQG_OK)
         return st;
     h[1] = c->w_packed;
+    if (c->win.factor)
+        fill_window_term(c, h[0], dqg_qattr_src_zp(&c->q, args, internal), scratch);
     dqg_qattr_handles(&c->q, args, internal, scratch, 3, h);
     for (int i = 0; i < c->n_operands; i++) {
         qconv_operand *o = &c->operand[i];
@@ -68,6 +156,7 @@ static void qconv_destroy(dqg_kernel *k)
     dqg_qattr_free(&c->q);
     dqg_qsrc_free(&c->src);
     free(c->w_packed);
+    free(c->win.factor);
     free(c);
 }
 
@@ -79,6 +168,7 @@ static dqg_prim_facts conv_facts(const dqg_conv_attrs *a, const dqg_tensor *x, c
                         .spatial = a->spatial_rank,
                         .src_zero_point = q->src_zero_point,
                         .per_channel_binary = q->per_channel_binary,
+                        .full_binary = q->full_operand,
                         .oc_per_group = w->dims[0] / a->groups};
     int first = a->data_format == DQG_FORMAT_NCX ? 2 : 1;
     for (int d = 0; d < a->spatial_rank; d++) {
@@ -144,6 +234,70 @@ static dqg_status plan_operands(qconv_kernel *c, const dqg_kernel_request *req, 
     return DQG_OK;
 }
 
+/* The window term's geometry and factors (per output channel, col[oc]
+ * times its constant output scale); spatial axes right-aligned in three. */
+static dqg_status window_init(qconv_kernel *c, const dqg_conv_attrs *a, const dqg_tensor *x,
+                              const dqg_tensor *y, const dqg_tensor *w, const int32_t *col)
+{
+    conv_window *win = &c->win;
+    int sr = a->spatial_rank, first = a->data_format == DQG_FORMAT_NCX ? 2 : 1;
+    win->batch = x->dims[0];
+    win->ic = x->dims[a->data_format == DQG_FORMAT_NCX ? 1 : sr + 1];
+    win->oc = w->dims[0];
+    win->groups = a->groups > 0 ? a->groups : 1;
+    win->u8 = x->dtype == DQG_U8;
+    for (int d = 0; d < 3; d++) {
+        win->in[d] = win->out[d] = win->k[d] = win->stride[d] = win->dil[d] = 1;
+        win->pad[d] = 0;
+    }
+    for (int d = 0; d < sr; d++) {
+        int s = 3 - sr + d;
+        win->in[s] = x->dims[first + d];
+        win->out[s] = y->dims[first + d];
+        win->k[s] = w->dims[2 + d];
+        win->stride[s] = a->strides[d] > 0 ? a->strides[d] : 1;
+        win->dil[s] = a->dilations[d] > 0 ? a->dilations[d] : 1;
+        win->pad[s] = a->pads_begin[d];
+    }
+    if (!(win->factor = malloc((size_t)(win->oc ? win->oc : 1) * sizeof *win->factor)))
+        return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory", c->base.impl);
+    for (int64_t n = 0; n < win->oc; n++)
+        win->factor[n] = (float)col[n] * c->q.row_scale[c->q.n_scales > 1 ? n : 0];
+    return DQG_OK;
+}
+
+/* The window term's scratch after *end (which moves past it): the term
+ * (the result's shape, f32), the channel sums and the window sums. The
+ * term and the source are read channels-last and dense. */
+static dqg_status window_scratch(qconv_kernel *c, size_t *end)
+{
+    const conv_window *w = &c->win;
+    for (int i = 0; i < 2; i++) {
+        const dnnl_memory_desc_t *md = i ? &c->io.dst : &c->io.src;
+        dnnl_memory_desc_t cl;
+        dnnl_format_tag_t tag = md->ndims == 3 ? dnnl_acb : md->ndims == 4 ? dnnl_acdb : dnnl_acdeb;
+        if (dnnl_memory_desc_init_by_tag(&cl, md->ndims, md->dims, md->data_type, tag) !=
+                dnnl_success ||
+            !dnnl_memory_desc_equal(&cl, md))
+            return dqg_set_error(DQG_UNSUPPORTED,
+                                 "%s: the window term of weights zero points needs a dense "
+                                 "channels-last %s",
+                                 c->base.impl, i ? "result" : "source");
+    }
+    size_t ip = (size_t)(w->in[0] * w->in[1] * w->in[2]),
+           op = (size_t)(w->out[0] * w->out[1] * w->out[2]), b = (size_t)w->batch,
+           G = (size_t)w->groups;
+    size_t at = (*end + 63) & ~(size_t)63;
+    c->q.row_term_offset = at;
+    at += (b * op * (size_t)w->oc * sizeof(float) + 63) & ~(size_t)63;
+    c->win.sums_offset = at;
+    at += (b * ip * G * sizeof(int32_t) + 63) & ~(size_t)63;
+    c->win.window_offset = at;
+    at += (b * op * G * sizeof(int64_t) + 63) & ~(size_t)63;
+    *end = at;
+    return DQG_OK;
+}
+
 dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **out)
 {
     const dqg_graph *g = req->mini;
@@ -179,6 +333,7 @@ dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **ou
     dqg_status st;
     dnnl_primitive_desc_t pd = NULL;
     int8_t *folded = NULL;
+    int32_t *col = NULL;
     int64_t *colsum = NULL;
     if ((st = dqg_conv_activation_md(x, a->data_format, dqg_dnnl_dtype(x->dtype), &md_x)) !=
             DQG_OK ||
@@ -189,8 +344,23 @@ dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **ou
         goto fail;
     dqg_weights wv;
     dqg_weights_of_conv(g, wdq, &wv);
-    if ((st = dqg_weights_fold_s8(&wv, &folded, NULL, c->base.impl)) != DQG_OK ||
-        (st = dqg_weights_check_int32(&wv, folded, 0, dqg_qsrc_range(req), c->base.impl)) != DQG_OK)
+    st = dqg_weights_fold_s8(&wv, &folded, NULL, c->base.impl);
+    if (st == DQG_UNSUPPORTED) {
+        /* oneDNN's convolution takes no weights zero point: codes w - 128 (u8)
+         * and the window term, for a float result (it is added in f32). */
+        const dqg_op *cast = dqg_req_op(req, DQG_ROLE_CAST);
+        if (cast && dqg_dtype_is_integer(g->tensors[cast->outputs[0]].dtype) &&
+            dqg_dtype_is_integer(y->dtype))
+            st = dqg_set_error(DQG_UNSUPPORTED,
+                               "%s: weights zero points that leave s8, and an integer result "
+                               "(their window term would be added in f32)",
+                               c->base.impl);
+        else
+            st = dqg_weights_fold_s8_columns(&wv, &folded, &col, c->base.impl);
+    }
+    if (st == DQG_OK)
+        st = dqg_weights_check_int32(&wv, folded, 0, dqg_qsrc_range(req), c->base.impl);
+    if (st != DQG_OK)
         goto fail;
     /* Without padding no output reads the source's zero point from outside
      * the image: a constant one folds into the bias (-zp * channel sums). */
@@ -209,9 +379,10 @@ dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **ou
     /* Operands of the result's shape take the primitive's layout for the
      * result (channels-last); one stored otherwise is reordered first. */
     dqg_conv_io_plan(&c->io, &md_x, &md_y, a->data_format);
-    if ((st = dqg_qattr_build(req, y->rank, 1, w->dims[0], &c->io.dst, colsum, false, &c->q,
+    if ((st = dqg_qattr_build(req, y->rank, 1, w->dims[0], &c->io.dst, colsum, col != NULL, &c->q,
                               c->base.impl)) != DQG_OK ||
-        (st = dqg_qattr_exact_integer(req, &c->q, wv.K, c->base.impl)) != DQG_OK)
+        (st = dqg_qattr_exact_integer(req, &c->q, wv.K, c->base.impl)) != DQG_OK ||
+        (col && (st = window_init(c, a, x, y, w, col)) != DQG_OK))
         goto fail;
     dnnl_dims_t strides, dil, pl, pr;
     dqg_conv_params(a, strides, dil, pl, pr);
@@ -254,6 +425,8 @@ dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **ou
         goto fail;
     dqg_qattr_note(&c->q, c->base.why, sizeof c->base.why);
     c->pad_offset = attr_scratch + io_bytes;
+    if (col && (st = window_scratch(c, &c->pad_offset)) != DQG_OK)
+        goto fail;
     {
         size_t pad = dqg_dnnl_scratchpad(&c->prim), io_pad = dqg_conv_io_scratchpad(&c->io);
         for (int i = 0; i < c->n_operands; i++) {
@@ -264,11 +437,13 @@ dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **ou
     }
     dnnl_primitive_desc_destroy(pd);
     free(folded);
+    free(col);
     free(colsum);
     *out = &c->base;
     return DQG_OK;
 fail:
     free(folded);
+    free(col);
     free(colsum);
     if (pd)
         dnnl_primitive_desc_destroy(pd);

@@ -31,6 +31,9 @@ const char *dqg_defect_skip_impl(const dqg_prim_facts *f, const char *impl)
     if (f->kind == DQG_FACTS_MATMUL && strstr(impl, "avx512_core_amx") && f->K >= 125 &&
         f->K <= 127)
         return "oneDNN 2.6 defect B (AMX int8 matmul with K = 125..127)";
+    if (f->kind == DQG_FACTS_CONV && f->full_binary && strstr(impl, "brdgmm"))
+        return "oneDNN 2.6 defect H (brdgmm depthwise convolution with an operand of the "
+               "result's shape)";
     if (f->kind == DQG_FACTS_CONV && f->other_axis_binary && f->dst_channels_last &&
         strcmp(impl, "x64:gemm:jit") == 0)
         return "oneDNN 2.6 defect F (f32 gemm convolution, channels-last, with a binary "

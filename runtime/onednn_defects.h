@@ -43,7 +43,14 @@
  *     the operand and crashes (f32, [1, 2, 15, 53] x [1, 1, 53, 66] into
  *     acbd plus a per-column Add). A one-value operand, a dense result, one
  *     batch and a plain [M, N] result stored transposed are right. Rule:
- *     a batched result is written dense and transposed after. */
+ *     a batched result is written dense and transposed after.
+ *  H  depthwise convolution on brdgmm (brdgmm_dw, f32 and int8) with a
+ *     binary post-op whose operand has the result's own shape and
+ *     channels-last layout, offered when the output is 1x1: channels past
+ *     the first 16 add the operand values of the wrong channels (576
+ *     channels, 2x2 -> 1x1, stride 2: 560 of 576 int8 outputs wrong). A
+ *     per-channel operand in its own layout is right. Rule: skip that
+ *     implementation. */
 #ifndef DQG_RUNTIME_ONEDNN_DEFECTS_H
 #define DQG_RUNTIME_ONEDNN_DEFECTS_H
 
@@ -65,12 +72,15 @@ typedef struct dqg_prim_facts {
     /* A binary post-op with an operand that varies along an axis other
      * than the channel, and a channels-last destination (rule F). */
     bool other_axis_binary, dst_channels_last;
+    /* A binary post-op with an operand of the destination's own shape and
+     * layout (rule H). */
+    bool full_binary;
     /* MatMul: the reduction size, and the rows of the source (all batch
      * dimensions included; 0: unknown). */
     int64_t K, M;
 } dqg_prim_facts;
 
-/* The rule (A, B or F) that forbids implementation `impl` for a primitive
+/* The rule (A, B, F or H) that forbids implementation `impl` for a primitive
  * with these facts, or NULL when it may be used. */
 const char *dqg_defect_skip_impl(const dqg_prim_facts *f, const char *impl);
 /* Not a defect but a choice: the reason to pass over implementation

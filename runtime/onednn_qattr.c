@@ -524,6 +524,7 @@ dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int chan
             q->binary_rt[b] = true;
             q->binary_ref[b].arg = -3; /* the kernel's row term */
             q->full_operand = true;
+            q->per_channel_binary = true; /* its factor varies by channel */
             if ((s = dnnl_post_ops_append_binary(po, dnnl_binary_add, &q->binary_md[b])) !=
                 dnnl_success)
                 status = dqg_dnnl_error(s, what, "row-term post-op");
@@ -680,8 +681,9 @@ void dqg_qattr_note(const dqg_qattr *q, char *why, size_t size)
     }
     if (q->row_term_binary >= 0 && used + 1 < size) {
         snprintf(why + used, size - used,
-                 "%sper-column weights zero points: s8 codes, and each column's difference to "
-                 "them times the source's row sums as the first post-op",
+                 "%sweights zero points that leave s8: codes w - 128 in s8, and each output "
+                 "channel's 128 - zp times the source's sums over the weights' reach (a "
+                 "matmul's rows, a convolution's windows) as the first post-op",
                  used ? "; " : "");
         used = strlen(why);
     }

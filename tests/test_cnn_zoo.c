@@ -459,6 +459,21 @@ Test(cnn_zoo, s8_activations_and_per_tensor_weights, .timeout = 120)
     check_net(ZOO_SHUFFLENET_V1, &o);
 }
 
+/* ONNX Runtime's weight_type=QUInt8: asymmetric u8 weights whose w - zp
+ * leaves s8, per channel and per tensor. They stay in int8 kernels:
+ * convolutions as codes w - 128 plus each channel's 128 - zp times the
+ * source's window sums, Gemms with a common offset or their row term. */
+Test(cnn_zoo, u8_weights_with_asymmetric_zero_points, .timeout = 120)
+{
+    zoo_cnn_options o = {
+        .size = 32, .classes = 100, .reduced = true, .seed = 11, .u8_weights = true};
+    check_net(ZOO_RESNET50, &o);
+    check_net(ZOO_MOBILENET_V2, &o);
+    o.per_tensor_weights = true;
+    check_net(ZOO_RESNET50, &o);
+    check_net(ZOO_SHUFFLENET_V1, &o);
+}
+
 Test(cnn_zoo, vgg19, .timeout = 120)
 {
     net_test(ZOO_VGG19, 32, true);

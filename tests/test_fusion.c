@@ -31,6 +31,7 @@ static struct {
     bool oc8;            /* 8 output channels, 1 input channel per group or 1x1 kernels */
     bool other_clips;    /* Clips with different bounds */
     bool zero_scale;     /* the first output channel's weight scale is 0 */
+    bool wide_u8;        /* convolutions: u8 weights whose w - zp leaves s8 */
 } edge;
 
 typedef struct gen {
@@ -412,7 +413,9 @@ static void conv_case(int sr, bool depthwise)
     dqg_dtype xt = rin(0, 1) ? DQG_U8 : DQG_S8;
     G.x_in = dqg_input(G.g, "x", xt, sr + 2, xd);
     dqg_tensor_id x = src_dq(&G, G.x_in, xt, false, 1, 1);
-    dqg_tensor_id w = w_dq(&G, sr + 2, wd, 0, rin(0, 3) == 0 ? DQG_U8 : DQG_S8, W_FITS);
+    dqg_tensor_id w = edge.wide_u8
+                          ? w_dq(&G, sr + 2, wd, 0, DQG_U8, rin(0, 1) ? W_WIDE : W_UNFOLDABLE)
+                          : w_dq(&G, sr + 2, wd, 0, rin(0, 3) == 0 ? DQG_U8 : DQG_S8, W_FITS);
     dqg_tensor_id b = DQG_NONE;
     bool own_bias = rin(0, 1);
     if (own_bias) {
@@ -507,6 +510,23 @@ Test(fusion, conv_output_channels_per_group_1_to_80)
     edge.many_channels = edge.other_clips = true;
     for (int i = 0; i < 60; i++)
         conv_case(2, false);
+}
+
+/* u8 weights whose w - zp leaves s8, with one zero point anywhere in
+ * 0..255 or per-channel ones of 0 and 255: codes w - 128 and the window
+ * term (each channel's 128 - zp times the source's window sums). */
+Test(fusion, conv_u8_weights_zero_points_beyond_s8)
+{
+    rs = 16016;
+    edge.wide_u8 = true;
+    for (int i = 0; i < 50; i++)
+        conv_case(2, false);
+    for (int i = 0; i < 20; i++)
+        conv_case(1, false);
+    for (int i = 0; i < 20; i++)
+        conv_case(3, false);
+    for (int i = 0; i < 20; i++)
+        conv_case(2, true);
 }
 
 Test(fusion, conv_3d_without_depth_padding)

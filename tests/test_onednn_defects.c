@@ -84,6 +84,21 @@ Test(onednn_defects, rule_f_skips_the_f32_gemm_convolution_with_spatial_operands
     cr_assert_null(dqg_defect_skip_impl(&f, "x64:gemm:jit"));
 }
 
+/* H: only brdgmm convolutions, only with an operand of the result's shape. */
+Test(onednn_defects, rule_h_skips_brdgmm_depthwise_with_operands_of_the_result_shape)
+{
+    dqg_prim_facts f = {.kind = DQG_FACTS_CONV, .full_binary = true};
+    cr_assert(strstr(dqg_defect_skip_impl(&f, "brdgmm_dw:avx512_core_vnni"), "defect H"));
+    cr_assert(strstr(dqg_defect_skip_impl(&f, "brdgmm_dw:avx512_core"), "defect H"));
+    cr_assert_null(dqg_defect_skip_impl(&f, "jit_dw:avx512_core"));
+    cr_assert_null(dqg_defect_skip_impl(&f, "jit_int8:avx512_core_vnni"));
+    f.full_binary = false;
+    cr_assert_null(dqg_defect_skip_impl(&f, "brdgmm_dw:avx512_core_vnni"));
+    f.full_binary = true;
+    f.kind = DQG_FACTS_MATMUL;
+    cr_assert_null(dqg_defect_skip_impl(&f, "brdgmm_dw:avx512_core"));
+}
+
 /* G: brgemm and gemm matmuls write a transposed result dense when a
  * binary operand varies by channel; the reference one keeps the strides. */
 Test(onednn_defects, rule_g_dense_result_for_channel_operands)
@@ -430,6 +445,62 @@ Test(onednn_defects, rule_f_graphs_match_the_reference)
             rule_f_case(DQG_FORMAT_NCX, 10, 1, 3, 1, 3, op, mul);
             rule_f_case(DQG_FORMAT_NXC, 6, 4, 5, 2, 3, op, mul);
         }
+}
+
+/* H: a depthwise convolution to a 1x1 result (where oneDNN offers its
+ * brdgmm kernel) and an Add of a tensor of the result's shape: f32, and
+ * int8 with u8 weights whose zero points leave s8 (their window term is
+ * such an operand). */
+static void rule_h_case(int64_t C, bool int8)
+{
+    dqg_graph *g;
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    int64_t xd[4] = {1, C, 2, 2}, wd[4] = {C, 1, 3, 3}, yd[4] = {1, C, 1, 1}, nw = C * 9;
+    dqg_conv_attrs a = {.spatial_rank = 2,
+                        .strides = {2, 2},
+                        .pads_begin = {1, 1},
+                        .pads_end = {1, 1},
+                        .groups = C,
+                        .data_format = DQG_FORMAT_NCX};
+    dqg_tensor_id x, w, y;
+    if (int8) {
+        x = dqg_input(g, "x", DQG_U8, 4, xd);
+        uint8_t *wq = malloc((size_t)nw), wz = 7;
+        for (int64_t i = 0; i < nw; i++)
+            wq[i] = (uint8_t)((i * 53 + 11) % 256);
+        dqg_dequantize_linear_attrs da = {.opset = 13};
+        dqg_tensor_id xf = dqg_dequantize_linear(g, "x_dq", x, scalar(g, 0.05f), zp_u8(g, 0), &da);
+        w = dqg_dequantize_linear(g, "w_dq", dqg_constant(g, NULL, DQG_U8, 4, wd, wq, (size_t)nw),
+                                  scalar(g, 0.01f), zp_u8(g, wz), &da);
+        free(wq);
+        y = dqg_convolution(g, "conv", xf, w, DQG_NONE, &a);
+    } else {
+        x = dqg_input(g, "x", DQG_F32, 4, xd);
+        float *wf = malloc((size_t)nw * sizeof *wf);
+        for (int64_t i = 0; i < nw; i++)
+            wf[i] = (float)((i * 7) % 9 - 4) * 0.25f;
+        w = test_const_f32(g, 4, wd, wf);
+        free(wf);
+        y = dqg_convolution(g, "conv", x, w, DQG_NONE, &a);
+        float *v = malloc((size_t)C * sizeof *v);
+        for (int64_t i = 0; i < C; i++)
+            v[i] = 100.0f * (float)(i + 1);
+        y = dqg_add(g, "add", y, test_const_f32(g, 4, yd, v));
+        free(v);
+    }
+    dqg_output(g, y, "y");
+    char log[8192];
+    compare(g, log, sizeof log);
+    cr_assert(!strstr(log, "brdgmm_dw:"), "the brdgmm convolution kept:\n%s", log);
+}
+
+Test(onednn_defects, rule_h_graphs_match_the_reference)
+{
+    static const int64_t channels[] = {576, 96, 32, 17};
+    for (int i = 0; i < 4; i++) {
+        rule_h_case(channels[i], false);
+        rule_h_case(channels[i], true);
+    }
 }
 
 /* G: a run-time MatMul whose result is transposed back (attention's

@@ -69,6 +69,9 @@ typedef struct zoo_cnn_options {
      * activations) and per_channel=False (one weight scale per tensor). */
     bool s8_activations;
     bool per_tensor_weights;
+    /* weight_type=QUInt8: u8 weights, asymmetric (zero points anywhere in
+     * 0..255), per channel or per tensor as above. */
+    bool u8_weights;
     int64_t batch; /* images per run (0: 1) */
 } zoo_cnn_options;
 

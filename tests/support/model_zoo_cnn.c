@@ -266,17 +266,34 @@ static void weights(cnn *b, const char *base, int rank, const int64_t *wd, float
     float *ws = malloc((size_t)cout * sizeof *ws), *bs = malloc((size_t)cout * sizeof *bs);
     if (!wq || !wz || !bq || !bz || !ws || !bs)
         abort();
-    bool pt = b->o->per_tensor_weights;
-    float all = 0.0f;
-    for (int64_t i = 0; pt && i < cout * per; i++)
+    bool pt = b->o->per_tensor_weights, u8w = b->o->u8_weights;
+    float all = 0.0f, all_lo = 0.0f, all_hi = 0.0f;
+    for (int64_t i = 0; pt && i < cout * per; i++) {
         all = fmaxf(all, fabsf(w[i]));
+        all_lo = fminf(all_lo, w[i]);
+        all_hi = fmaxf(all_hi, w[i]);
+    }
     for (int64_t c = 0; c < cout; c++) {
-        float mx = all;
-        for (int64_t i = 0; !pt && i < per; i++)
+        float mx = all, lo = all_lo, hi = all_hi;
+        for (int64_t i = 0; !pt && i < per; i++) {
             mx = fmaxf(mx, fabsf(w[c * per + i]));
-        ws[c] = mx > 0.0f ? mx / 127.0f : 1.0f;
-        for (int64_t i = 0; i < per; i++)
-            wq[c * per + i] = (int8_t)fminf(fmaxf(roundf(w[c * per + i] / ws[c]), -127.0f), 127.0f);
+            lo = fminf(lo, w[c * per + i]);
+            hi = fmaxf(hi, w[c * per + i]);
+        }
+        if (u8w) {
+            /* QUInt8: asymmetric over [min(w, 0), max(w, 0)] */
+            ws[c] = hi > lo ? (hi - lo) / 255.0f : 1.0f;
+            int z = (int)fminf(fmaxf(roundf(-lo / ws[c]), 0.0f), 255.0f);
+            wz[c] = (int8_t)(uint8_t)z;
+            for (int64_t i = 0; i < per; i++)
+                wq[c * per + i] = (int8_t)(uint8_t)fminf(
+                    fmaxf(roundf(w[c * per + i] / ws[c]) + (float)z, 0.0f), 255.0f);
+        } else {
+            ws[c] = mx > 0.0f ? mx / 127.0f : 1.0f;
+            for (int64_t i = 0; i < per; i++)
+                wq[c * per + i] =
+                    (int8_t)fminf(fmaxf(roundf(w[c * per + i] / ws[c]), -127.0f), 127.0f);
+        }
         bs[c] = xs * ws[c];
         bq[c] = (int32_t)lrint((double)bias[c] / (double)bs[c]);
     }
@@ -287,9 +304,9 @@ static void weights(cnn *b, const char *base, int rank, const int64_t *wd, float
      * values are the ones). */
     int prank = pt ? 0 : 1;
     int64_t pn = pt ? 1 : cout;
-    tm_init(b->m, n[0], T_INT8, rank, wd, wq, (size_t)(cout * per));
+    tm_init(b->m, n[0], u8w ? T_UINT8 : T_INT8, rank, wd, wq, (size_t)(cout * per));
     tm_init(b->m, n[1], T_FLOAT, prank, &cout, ws, (size_t)pn * sizeof *ws);
-    tm_init(b->m, n[2], T_INT8, prank, &cout, wz, (size_t)pn);
+    tm_init(b->m, n[2], u8w ? T_UINT8 : T_INT8, prank, &cout, wz, (size_t)pn);
     char in[3 * NAME + 64], node[NAME + 32];
     cat(in, sizeof in, n[0], ",", n[1], ",", n[2], NULL);
     cat(wname, NAME + 16, base, "_W_dq", NULL);
