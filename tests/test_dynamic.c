@@ -374,7 +374,7 @@ Test(dynamic, large_layers)
  * convolution, on the source in whichever layout the convolution reads. A
  * second convolution after the first makes the channels-last choice
  * matter. */
-static void conv_case(int sr, dqg_data_format fmt, int64_t groups, bool chain, bool ort)
+static void conv_case(int sr, dqg_data_format fmt, int64_t groups, bool chain, bool ort, bool u8w)
 {
     dyn_case c;
     memset(&c, 0, sizeof c);
@@ -404,11 +404,14 @@ static void conv_case(int sr, dqg_data_format fmt, int64_t groups, bool chain, b
         nw *= wd[2 + i];
     int8_t *w = malloc((size_t)nw);
     for (int64_t i = 0; i < nw; i++)
-        w[i] = (int8_t)rin(-127, 127);
+        w[i] = u8w ? (int8_t)(uint8_t)rin(0, 255) : (int8_t)rin(-127, 127);
     float ws = rf(0.002f, 0.02f);
-    dqg_tensor_id wdq =
-        dqg_dequantize_linear(g, "w_dq", dqg_constant(g, "w_q", DQG_S8, sr + 2, wd, w, (size_t)nw),
-                              test_const_f32(g, 0, &one, ort ? &unit : &ws), DQG_NONE, &da);
+    /* u8 weights: one zero point anywhere in 0..255 (w - zp leaves s8) */
+    uint8_t wz = (uint8_t)rin(0, 255);
+    dqg_tensor_id wdq = dqg_dequantize_linear(
+        g, "w_dq", dqg_constant(g, "w_q", u8w ? DQG_U8 : DQG_S8, sr + 2, wd, w, (size_t)nw),
+        test_const_f32(g, 0, &one, ort ? &unit : &ws),
+        u8w ? dqg_constant(g, NULL, DQG_U8, 0, &one, &wz, 1) : DQG_NONE, &da);
     free(w);
     t = dqg_convolution(g, "conv", t, wdq, DQG_NONE, &a);
     if (ort) {
@@ -436,9 +439,9 @@ static void conv_case(int sr, dqg_data_format fmt, int64_t groups, bool chain, b
     dqg_output(g, t, "y");
     finalize_ok(g);
     snprintf(c.what, sizeof c.what,
-             "DynamicQuantizeLinear conv %dD %s groups=%lld C=%lld O=%lld%s%s", sr,
+             "DynamicQuantizeLinear conv %dD %s groups=%lld C=%lld O=%lld%s%s%s", sr,
              fmt == DQG_FORMAT_NCX ? "NCX" : "NXC", (long long)groups, (long long)C, (long long)O,
-             chain ? " chained" : "", ort ? " ConvInteger" : "");
+             chain ? " chained" : "", ort ? " ConvInteger" : "", u8w ? " u8 weights" : "");
     check(&c, 0.0);
     free_case(&c);
 }
@@ -448,7 +451,18 @@ Test(dynamic, dynamic_quantize_linear_into_convolution)
     test_rng = 606;
     for (int i = 0; i < 24; i++)
         conv_case((int)rin(1, 2), rin(0, 1) ? DQG_FORMAT_NCX : DQG_FORMAT_NXC, rin(1, 3),
-                  i % 3 == 0, i % 2 == 1);
+                  i % 3 == 0, i % 2 == 1, false);
+}
+
+/* The same with u8 weights whose zero point leaves s8 (ONNX Runtime's
+ * QUInt8 weights): the window term reads the source zero point the
+ * kernel computes quantizing its source. */
+Test(dynamic, u8_weights_into_convolution)
+{
+    test_rng = 707;
+    for (int i = 0; i < 24; i++)
+        conv_case((int)rin(1, 2), rin(0, 1) ? DQG_FORMAT_NCX : DQG_FORMAT_NXC, rin(1, 3),
+                  i % 3 == 0, i % 2 == 1, true);
 }
 
 /* The implementation oneDNN picks for a run-time-scale fused MatMul is the
