@@ -55,8 +55,9 @@ static dqg_tensor_id cf32(dqg_graph *g, int rank, const int64_t *d, const float 
 }
 
 /* DQ of constant s8/u8 weights [dims], per tensor or per channel on axis;
- * with `wide` (MatMul), u8 weights may span their whole range with zero
- * points anywhere in it (the kernels' common offset or row term). */
+ * with `wide`, u8 weights may span their whole range with zero points
+ * anywhere in it (a MatMul's common offset or row term, a convolution's
+ * window term). */
 static dqg_tensor_id weights(dqg_graph *g, int rank, const int64_t *d, int axis, bool wide,
                              bool *per_ch)
 {
@@ -191,7 +192,7 @@ static void conv_layer(layer *L)
     dqg_dtype xt;
     bool pc;
     dqg_tensor_id x = source(L, sr + 2, xd, &xt);
-    dqg_tensor_id w = weights(L->g, sr + 2, wd, 0, false, &pc);
+    dqg_tensor_id w = weights(L->g, sr + 2, wd, 0, true, &pc);
     dqg_tensor_id y = dqg_convolution(L->g, "conv", x, w, DQG_NONE, &a);
     L->y = epilogue(L, y, sr + 2, ca, O);
     L->n_in = n_in;
