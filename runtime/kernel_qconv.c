@@ -86,28 +86,42 @@ static void fill_window_term(const qconv_kernel *c, const void *x, int32_t zx, v
             int64_t o2 = o % w->out[2], o1 = o / w->out[2] % w->out[1],
                     o0 = o / w->out[2] / w->out[1];
             int64_t *acc = ws + i * G;
-            for (int64_t g = 0; g < G; g++)
-                acc[g] = 0;
-            int64_t taps = 0;
-            for (int64_t k0 = 0; k0 < w->k[0]; k0++) {
-                int64_t p0 = o0 * w->stride[0] - w->pad[0] + k0 * w->dil[0];
-                if (p0 < 0 || p0 >= w->in[0])
-                    continue;
-                for (int64_t k1 = 0; k1 < w->k[1]; k1++) {
-                    int64_t p1 = o1 * w->stride[1] - w->pad[1] + k1 * w->dil[1];
-                    if (p1 < 0 || p1 >= w->in[1])
-                        continue;
-                    for (int64_t k2 = 0; k2 < w->k[2]; k2++) {
-                        int64_t p2 = o2 * w->stride[2] - w->pad[2] + k2 * w->dil[2];
-                        if (p2 < 0 || p2 >= w->in[2])
-                            continue;
-                        const int32_t *row =
-                            cs + ((b * w->in[0] + p0) * w->in[1] + p1) * w->in[2] * G + p2 * G;
-                        for (int64_t g = 0; g < G; g++)
-                            acc[g] += row[g];
-                        taps++;
+            /* The taps inside the image, per axis: k in [lo, hi). */
+            int64_t lo[3], hi[3], taps = 1;
+            const int64_t oo[3] = {o0, o1, o2};
+            for (int d = 0; d < 3; d++) {
+                int64_t first = oo[d] * w->stride[d] - w->pad[d]; /* k = 0 */
+                lo[d] = first >= 0 ? 0 : (-first + w->dil[d] - 1) / w->dil[d];
+                hi[d] = first >= w->in[d] ? 0 : (w->in[d] - 1 - first) / w->dil[d] + 1;
+                hi[d] = hi[d] < w->k[d] ? hi[d] : w->k[d];
+                taps *= hi[d] > lo[d] ? hi[d] - lo[d] : 0;
+            }
+            if (G == 1) {
+                /* One sum: kept in a register. */
+                int64_t sum = 0;
+                for (int64_t k0 = lo[0]; k0 < hi[0]; k0++)
+                    for (int64_t k1 = lo[1]; k1 < hi[1]; k1++) {
+                        int64_t p0 = o0 * w->stride[0] - w->pad[0] + k0 * w->dil[0];
+                        int64_t p1 = o1 * w->stride[1] - w->pad[1] + k1 * w->dil[1];
+                        const int32_t *line = cs + ((b * w->in[0] + p0) * w->in[1] + p1) * w->in[2];
+                        for (int64_t k2 = lo[2]; k2 < hi[2]; k2++)
+                            sum += line[o2 * w->stride[2] - w->pad[2] + k2 * w->dil[2]];
                     }
-                }
+                acc[0] = sum;
+            } else {
+                for (int64_t g = 0; g < G; g++)
+                    acc[g] = 0;
+                for (int64_t k0 = lo[0]; k0 < hi[0]; k0++)
+                    for (int64_t k1 = lo[1]; k1 < hi[1]; k1++)
+                        for (int64_t k2 = lo[2]; k2 < hi[2]; k2++) {
+                            int64_t p0 = o0 * w->stride[0] - w->pad[0] + k0 * w->dil[0];
+                            int64_t p1 = o1 * w->stride[1] - w->pad[1] + k1 * w->dil[1];
+                            int64_t p2 = o2 * w->stride[2] - w->pad[2] + k2 * w->dil[2];
+                            const int32_t *row =
+                                cs + (((b * w->in[0] + p0) * w->in[1] + p1) * w->in[2] + p2) * G;
+                            for (int64_t g = 0; g < G; g++)
+                                acc[g] += row[g];
+                        }
             }
             float *ti = t + i * w->oc;
             for (int64_t g = 0; g < G; g++) {
