@@ -358,22 +358,9 @@ dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **ou
         goto fail;
     dqg_weights wv;
     dqg_weights_of_conv(g, wdq, &wv);
-    st = dqg_weights_fold_s8(&wv, &folded, NULL, c->base.impl);
-    if (st == DQG_UNSUPPORTED) {
-        /* oneDNN's convolution takes no weights zero point: codes w - 128 (u8)
-         * and the window term, for a float result (it is added in f32). */
-        const dqg_op *cast = dqg_req_op(req, DQG_ROLE_CAST);
-        if (cast && dqg_dtype_is_integer(g->tensors[cast->outputs[0]].dtype) &&
-            dqg_dtype_is_integer(y->dtype))
-            st = dqg_set_error(DQG_UNSUPPORTED,
-                               "%s: weights zero points that leave s8, and an integer result "
-                               "(their window term would be added in f32)",
-                               c->base.impl);
-        else
-            st = dqg_weights_fold_s8_columns(&wv, &folded, &col, c->base.impl);
-    }
-    if (st == DQG_OK)
-        st = dqg_weights_check_int32(&wv, folded, 0, dqg_qsrc_range(req), c->base.impl);
+    /* oneDNN's convolution takes no weights zero point: weights that need
+     * one run as codes w - 128 with the window term. */
+    st = dqg_qattr_fold_weights(req, &wv, &folded, NULL, &col, c->base.impl);
     if (st != DQG_OK)
         goto fail;
     /* Without padding no output reads the source's zero point from outside

@@ -107,24 +107,8 @@ dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **
     dqg_status st = dqg_int8_exact_isa(m->base.impl);
     if (st == DQG_OK)
         st = dqg_weights_resolve(g, req->roles, &w, m->base.impl);
-    bool resolved = st == DQG_OK;
-    if (resolved)
-        st = dqg_weights_fold_s8(&w, &folded, &w_zp, m->base.impl);
-    if (resolved && st == DQG_UNSUPPORTED) {
-        /* No common offset: s8 codes and a row term per column, for a
-         * float result (the term is added in f32). */
-        const dqg_op *cast = dqg_req_op(req, DQG_ROLE_CAST);
-        if (cast && dqg_dtype_is_integer(g->tensors[cast->outputs[0]].dtype) &&
-            dqg_dtype_is_integer(y->dtype))
-            st = dqg_set_error(DQG_UNSUPPORTED,
-                               "%s: per-column weights zero points that leave s8, and an integer "
-                               "result (their row term would be added in f32)",
-                               m->base.impl);
-        else
-            st = dqg_weights_fold_s8_columns(&w, &folded, &col, m->base.impl);
-    }
     if (st == DQG_OK)
-        st = dqg_weights_check_int32(&w, folded, w_zp, dqg_qsrc_range(req), m->base.impl);
+        st = dqg_qattr_fold_weights(req, &w, &folded, &w_zp, &col, m->base.impl);
     if (st != DQG_OK)
         goto fail;
     m->dst_arg = dqg_kernel_arg_index(g, out_id);

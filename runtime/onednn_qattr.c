@@ -656,6 +656,37 @@ dqg_status dqg_qattr_weights_zp(dqg_qattr *q, int32_t zp, const char *what)
     return s == dnnl_success ? DQG_OK : dqg_dnnl_error(s, what, "weights zero point");
 }
 
+dqg_status dqg_qattr_fold_weights(const dqg_kernel_request *req, const dqg_weights *w, int8_t **out,
+                                  int32_t *offset, int32_t **col, const char *what)
+{
+    const dqg_graph *g = req->mini;
+    *out = NULL;
+    *col = NULL;
+    if (offset)
+        *offset = 0;
+    dqg_status st = dqg_weights_fold_s8(w, out, offset, what);
+    if (st == DQG_UNSUPPORTED) {
+        const dqg_op *cast = dqg_req_op(req, DQG_ROLE_CAST);
+        const dqg_tensor *y = &g->tensors[dqg_part_result(g, req->roles)];
+        if (cast && dqg_dtype_is_integer(g->tensors[cast->outputs[0]].dtype) &&
+            dqg_dtype_is_integer(y->dtype))
+            return dqg_set_error(DQG_UNSUPPORTED,
+                                 "%s: weights zero points that leave s8, and an integer result "
+                                 "(their term would be added in f32)",
+                                 what);
+        st = dqg_weights_fold_s8_columns(w, out, col, what);
+    }
+    if (st == DQG_OK)
+        st = dqg_weights_check_int32(w, *out, offset ? *offset : 0, dqg_qsrc_range(req), what);
+    if (st != DQG_OK) {
+        free(*out);
+        free(*col);
+        *out = NULL;
+        *col = NULL;
+    }
+    return st;
+}
+
 dqg_status dqg_qattr_exact_integer(const dqg_kernel_request *req, const dqg_qattr *q, int64_t K,
                                    const char *what)
 {

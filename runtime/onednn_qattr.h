@@ -11,6 +11,7 @@
 
 #include "runtime/kernel.h"
 #include "runtime/onednn_exec.h"
+#include "runtime/weights.h"
 
 #define DQG_QATTR_MAX_BINARY  10
 #define DQG_QATTR_MAX_FACTORS 4
@@ -140,6 +141,16 @@ dqg_status dqg_qsrc_prepare(const dqg_qsrc *s, void *const *args, void *scratch,
  * int8 partition can hold: 255 for u8; 128 + |zp| for s8 with a constant
  * zero point, 256 with a run-time one. */
 int64_t dqg_qsrc_range(const dqg_kernel_request *req);
+
+/* The request's 8-bit weights folded into s8 for the int8 kernel (*out,
+ * owned): w - zp when that fits, else with a common offset (*offset, when
+ * `offset` is given: a MatMul's weights zero point), else as codes w - 128
+ * (u8; s8 codes as they are) with *col[n] = 128 - zp[n] (owned; NULL
+ * otherwise), the factor of the kernel's row or window term. That term is
+ * added in f32, so an integer result refuses it. Then the int32 bound of
+ * the sums is checked. */
+dqg_status dqg_qattr_fold_weights(const dqg_kernel_request *req, const dqg_weights *w, int8_t **out,
+                                  int32_t *offset, int32_t **col, const char *what);
 
 /* Gives the primitive the weights' zero point `zp` (per tensor; 0:
  * none): weights folded into s8 with a common offset
