@@ -491,7 +491,9 @@ static void rule_h_case(int64_t C, bool int8)
     dqg_output(g, y, "y");
     char log[8192];
     compare(g, log, sizeof log);
-    cr_assert(!strstr(log, "brdgmm_dw:"), "the brdgmm convolution kept:\n%s", log);
+    /* Without int8 fusion (no VNNI) the int8 case has no such operand. */
+    if (!int8 || test_int8_fusion())
+        cr_assert(!strstr(log, "brdgmm_dw:"), "the brdgmm convolution kept:\n%s", log);
 }
 
 Test(onednn_defects, rule_h_graphs_match_the_reference)
