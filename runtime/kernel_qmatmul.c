@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/cpu_isa.h"
 #include "runtime/kernel.h"
 #include "runtime/onednn_defects.h"
 #include "runtime/onednn_layout.h"
@@ -202,8 +203,8 @@ dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **
                      (long long)facts.M, DQG_AMX_MIN_M);
         else
             snprintf(m->base.why, sizeof m->base.why,
-                     "M=%lld: oneDNN's first implementation (no AMX brgemm offered)",
-                     (long long)facts.M);
+                     "M=%lld: oneDNN's first implementation (%s)", (long long)facts.M,
+                     dqg_cpu_has(DQG_ISA_AMX) ? "no AMX brgemm offered" : "this CPU has no AMX");
     }
     dqg_qattr_note(&m->q, m->base.why, sizeof m->base.why);
     dnnl_primitive_desc_destroy(pd);

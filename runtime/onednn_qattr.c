@@ -719,10 +719,11 @@ void dqg_qattr_note(const dqg_qattr *q, char *why, size_t size)
         used = strlen(why);
     }
     if (q->weights_zp && used + 1 < size) {
+        int c = (int)q->weights_zp;
         snprintf(why + used, size - used,
-                 "%sweights stored as w - zp + %d in s8, with %d as oneDNN's "
+                 "%sweights stored as w - zp %c %d in s8, with %d as oneDNN's "
                  "weights zero point",
-                 used ? "; " : "", (int)q->weights_zp, (int)q->weights_zp);
+                 used ? "; " : "", c < 0 ? '-' : '+', c < 0 ? -c : c, c);
         used = strlen(why);
     }
     if (q->clip_in_saturation && used + 1 < size)
