@@ -202,8 +202,8 @@ dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **
             snprintf(m->base.why, sizeof m->base.why, "M=%lld: AMX brgemm, kept above M = %d",
                      (long long)facts.M, DQG_AMX_MIN_M);
         else
-            snprintf(m->base.why, sizeof m->base.why,
-                     "M=%lld: oneDNN's first implementation (%s)", (long long)facts.M,
+            snprintf(m->base.why, sizeof m->base.why, "M=%lld: oneDNN's first implementation (%s)",
+                     (long long)facts.M,
                      dqg_cpu_has(DQG_ISA_AMX) ? "no AMX brgemm offered" : "this CPU has no AMX");
     }
     dqg_qattr_note(&m->q, m->base.why, sizeof m->base.why);
