@@ -144,9 +144,9 @@ static void stage(chain *c, dqg_tensor_id t, double lip)
 
 /* An int8 core's operands: DequantizeLinear of a u8 graph input "x" (one
  * scale and zero point) and of constant s8 weights, scaled per channel
- * along `waxis` -- for a MatMul (`u8_ok`) a third of the time u8 weights
- * over their whole range with one zero point or one per channel (a common
- * offset or a row term in the kernel). The random draws happen one
+ * along `waxis` -- with `u8_ok` a third of the time u8 weights over their
+ * whole range with one zero point or one per channel (a MatMul's common
+ * offset or row term, a convolution's window term). The random draws happen one
  * statement at a time, so a seed makes the same case whichever order a
  * compiler evaluates arguments in. */
 static void int8_operands(chain *c, int xrank, const int64_t *xd, int wrank, const int64_t *wd,
@@ -326,7 +326,7 @@ static void core(chain *c)
     c->channel_axis = nxc ? 3 : 1;
     dqg_tensor_id x, w;
     if (c->core == CORE_CONV_INT8) {
-        int8_operands(c, 4, xd, 4, wd, 0, false, &x, &w);
+        int8_operands(c, 4, xd, 4, wd, 0, true, &x, &w);
     } else {
         x = add_input(c, "x", DQG_F32, 4, xd);
         w = const_f32(g, 4, wd, -0.3f, 0.3f, false);
