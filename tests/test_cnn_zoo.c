@@ -621,12 +621,13 @@ static double rel_l2(const float *got, const float *want, size_t count, double z
 static double random_net(uint32_t seed)
 {
     /* Every third network with s8 activations, every fifth with weights
-     * quantized per tensor. */
+     * quantized per tensor, every seventh with u8 weights (QUInt8). */
     zoo_cnn_options o = {.size = 5 + (int64_t)(seed * 7 % 20),
                          .classes = 10,
                          .seed = seed,
                          .s8_activations = seed % 3 == 0,
                          .per_tensor_weights = seed % 5 == 0,
+                         .u8_weights = seed % 7 == 3,
                          .batch = seed % 4 == 0 ? 1 + seed % 3 : 1};
     char name[32];
     snprintf(name, sizeof name, "random net %u", seed);
