@@ -887,6 +887,46 @@ Test(fusion, transposed_activations_are_not_fused_as_int8)
     }
 }
 
+/* u8 weights 0..255 with zero point 100: w - zp spans -100..155, shifted
+ * by -28 into s8, and -28 is oneDNN's weights zero point; the explain line
+ * names the shift with its sign. */
+Test(fusion, u8_weights_with_one_zero_point_name_their_offset)
+{
+    dqg_graph *g;
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    u8q p = u8_params(g);
+    int64_t xd[2] = {4, 32}, wd[2] = {32, 16}, one = 1;
+    uint8_t w[32 * 16], wz = 100;
+    for (int i = 0; i < 32 * 16; i++)
+        w[i] = (uint8_t)(i * 37 % 256);
+    float ws = 0.01f;
+    dqg_dequantize_linear_attrs da = {.opset = 13};
+    dqg_tensor_id wf = dqg_dequantize_linear(
+        g, "w_dq", dqg_constant(g, NULL, DQG_U8, 2, wd, w, sizeof w), cf32(g, 0, &one, &ws),
+        dqg_constant(g, NULL, DQG_U8, 0, &one, &wz, 1), &da);
+    dqg_tensor_id x = dqg_input(g, "x", DQG_U8, 2, xd);
+    dqg_compiled *c = compile_with_output(g, dqg_matmul(g, "mm", dq8(g, p, "x_dq", x), wf, NULL));
+    if (test_int8_fusion())
+        cr_assert(explain_mentions(c, "w - zp - 28 in s8, with -28 as oneDNN's weights zero point"),
+                  "%s", dqg_compiled_partition_info(c, 0));
+    uint8_t xv[4 * 32];
+    for (int i = 0; i < 4 * 32; i++)
+        xv[i] = (uint8_t)(i * 91 % 256);
+    float got[4 * 16], ref[4 * 16];
+    dqg_buffer in = {.name = "x", .data = xv, .size = sizeof xv};
+    dqg_buffer o1 = {.name = "y", .data = got, .size = sizeof got},
+               o2 = {.name = "y", .data = ref, .size = sizeof ref};
+    cr_assert_eq(dqg_execute(c, &in, 1, &o1, 1), DQG_OK, "%s", dqg_last_error());
+    cr_assert_eq(dqg_reference_run(g, &in, 1, &o2, 1), DQG_OK, "%s", dqg_last_error());
+    double mx = 1e-30;
+    for (int i = 0; i < 4 * 16; i++)
+        mx = fmax(mx, fabs(ref[i]));
+    for (int i = 0; i < 4 * 16; i++)
+        cr_assert(fabs(got[i] - ref[i]) <= 1e-5 * mx, "[%d] %g vs %g", i, got[i], ref[i]);
+    dqg_compiled_destroy(c);
+    dqg_graph_destroy(g);
+}
+
 /* Conv [-> bias] [-> residual sum] -> ReLU/Clip -> Q: a final ReLU/Clip
  * whose bounds lie at or beyond what the int8 destination holds after its
  * zero point is left to the destination's saturation (the explain says
