@@ -16,7 +16,10 @@
 enum { M = 8, K = 32, N = 16 };
 
 /* x -> Q(u8) -> DQ -> MatMul(DQ(w s8 per-channel)) -> + b -> ReLU -> y1,
- * and a leftover int4 dequantize (dqgraph's own kernel) -> y2. */
+ * a leftover int4 dequantize (dqgraph's own kernel) -> y2, the same source
+ * times u8 weights with per-column zero points (a row term) -> y3, and as
+ * [1, M, K] into a 1-D convolution of u8 weights with one zero point that
+ * leaves s8 (a window term) -> y4. */
 static dqg_graph *build(void)
 {
     dqg_graph *g = NULL;
@@ -45,8 +48,8 @@ static dqg_graph *build(void)
     dqg_tensor_id z = dqg_constant(g, "xz", DQG_U8, 0, NULL, &xz, 1);
     dqg_quantize_linear_attrs qa = {.opset = 13};
     dqg_dequantize_linear_attrs da = {.opset = 13};
-    dqg_tensor_id xf =
-        dqg_dequantize_linear(g, "dq_x", dqg_quantize_linear(g, "q_x", x, s, z, &qa), s, z, &da);
+    dqg_tensor_id xq = dqg_quantize_linear(g, "q_x", x, s, z, &qa);
+    dqg_tensor_id xf = dqg_dequantize_linear(g, "dq_x", xq, s, z, &da);
     dqg_dequantize_linear_attrs wa = {.opset = 13, .has_axis = true, .axis = 1};
     dqg_tensor_id wf =
         dqg_dequantize_linear(g, "dq_w", dqg_constant(g, "w", DQG_S8, 2, wd, w, sizeof w),
@@ -64,9 +67,23 @@ static dqg_graph *build(void)
                               dqg_constant(g, "wus", DQG_F32, 1, nd, ws, sizeof ws),
                               dqg_constant(g, "wuz", DQG_U8, 1, nd, wz, sizeof wz), &wa),
         NULL);
+    static uint8_t cw[4 * M * 3];
+    for (int i = 0; i < 4 * M * 3; i++)
+        cw[i] = (uint8_t)(i * 53 + 7);
+    const int64_t xd3[] = {1, M, K}, cwd[] = {4, M, 3};
+    const uint8_t cz = 100;
+    dqg_conv_attrs ca = {.spatial_rank = 1, .pads_begin = {1}, .pads_end = {1}};
+    dqg_tensor_id y4 = dqg_convolution(
+        g, "conv_u8",
+        dqg_dequantize_linear(g, "dq_x3", dqg_reshape(g, "r3", xq, 3, xd3), s, z, &da),
+        dqg_dequantize_linear(g, "dq_cw", dqg_constant(g, "cw", DQG_U8, 3, cwd, cw, sizeof cw),
+                              dqg_constant(g, "cws", DQG_F32, 0, NULL, &ws[1], 4),
+                              dqg_constant(g, "cwz", DQG_U8, 0, NULL, &cz, 1), &da),
+        DQG_NONE, &ca);
     dqg_output(g, y, "y1");
     dqg_output(g, y2, "y2");
     dqg_output(g, y3, "y3");
+    dqg_output(g, y4, "y4");
     dqg_status st = dqg_graph_finalize(g);
     if (st != DQG_OK) {
         dqg_graph_destroy(g);
@@ -80,16 +97,19 @@ static float X[M * K];
 /* Executes c and compares with the reference interpreter's results. */
 static void check_results(dqg_graph *g, dqg_compiled *c)
 {
-    static float y1[M * N], y2[K * N], y3[M * N], r1[M * N], r2[K * N], r3[M * N];
+    static float y1[M * N], y2[K * N], y3[M * N], y4[4 * K], r1[M * N], r2[K * N], r3[M * N],
+        r4[4 * K];
     dqg_buffer in = {.name = "x", .data = X, .size = sizeof X};
-    dqg_buffer out[3] = {{.name = "y1", .data = y1, .size = sizeof y1},
+    dqg_buffer out[4] = {{.name = "y1", .data = y1, .size = sizeof y1},
                          {.name = "y2", .data = y2, .size = sizeof y2},
-                         {.name = "y3", .data = y3, .size = sizeof y3}};
-    dqg_buffer ref[3] = {{.name = "y1", .data = r1, .size = sizeof r1},
+                         {.name = "y3", .data = y3, .size = sizeof y3},
+                         {.name = "y4", .data = y4, .size = sizeof y4}};
+    dqg_buffer ref[4] = {{.name = "y1", .data = r1, .size = sizeof r1},
                          {.name = "y2", .data = r2, .size = sizeof r2},
-                         {.name = "y3", .data = r3, .size = sizeof r3}};
-    cr_assert_eq(dqg_reference_run(g, &in, 1, ref, 3), DQG_OK, "%s", dqg_last_error());
-    cr_assert_eq(dqg_execute(c, &in, 1, out, 3), DQG_OK, "%s", dqg_last_error());
+                         {.name = "y3", .data = r3, .size = sizeof r3},
+                         {.name = "y4", .data = r4, .size = sizeof r4}};
+    cr_assert_eq(dqg_reference_run(g, &in, 1, ref, 4), DQG_OK, "%s", dqg_last_error());
+    cr_assert_eq(dqg_execute(c, &in, 1, out, 4), DQG_OK, "%s", dqg_last_error());
     /* The numerical contract: within 1e-5 of the output's largest
      * magnitude (a per-element bound trips on cancellation where the layer
      * runs in f32, as it does without VNNI). */
@@ -106,6 +126,12 @@ static void check_results(dqg_graph *g, dqg_compiled *c)
     for (int i = 0; i < M * N; i++)
         cr_assert(fabsf(y3[i] - r3[i]) <= 1e-5f * max3, "y3[%d] %g vs %g (max %g)", i, y3[i], r3[i],
                   max3);
+    float max4 = 0;
+    for (int i = 0; i < 4 * K; i++)
+        max4 = fmaxf(max4, fabsf(r4[i]));
+    for (int i = 0; i < 4 * K; i++)
+        cr_assert(fabsf(y4[i] - r4[i]) <= 1e-5f * max4, "y4[%d] %g vs %g (max %g)", i, y4[i], r4[i],
+                  max4);
 }
 
 static void init_x(void)
@@ -207,13 +233,14 @@ Test(alloc_failure, execute_leaves_compiled_usable)
                  * allocates the execution context. */
                 dqg_compiled *c = NULL;
                 cr_assert_eq(dqg_compile(g, &o, &c), DQG_OK, "%s", dqg_last_error());
-                static float y1[M * N], y2[K * N], y3[M * N];
+                static float y1[M * N], y2[K * N], y3[M * N], y4[4 * K];
                 dqg_buffer in = {.name = "x", .data = X, .size = sizeof X};
-                dqg_buffer out[3] = {{.name = "y1", .data = y1, .size = sizeof y1},
+                dqg_buffer out[4] = {{.name = "y1", .data = y1, .size = sizeof y1},
                                      {.name = "y2", .data = y2, .size = sizeof y2},
-                                     {.name = "y3", .data = y3, .size = sizeof y3}};
+                                     {.name = "y3", .data = y3, .size = sizeof y3},
+                                     {.name = "y4", .data = y4, .size = sizeof y4}};
                 dqg_fault_inject_allocations(nth, sticky);
-                dqg_status st = dqg_execute(c, &in, 1, out, 3);
+                dqg_status st = dqg_execute(c, &in, 1, out, 4);
                 long injected = dqg_fault_injected_count();
                 dqg_fault_inject_allocations(0, false);
                 expect_oom_or_ok(st, "dqg_execute", nth);
