@@ -92,6 +92,16 @@ static const char *refusal(const dqg_graph *g, const dqg_op *dq, const dqg_op *p
         }
     }
     *requant = !same;
+    /* The requantization's factor sx / sy and offset zy - zx sx / sy must
+     * be finite: an infinite factor times a zero mean is NaN, where the
+     * float path saturates. */
+    if (!same) {
+        float a = s / sq, b = (float)zq - (float)z * a;
+        if (!isfinite(a) || !isfinite(b)) {
+            snprintf(why, n, "requantizing by %g / %g overflows f32", (double)s, (double)sq);
+            return why;
+        }
+    }
     if (pool->kind != DQG_OP_POOL)
         return NULL;
     const dqg_pool_params *a = &pool->attrs.pool;

@@ -339,3 +339,51 @@ Test(fuzz_regressions, reshape1_without_shape_is_refused)
     expect_error(st, DQG_INVALID_ARGUMENT, "Reshape", "'r'", "attribute 'shape' is required");
     cr_assert_null(g);
 }
+
+/* DQ(u8, scale 1e30) -> AveragePool -> Q(u8, scale 1e-30): fused, the
+ * requantization factor 1e60 overflowed f32, and infinity times a zero
+ * mean gave NaN, cast to an integer (UBSan) where the float path
+ * saturates. The pair is no longer requantized in one step: every path
+ * gives the saturated values. */
+Test(fuzz_regressions, average_pool_requantization_that_overflows_f32)
+{
+    dqg_graph *g = G();
+    int64_t d[] = {1, 1, 2, 2}, one = 1;
+    float sx = 1e30f, sy = 1e-30f;
+    uint8_t zx = 3, zy = 7;
+    dqg_tensor_id x = dqg_input(g, "x", DQG_U8, 4, d);
+    dqg_dequantize_linear_attrs da = {.opset = 13};
+    dqg_quantize_linear_attrs qa = {.opset = 13};
+    dqg_tensor_id xf =
+        dqg_dequantize_linear(g, "dq", x, dqg_constant(g, NULL, DQG_F32, 0, &one, &sx, 4),
+                              dqg_constant(g, NULL, DQG_U8, 0, &one, &zx, 1), &da);
+    dqg_pool_attrs pa = {
+        .spatial_rank = 2, .kernel = {2, 2}, .algorithm = DQG_POOL_AVG_EXCLUDE_PAD};
+    dqg_tensor_id p = dqg_pool(g, "avg", xf, &pa);
+    dqg_tensor_id y =
+        dqg_quantize_linear(g, "q", p, dqg_constant(g, NULL, DQG_F32, 0, &one, &sy, 4),
+                            dqg_constant(g, NULL, DQG_U8, 0, &one, &zy, 1), &qa);
+    cr_assert_eq(dqg_output(g, y, "y"), DQG_OK, "%s", dqg_last_error());
+    finalize_ok(g);
+    /* means (x - 3) of 0, +0.5 and -0.25 (times 1e30, over 1e-30) */
+    const uint8_t cases[3][4] = {{3, 3, 3, 3}, {3, 3, 4, 4}, {3, 3, 3, 2}};
+    const uint8_t want[3] = {7, 255, 0};
+    for (int fuse = 0; fuse < 2; fuse++) {
+        dqg_compile_options o = dqg_compile_options_default();
+        o.disable_fusion = !fuse;
+        dqg_compiled *c;
+        cr_assert_eq(dqg_compile(g, &o, &c), DQG_OK, "%s", dqg_last_error());
+        for (int k = 0; k < 3; k++) {
+            uint8_t r = 0, v = 0;
+            dqg_buffer in = {.name = "x", .data = (void *)cases[k], .size = 4};
+            dqg_buffer out = {.name = "y", .data = &v, .size = 1};
+            cr_assert_eq(dqg_execute(c, &in, 1, &out, 1), DQG_OK, "%s", dqg_last_error());
+            out.data = &r;
+            cr_assert_eq(dqg_reference_run(g, &in, 1, &out, 1), DQG_OK, "%s", dqg_last_error());
+            cr_assert_eq(v, want[k], "fuse %d case %d: %u, want %u", fuse, k, v, want[k]);
+            cr_assert_eq(r, want[k], "reference case %d: %u, want %u", k, r, want[k]);
+        }
+        dqg_compiled_destroy(c);
+    }
+    dqg_graph_destroy(g);
+}
