@@ -29,9 +29,7 @@ typedef struct conv_window {
     float *factor; /* per output channel: 128 - zp times its output scale */
     int64_t batch, ic, oc, groups;
     int64_t in[3], out[3], k[3], stride[3], dil[3], pad[3]; /* 3 spatial axes, 1 unused */
-    size_t sums_offset; /* in scratch: channel sums int32 [batch][in pixels][groups], then
-                         * window sums int64 [batch][out pixels][groups] */
-    size_t window_offset;
+    size_t sums_offset; /* in scratch: channel sums int32 [batch][in pixels][groups] */
     bool u8;
 } conv_window;
 
@@ -59,7 +57,6 @@ static void fill_window_term(const qconv_kernel *c, const void *x, int32_t zx, v
     const int64_t G = w->groups, cg = w->ic / G, og = w->oc / G;
     const int64_t ip = w->in[0] * w->in[1] * w->in[2], op = w->out[0] * w->out[1] * w->out[2];
     int32_t *cs = (int32_t *)((char *)scratch + w->sums_offset);
-    int64_t *ws = (int64_t *)((char *)scratch + w->window_offset);
     float *t = (float *)((char *)scratch + c->q.row_term_offset);
     int threads = w->batch * (ip * w->ic + op * w->oc) >= (1 << 15) ? omp_get_max_threads() : 1;
 #pragma omp parallel num_threads(threads)
@@ -85,7 +82,6 @@ static void fill_window_term(const qconv_kernel *c, const void *x, int32_t zx, v
             int64_t b = i / op, o = i % op;
             int64_t o2 = o % w->out[2], o1 = o / w->out[2] % w->out[1],
                     o0 = o / w->out[2] / w->out[1];
-            int64_t *acc = ws + i * G;
             /* The taps inside the image, per axis: k in [lo, hi). */
             int64_t lo[3], hi[3], taps = 1;
             const int64_t oo[3] = {o0, o1, o2};
@@ -96,36 +92,20 @@ static void fill_window_term(const qconv_kernel *c, const void *x, int32_t zx, v
                 hi[d] = hi[d] < w->k[d] ? hi[d] : w->k[d];
                 taps *= hi[d] > lo[d] ? hi[d] - lo[d] : 0;
             }
-            if (G == 1) {
-                /* One sum: kept in a register. */
+            float *ti = t + i * w->oc;
+            for (int64_t g = 0; g < G; g++) {
+                /* One group's window sum, kept in a register. */
                 int64_t sum = 0;
                 for (int64_t k0 = lo[0]; k0 < hi[0]; k0++)
                     for (int64_t k1 = lo[1]; k1 < hi[1]; k1++) {
                         int64_t p0 = o0 * w->stride[0] - w->pad[0] + k0 * w->dil[0];
                         int64_t p1 = o1 * w->stride[1] - w->pad[1] + k1 * w->dil[1];
-                        const int32_t *line = cs + ((b * w->in[0] + p0) * w->in[1] + p1) * w->in[2];
+                        const int32_t *line =
+                            cs + ((b * w->in[0] + p0) * w->in[1] + p1) * w->in[2] * G + g;
                         for (int64_t k2 = lo[2]; k2 < hi[2]; k2++)
-                            sum += line[o2 * w->stride[2] - w->pad[2] + k2 * w->dil[2]];
+                            sum += line[(o2 * w->stride[2] - w->pad[2] + k2 * w->dil[2]) * G];
                     }
-                acc[0] = sum;
-            } else {
-                for (int64_t g = 0; g < G; g++)
-                    acc[g] = 0;
-                for (int64_t k0 = lo[0]; k0 < hi[0]; k0++)
-                    for (int64_t k1 = lo[1]; k1 < hi[1]; k1++)
-                        for (int64_t k2 = lo[2]; k2 < hi[2]; k2++) {
-                            int64_t p0 = o0 * w->stride[0] - w->pad[0] + k0 * w->dil[0];
-                            int64_t p1 = o1 * w->stride[1] - w->pad[1] + k1 * w->dil[1];
-                            int64_t p2 = o2 * w->stride[2] - w->pad[2] + k2 * w->dil[2];
-                            const int32_t *row =
-                                cs + (((b * w->in[0] + p0) * w->in[1] + p1) * w->in[2] + p2) * G;
-                            for (int64_t g = 0; g < G; g++)
-                                acc[g] += row[g];
-                        }
-            }
-            float *ti = t + i * w->oc;
-            for (int64_t g = 0; g < G; g++) {
-                float sg = (float)(acc[g] - (int64_t)zx * cg * taps);
+                float sg = (float)(sum - (int64_t)zx * cg * taps);
                 for (int64_t j = 0; j < og; j++)
                     ti[g * og + j] = w->factor[g * og + j] * sg;
             }
@@ -281,7 +261,7 @@ static dqg_status window_init(qconv_kernel *c, const dqg_conv_attrs *a, const dq
 }
 
 /* The window term's scratch after *end (which moves past it): the term
- * (the result's shape, f32), the channel sums and the window sums. The
+ * (the result's shape, f32) and the channel sums. The
  * term and the source are read channels-last and dense. */
 static dqg_status window_scratch(qconv_kernel *c, size_t *end)
 {
@@ -306,8 +286,6 @@ static dqg_status window_scratch(qconv_kernel *c, size_t *end)
     at += (b * op * (size_t)w->oc * sizeof(float) + 63) & ~(size_t)63;
     c->win.sums_offset = at;
     at += (b * ip * G * sizeof(int32_t) + 63) & ~(size_t)63;
-    c->win.window_offset = at;
-    at += (b * op * G * sizeof(int64_t) + 63) & ~(size_t)63;
     *end = at;
     return DQG_OK;
 }
