@@ -690,11 +690,24 @@ dqg_status dqg_qattr_fold_weights(const dqg_kernel_request *req, const dqg_weigh
 dqg_status dqg_qattr_exact_integer(const dqg_kernel_request *req, const dqg_qattr *q, int64_t K,
                                    const char *what)
 {
-    double wmax = q->weights_zp ? 256.0 : 128.0;
-    if (!dqg_req_op(req, DQG_ROLE_CAST) || !dqg_dtype_is_integer(q->dst_dtype) ||
-        (!q->src_zero_point && !q->folded_zp && !q->weights_zp) ||
-        (double)K * (double)dqg_qsrc_range(req) * wmax < 16777216.0)
+    if (!dqg_req_op(req, DQG_ROLE_CAST) || !dqg_dtype_is_integer(q->dst_dtype))
         return DQG_OK;
+    double wmax = q->weights_zp ? 256.0 : 128.0;
+    if ((double)K * (double)dqg_qsrc_range(req) * wmax < 16777216.0)
+        return DQG_OK;
+    /* oneDNN 2.6's int8 convolutions (jit_int8, jit_uni_int8, gemm,
+     * ref_int8, and brgconv with padding or compensation) pass every sum
+     * through f32 on the way to an s32 result, with or without zero
+     * points; its matmuls keep integer sums unless a zero point's
+     * compensation is added. */
+    bool conv = dqg_req_op(req, DQG_ROLE_MAIN)->kind == DQG_OP_CONVOLUTION;
+    if (!conv && !q->src_zero_point && !q->folded_zp && !q->weights_zp)
+        return DQG_OK;
+    if (conv)
+        return dqg_set_error(DQG_UNSUPPORTED,
+                             "%s: an integer result and K = %lld: oneDNN's int8 convolutions "
+                             "round their sums past 2^24 through f32",
+                             what, (long long)K);
     return dqg_set_error(DQG_UNSUPPORTED,
                          "%s: an integer result with a %s zero point and K = %lld: oneDNN "
                          "rounds its sums past 2^24",

@@ -159,11 +159,11 @@ dqg_status dqg_qattr_fold_weights(const dqg_kernel_request *req, const dqg_weigh
 dqg_status dqg_qattr_weights_zp(dqg_qattr *q, int32_t zp, const char *what);
 
 /* DQG_UNSUPPORTED for an integer destination (MatMulInteger's or
- * ConvInteger's s32) that oneDNN would round: with a source or weights
- * zero point its compensation passes through f32, which holds the sums
- * exactly only below 2^24 (K products of at most dqg_qsrc_range x 128,
- * x 256 with a weights zero point). The exact kernels of the unfused form
- * take such a partition. */
+ * ConvInteger's s32) that oneDNN would round: f32 holds the sums exactly
+ * only below 2^24 (K products of at most dqg_qsrc_range x 128, x 256 with
+ * a weights zero point), and a convolution passes every sum through f32,
+ * a matmul those with a source or weights zero point (its compensation).
+ * The exact kernels of the unfused form take such a partition. */
 dqg_status dqg_qattr_exact_integer(const dqg_kernel_request *req, const dqg_qattr *q, int64_t K,
                                    const char *what);
 

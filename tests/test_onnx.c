@@ -540,6 +540,72 @@ Test(onnx, conv_integer_stays_exact_past_2_24)
     }
 }
 
+/* ConvInteger without zero points and s8 weights (the fused int8 kernel)
+ * stays exact past 2^24 on every convolution shape: oneDNN 2.6's int8
+ * convolutions pass their sums through f32 on the way to s32 (jit_int8,
+ * gemm and ref_int8 always; brgconv with padding, as below; every kernel
+ * of AVX2-VNNI CPUs), so such a layer runs on the exact kernels. */
+Test(onnx, conv_integer_without_zero_points_stays_exact_past_2_24)
+{
+    static const struct {
+        int64_t groups, Cg, Og, H, W, stride[2], pads[4];
+        bool s8_x;
+    } cases[] = {
+        {4, 300, 3, 10, 6, {2, 1}, {0, 1, 1, 2}, false},
+        {1, 80, 4, 5, 4, {1, 1}, {1, 1, 1, 1}, false},
+        {2, 700, 2, 4, 5, {1, 2}, {1, 0, 1, 1}, true},
+    };
+    enum { KS = 3 };
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        int64_t G = cases[ci].groups, Cg = cases[ci].Cg, Og = cases[ci].Og, H = cases[ci].H,
+                W = cases[ci].W, C = G * Cg, O = G * Og;
+        const int64_t *st = cases[ci].stride, *pd = cases[ci].pads;
+        int64_t OH = (H + pd[0] + pd[2] - KS) / st[0] + 1,
+                OW = (W + pd[1] + pd[3] - KS) / st[1] + 1;
+        uint8_t *x = malloc((size_t)(C * H * W)), *w = malloc((size_t)(O * Cg * KS * KS));
+        int64_t *want = calloc((size_t)(O * OH * OW), sizeof *want);
+        cr_assert(x && w && want);
+        for (int64_t i = 0; i < C * H * W; i++)
+            x[i] = cases[ci].s8_x ? (uint8_t)(int8_t)(i % 4 ? -128 + i % 2 : -120 + i % 9)
+                                  : (uint8_t)(i % 4 ? 254 + i % 2 : 200 + i % 9);
+        for (int64_t i = 0; i < O * Cg * KS * KS; i++)
+            w[i] = (uint8_t)(int8_t)(i % 5 ? (cases[ci].s8_x ? -127 : 127) + i % 3 : 17 * (i % 7));
+        for (int64_t o = 0; o < O; o++)
+            for (int64_t oh = 0; oh < OH; oh++)
+                for (int64_t ow = 0; ow < OW; ow++) {
+                    int64_t acc = 0;
+                    for (int64_t c = 0; c < Cg; c++)
+                        for (int64_t kh = 0; kh < KS; kh++)
+                            for (int64_t kw = 0; kw < KS; kw++) {
+                                int64_t ih = oh * st[0] + kh - pd[0], iw = ow * st[1] + kw - pd[1];
+                                if (ih < 0 || ih >= H || iw < 0 || iw >= W)
+                                    continue;
+                                int64_t xv = x[((o / Og * Cg + c) * H + ih) * W + iw];
+                                if (cases[ci].s8_x)
+                                    xv = (int8_t)xv;
+                                acc += xv * (int8_t)w[((o * Cg + c) * KS + kh) * KS + kw];
+                            }
+                    want[(o * OH + oh) * OW + ow] = acc;
+                }
+        tm_model *m = tm_new(10);
+        int64_t xd[] = {1, C, H, W}, wd[] = {O, Cg, KS, KS}, yd[] = {1, O, OH, OW};
+        tm_input(m, "x", cases[ci].s8_x ? T_INT8 : T_UINT8, 4, xd, NULL);
+        tm_init(m, "w", T_INT8, 4, wd, w, (size_t)(O * Cg * KS * KS));
+        Onnx__NodeProto *n = tm_node(m, "ConvInteger", NULL, "ci", "x,w", "y");
+        tm_attr_ints(m, n, "pads", pd, 4);
+        tm_attr_ints(m, n, "strides", st, 2);
+        tm_attr_int(m, n, "group", G);
+        tm_output(m, "y", 6, 4, yd);
+        char what[64];
+        snprintf(what, sizeof what, "case %zu", ci);
+        check_integer_model(m, x, (size_t)(C * H * W), NULL, 0, false, want, O * OH * OW, what);
+        tm_free(m);
+        free(x);
+        free(w);
+        free(want);
+    }
+}
+
 /* ---- Import errors ------------------------------------------------------------ */
 
 Test(onnx, unsupported_operator_names_type_domain_opset_and_node)
