@@ -17,6 +17,13 @@ function(dqg_register_isa_matrix)
     list(APPEND _levels AVX2)
     list(APPEND _own avx2)
   endif()
+  # AVX-VNNI without AVX-512 is a CPU of its own (Alder Lake and later
+  # client cores); oneDNN has int8 kernels for it, dqgraph's own kernels
+  # run their AVX2 forms there.
+  if("avx_vnni" IN_LIST _flags)
+    list(APPEND _levels AVX2_VNNI)
+    list(APPEND _own avx2)
+  endif()
   if("avx512f" IN_LIST _flags AND "avx512bw" IN_LIST _flags AND "avx512vl" IN_LIST _flags)
     list(APPEND _levels AVX512_CORE)
     list(APPEND _own avx512)

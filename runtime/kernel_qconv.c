@@ -161,9 +161,12 @@ static dqg_prim_facts conv_facts(const dqg_conv_attrs *a, const dqg_tensor *x, c
     dqg_prim_facts f = {.kind = DQG_FACTS_CONV,
                         .spatial = a->spatial_rank,
                         .src_zero_point = q->src_zero_point,
+                        .binary = q->n_binary > 0,
                         .per_channel_binary = q->per_channel_binary,
                         .full_binary = q->full_operand,
-                        .oc_per_group = w->dims[0] / a->groups};
+                        .oc_per_group = w->dims[0] / a->groups,
+                        .ic_per_group = w->dims[1],
+                        .groups = a->groups};
     int first = a->data_format == DQG_FORMAT_NCX ? 2 : 1;
     for (int d = 0; d < a->spatial_rank; d++) {
         f.in[d] = x->dims[first + d];
@@ -378,11 +381,11 @@ dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **ou
                                          sizeof c->base.impl, c->base.why, sizeof c->base.why)) !=
         DQG_OK)
         goto fail;
-    if (dqg_defect_refuse(&facts, c->base.impl)) {
-        st = dqg_set_error(DQG_UNSUPPORTED,
-                           "%s: oneDNN 2.6 defect C (gemm int8 convolution with a per-channel "
-                           "post-op and %lld output channels per group)",
-                           c->base.impl, (long long)facts.oc_per_group);
+    const char *refused = dqg_defect_refuse(&facts, c->base.impl);
+    if (refused) {
+        st = dqg_set_error(DQG_UNSUPPORTED, "%s: %s, with %lld groups of %lld -> %lld channels",
+                           c->base.impl, refused, (long long)facts.groups,
+                           (long long)facts.ic_per_group, (long long)facts.oc_per_group);
         goto fail;
     }
     size_t io_bytes = 0, attr_scratch = dqg_qattr_scratch_size(&c->q);

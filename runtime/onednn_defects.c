@@ -49,13 +49,20 @@ const char *dqg_prefer_other_impl(const dqg_prim_facts *f, const char *impl)
     return NULL;
 }
 
-bool dqg_defect_refuse(const dqg_prim_facts *f, const char *impl)
+const char *dqg_defect_refuse(const dqg_prim_facts *f, const char *impl)
 {
-    if (!f || f->kind != DQG_FACTS_CONV || !f->per_channel_binary || !impl ||
-        !(strstr(impl, "gemm_s8u8s32") || strstr(impl, "gemm_s8s8s32")))
-        return false;
+    if (!f || f->kind != DQG_FACTS_CONV || !impl)
+        return NULL;
     int64_t oc = f->oc_per_group;
-    return (oc >= 17 && oc <= 31 && oc % 2 == 1) || oc >= 33;
+    if (f->per_channel_binary && (strstr(impl, "gemm_s8u8s32") || strstr(impl, "gemm_s8s8s32")) &&
+        ((oc >= 17 && oc <= 31 && oc % 2 == 1) || oc >= 33))
+        return "oneDNN 2.6 defect C (gemm int8 convolution with a per-channel post-op and 17..31 "
+               "odd or more than 32 output channels per group)";
+    if (f->binary && strstr(impl, "jit_uni_int8:") && f->groups > 1 && f->ic_per_group == 1 &&
+        oc == 1 && f->groups % 8 != 0)
+        return "oneDNN 2.6 defect I (jit_uni_int8 depthwise convolution with a binary post-op "
+               "and a channel count that is not a multiple of 8)";
+    return NULL;
 }
 
 bool dqg_defect_dense_result(const char *impl, bool per_channel_binary, int rank)

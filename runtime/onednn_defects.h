@@ -50,7 +50,15 @@
  *     the first 16 add the operand values of the wrong channels (576
  *     channels, 2x2 -> 1x1, stride 2: 560 of 576 int8 outputs wrong). A
  *     per-channel operand in its own layout is right. Rule: skip that
- *     implementation. */
+ *     implementation.
+ *  I  int8 depthwise convolution on jit_uni_int8 (avx2_vnni, the kernel
+ *     of CPUs with AVX-VNNI but no AVX-512, and sse41) with any binary
+ *     post-op, when the channel count leaves a tail of the kernel's block
+ *     of 8: the operand is applied to the wrong channels past the first
+ *     block (3 channels, 3x3, a one-value Add: every output of channels 1
+ *     and 2 wrong). Without a binary post-op, and at AVX-512, it is right.
+ *     Rule: refuse the int8 kernel (the only other implementation is
+ *     ref_int8; the f32 path is right and faster). */
 #ifndef DQG_RUNTIME_ONEDNN_DEFECTS_H
 #define DQG_RUNTIME_ONEDNN_DEFECTS_H
 
@@ -67,7 +75,8 @@ typedef struct dqg_prim_facts {
      * none) and padding; output channels per group. */
     int spatial;
     int64_t in[3], out[3], kernel[3], stride[3], dilation[3], pad_l[3], pad_r[3];
-    int64_t oc_per_group;
+    int64_t oc_per_group, ic_per_group, groups;
+    bool binary;             /* any binary post-op (rule I) */
     bool per_channel_binary; /* a binary post-op with an operand that varies by channel */
     /* A binary post-op with an operand that varies along an axis other
      * than the channel, and a channels-last destination (rule F). */
@@ -91,8 +100,9 @@ const char *dqg_defect_skip_impl(const dqg_prim_facts *f, const char *impl);
  * which the VNNI brgemm streams as fast. */
 #define DQG_AMX_MIN_M 4
 const char *dqg_prefer_other_impl(const dqg_prim_facts *f, const char *impl);
-/* Rule C: whether the int8 kernel must be refused. */
-bool dqg_defect_refuse(const dqg_prim_facts *f, const char *impl);
+/* Rules C and I: the rule that refuses the int8 kernel on implementation
+ * `impl`, or NULL. */
+const char *dqg_defect_refuse(const dqg_prim_facts *f, const char *impl);
 /* Rule G: whether a matmul implementation `impl` must write a transposed
  * result of rank `rank` (oneDNN's, batch axes included) dense, with a
  * binary operand that varies by channel. */

@@ -51,6 +51,23 @@ static inline bool test_int8_fusion(void)
 }
 #define TEST_NO_INT8_REASON "has no VNNI or AMX"
 
+/* Whether oneDNN runs at AVX2-VNNI (a CPU with AVX-VNNI and no AVX-512, or
+ * ONEDNN_MAX_CPU_ISA=AVX2_VNNI), whose depthwise int8 kernel dqgraph
+ * refuses with a binary post-op (oneDNN 2.6 defect I). */
+static inline bool test_avx2_vnni(void)
+{
+    return dnnl_get_effective_cpu_isa() == dnnl_cpu_isa_avx2_vnni;
+}
+
+/* Whether a line of c's explain log holds `text`. */
+static inline bool test_explain_mentions(const dqg_compiled *c, const char *text)
+{
+    for (size_t i = 0; i < dqg_compiled_explain_count(c); i++)
+        if (strstr(dqg_compiled_explain(c, i), text))
+            return true;
+    return false;
+}
+
 /* A seeded xorshift32 stream for randomized tests (one per test file). */
 static uint32_t test_rng = 1;
 static inline uint32_t test_rnd(void)

@@ -252,7 +252,10 @@ static void check(dyn_case *c, double scale)
     }
     cr_assert(strstr(log, "-> int8 matmul") || strstr(log, "-> int8 convolution"),
               "%s: not fused:\n%s", c->what, log);
-    if (test_int8_fusion())
+    if (strstr(log, "oneDNN 2.6 defect I"))
+        cr_assert(test_avx2_vnni(), "%s: defect I refused a kernel above AVX2-VNNI:\n%s", c->what,
+                  log);
+    else if (test_int8_fusion())
         cr_assert(!strstr(log, "op [TypeCast") && !strstr(log, "op [Mul") &&
                       !strstr(log, "op [DynamicQuantizeLinear") && !strstr(log, "op [Quantize"),
                   "%s: a cast, scale multiply or quantization runs on its own:\n%s", c->what, log);
@@ -523,7 +526,9 @@ Test(dynamic, runtime_scale_keeps_the_constant_scale_implementation)
         cr_assert(impl[0][0], "no int8 matmul for M=%lld", (long long)M);
         cr_assert_str_eq(impl[0], impl[1], "M=%lld K=%lld N=%lld: constant %s, run-time %s",
                          (long long)M, (long long)K, (long long)N, impl[0], impl[1]);
-        cr_assert(!strstr(impl[1], "gemm:jit"), "%s", impl[1]);
+        /* AVX-512 has a brgemm int8 matmul; AVX2-VNNI only gemm:jit. */
+        if (!test_avx2_vnni())
+            cr_assert(!strstr(impl[1], "gemm:jit"), "%s", impl[1]);
     }
 }
 

@@ -130,12 +130,36 @@ Test(onednn_defects, rule_c_refuses_gemm_convolutions_with_channel_post_ops)
     for (int64_t oc = 1; oc <= 80; oc++) {
         dqg_prim_facts f = {.kind = DQG_FACTS_CONV, .per_channel_binary = true, .oc_per_group = oc};
         bool want = (oc >= 17 && oc <= 31 && oc % 2) || oc >= 33;
-        cr_assert_eq(dqg_defect_refuse(&f, "x64:gemm_s8u8s32:jit"), want, "oc %lld", (long long)oc);
-        cr_assert_eq(dqg_defect_refuse(&f, "x64:gemm_s8s8s32:jit"), want);
+        cr_assert_eq(dqg_defect_refuse(&f, "x64:gemm_s8u8s32:jit") != NULL, want, "oc %lld",
+                     (long long)oc);
+        cr_assert_eq(dqg_defect_refuse(&f, "x64:gemm_s8s8s32:jit") != NULL, want);
         cr_assert(!dqg_defect_refuse(&f, "brgconv:avx512_core_vnni"));
         f.per_channel_binary = false;
         cr_assert(!dqg_defect_refuse(&f, "x64:gemm_s8u8s32:jit"), "no channel post-op");
     }
+}
+
+Test(onednn_defects, rule_i_refuses_jit_uni_int8_depthwise_with_binary_post_ops)
+{
+    for (int64_t groups = 1; groups <= 40; groups++)
+        for (int binary = 0; binary < 2; binary++) {
+            dqg_prim_facts f = {.kind = DQG_FACTS_CONV,
+                                .binary = binary,
+                                .groups = groups,
+                                .ic_per_group = 1,
+                                .oc_per_group = 1};
+            bool want = binary && groups > 1 && groups % 8 != 0;
+            cr_assert_eq(dqg_defect_refuse(&f, "conv:u8s8:f32:jit_uni_int8:avx2_vnni") != NULL,
+                         want, "groups %lld, binary %d", (long long)groups, binary);
+            cr_assert_eq(dqg_defect_refuse(&f, "jit_uni_int8:sse41") != NULL, want);
+            cr_assert_null(dqg_defect_refuse(&f, "jit_int8:avx512_core_vnni"));
+            cr_assert_null(dqg_defect_refuse(&f, "jit_uni_int8_1x1:avx2_vnni"));
+            f.ic_per_group = 2; /* grouped, not depthwise */
+            cr_assert_null(dqg_defect_refuse(&f, "jit_uni_int8:avx2_vnni"));
+            f.ic_per_group = 1;
+            f.oc_per_group = 2;
+            cr_assert_null(dqg_defect_refuse(&f, "jit_uni_int8:avx2_vnni"));
+        }
 }
 
 Test(onednn_defects, rule_d_two_step_pack_whenever_weights_carry_compensation)
@@ -502,6 +526,82 @@ Test(onednn_defects, rule_h_graphs_match_the_reference)
     for (int i = 0; i < 4; i++) {
         rule_h_case(channels[i], false);
         rule_h_case(channels[i], true);
+    }
+}
+
+/* I: depthwise int8 convolutions, 3x3, padding 1, with a binary post-op:
+ * a one-value Add after the dequantized result, and (a run-time source
+ * scale) a dynamically quantized source. At AVX2-VNNI, jit_uni_int8 gave
+ * the channels past the first block of 8 the wrong operand values (3
+ * channels: every output of channels 1 and 2 off); dqgraph refuses that
+ * kernel there and the f32 path runs. */
+static void rule_i_case(int64_t C, bool runtime_scale)
+{
+    dqg_graph *g;
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    int64_t xd[4] = {2, C, 7, 5}, wd[4] = {C, 1, 3, 3}, one = 1;
+    dqg_conv_attrs a = {.spatial_rank = 2,
+                        .pads_begin = {1, 1},
+                        .pads_end = {1, 1},
+                        .groups = C,
+                        .data_format = DQG_FORMAT_NCX};
+    dqg_dequantize_linear_attrs da = {.opset = 13};
+    dqg_tensor_id x = dqg_input(g, "x", DQG_U8, 4, xd), xf;
+    if (runtime_scale) {
+        dqg_tensor_id s = dqg_input(g, "s", DQG_F32, 1, &one);
+        uint8_t z = 3;
+        xf = dqg_dynamic_dequantize(g, "x_dq", x, s, dqg_constant(g, NULL, DQG_U8, 1, &one, &z, 1),
+                                    "per_tensor", 0);
+    } else {
+        xf = dqg_dequantize_linear(g, "x_dq", x, scalar(g, 0.05f), zp_u8(g, 3), &da);
+    }
+    dqg_tensor_id w =
+        dqg_dequantize_linear(g, "w_dq", weights(g, 4, wd), scalar(g, 0.01f), DQG_NONE, &da);
+    dqg_tensor_id y = dqg_convolution(g, "conv", xf, w, DQG_NONE, &a);
+    if (!runtime_scale)
+        y = dqg_add(g, "add", y, scalar(g, 2.5f));
+    dqg_output(g, y, "y");
+    finalize_ok(g);
+    size_t xb = dqg_tensor_byte_size(g, dqg_graph_input_id(g, 0));
+    uint8_t *xv = malloc(xb);
+    for (size_t i = 0; i < xb; i++)
+        xv[i] = (uint8_t)(i * 97 + 13);
+    float sv = 0.04f;
+    dqg_buffer in[2] = {
+        {.id = dqg_graph_input_id(g, 0), .data = xv, .size = xb},
+        {.id = runtime_scale ? dqg_graph_input_id(g, 1) : 0, .data = &sv, .size = sizeof sv}};
+    size_t n_in = runtime_scale ? 2 : 1;
+    dqg_tensor_id yi = dqg_graph_output_id(g, 0);
+    size_t yb = dqg_tensor_byte_size(g, yi);
+    float *ref = malloc(yb), *got = malloc(yb);
+    dqg_buffer o = {.id = yi, .data = ref, .size = yb};
+    cr_assert_eq(dqg_reference_run(g, in, n_in, &o, 1), DQG_OK, "%s", dqg_last_error());
+    dqg_compiled *c = NULL;
+    cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+    o.data = got;
+    cr_assert_eq(dqg_execute(c, in, n_in, &o, 1), DQG_OK, "%s", dqg_last_error());
+    double m = 1e-30;
+    for (size_t i = 0; i < yb / 4; i++)
+        m = fmax(m, fabs(ref[i]));
+    for (size_t i = 0; i < yb / 4; i++)
+        cr_assert(fabs(got[i] - ref[i]) <= 1e-5 * m, "C=%lld runtime %d: [%zu] %g vs reference %g",
+                  (long long)C, runtime_scale, i, got[i], ref[i]);
+    bool refused = test_explain_mentions(c, "oneDNN 2.6 defect I");
+    cr_assert_eq(refused, test_avx2_vnni() && C % 8 != 0, "C=%lld runtime %d: refusal %d at %s",
+                 (long long)C, runtime_scale, refused, dqg_compiled_partition_info(c, 0));
+    dqg_compiled_destroy(c);
+    free(xv);
+    free(ref);
+    free(got);
+    dqg_graph_destroy(g);
+}
+
+Test(onednn_defects, rule_i_graphs_match_the_reference)
+{
+    static const int64_t channels[] = {3, 12, 16, 17, 31};
+    for (int i = 0; i < 5; i++) {
+        rule_i_case(channels[i], false);
+        rule_i_case(channels[i], true);
     }
 }
 

@@ -390,6 +390,7 @@ typedef struct level {
 static const level LEVELS[] = {
     {"best", NULL, NULL, NULL},
     {"avx2", "AVX2", "avx2", "avx2"},
+    {"avx2_vnni", "AVX2_VNNI", "avx2", "avx_vnni"},
     {"avx512_core", "AVX512_CORE", "avx512", "avx512bw"},
     {"avx512_core_vnni", "AVX512_CORE_VNNI", "avx512_vnni", "avx512_vnni"},
     {"avx512_core_bf16", "AVX512_CORE_BF16", "avx512_bf16", "avx512_bf16"},
@@ -458,8 +459,8 @@ static const char USAGE[] =
     "Options:\n"
     "  --seconds N   time per level (default 10)\n"
     "  --seed S      the random seed (default 1)\n"
-    "  --level NAME  run one level only (best, avx2, avx512_core, avx512_core_vnni,\n"
-    "                avx512_core_bf16, c)\n"
+    "  --level NAME  run one level only (best, avx2, avx2_vnni, avx512_core,\n"
+    "                avx512_core_vnni, avx512_core_bf16, c)\n"
     "  --case N      run case N only (with --level: repeat a reported mismatch)\n"
     "  -h, --help    show this help\n";
 
