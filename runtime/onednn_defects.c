@@ -31,6 +31,11 @@ const char *dqg_defect_skip_impl(const dqg_prim_facts *f, const char *impl)
     if (f->kind == DQG_FACTS_MATMUL && strstr(impl, "avx512_core_amx") && f->K >= 125 &&
         f->K <= 127)
         return "oneDNN 2.6 defect B (AMX int8 matmul with K = 125..127)";
+    if (f->kind == DQG_FACTS_CONV && strstr(impl, "jit_uni_int8_1x1:"))
+        for (int d = 0; d < f->spatial; d++)
+            if (f->stride[d] > 1)
+                return "oneDNN 2.6 defect J (jit_uni_int8_1x1 convolution with a stride: "
+                       "output channels past the first thread's sometimes left unwritten)";
     if (f->kind == DQG_FACTS_CONV && f->full_binary && strstr(impl, "brdgmm"))
         return "oneDNN 2.6 defect H (brdgmm depthwise convolution with an operand of the "
                "result's shape)";

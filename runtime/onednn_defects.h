@@ -58,7 +58,15 @@
  *     block (3 channels, 3x3, a one-value Add: every output of channels 1
  *     and 2 wrong). Without a binary post-op, and at AVX-512, it is right.
  *     Rule: refuse the int8 kernel (the only other implementation is
- *     ref_int8; the f32 path is right and faster). */
+ *     ref_int8; the f32 path is right and faster).
+ *  J  int8 1x1 convolution on jit_uni_int8_1x1 (avx2_vnni) with a stride
+ *     above 1 (its reduce-to-unit-stride copy of the source), run on two
+ *     threads: now and then (about one run in a thousand, more under load)
+ *     the output channels of the second thread's blocks come out from a
+ *     source that was not yet copied (1x1, stride 2, 6 -> 22 channels,
+ *     2x4 input: channels 16.. wrong). Stride 1 and the AVX-512 kernels
+ *     are right. Rule: skip that implementation (jit_uni_int8 takes the
+ *     layer). */
 #ifndef DQG_RUNTIME_ONEDNN_DEFECTS_H
 #define DQG_RUNTIME_ONEDNN_DEFECTS_H
 
@@ -89,7 +97,7 @@ typedef struct dqg_prim_facts {
     int64_t K, M;
 } dqg_prim_facts;
 
-/* The rule (A, B, F or H) that forbids implementation `impl` for a primitive
+/* The rule (A, B, F, H or J) that forbids implementation `impl` for a primitive
  * with these facts, or NULL when it may be used. */
 const char *dqg_defect_skip_impl(const dqg_prim_facts *f, const char *impl);
 /* Not a defect but a choice: the reason to pass over implementation
