@@ -482,6 +482,44 @@ Test(onnx, matmul_integer_per_row_and_column_zero_points)
     }
 }
 
+/* ConvInteger's exact result, NCHW, batch 1, square kernels of KS: x and w
+ * as stored bytes (signed when their flags say so) less their zero points,
+ * summed over the taps inside the image (pads hold the zero point). */
+typedef struct conv_int_shape {
+    int64_t groups, Cg, Og, H, W, KS, stride[2], pads[4];
+} conv_int_shape;
+
+static int64_t conv_int_out(const conv_int_shape *s, int d)
+{
+    int64_t in = d == 0 ? s->H : s->W;
+    return (in + s->pads[d] + s->pads[d + 2] - s->KS) / s->stride[d] + 1;
+}
+
+static void conv_integer_want(const conv_int_shape *s, const uint8_t *x, bool x_signed, int64_t xzp,
+                              const uint8_t *w, bool w_signed, int64_t wzp, int64_t *want)
+{
+    int64_t OH = conv_int_out(s, 0), OW = conv_int_out(s, 1), KS = s->KS;
+    for (int64_t o = 0; o < s->groups * s->Og; o++)
+        for (int64_t oh = 0; oh < OH; oh++)
+            for (int64_t ow = 0; ow < OW; ow++) {
+                int64_t acc = 0;
+                for (int64_t c = 0; c < s->Cg; c++)
+                    for (int64_t kh = 0; kh < KS; kh++)
+                        for (int64_t kw = 0; kw < KS; kw++) {
+                            int64_t ih = oh * s->stride[0] + kh - s->pads[0];
+                            int64_t iw = ow * s->stride[1] + kw - s->pads[1];
+                            if (ih < 0 || ih >= s->H || iw < 0 || iw >= s->W)
+                                continue;
+                            uint8_t xb = x[((o / s->Og * s->Cg + c) * s->H + ih) * s->W + iw];
+                            uint8_t wb = w[((o * s->Cg + c) * KS + kh) * KS + kw];
+                            int64_t xv = x_signed ? (int8_t)xb : xb,
+                                    wv = w_signed ? (int8_t)wb : wb;
+                            acc += (xv - xzp) * (wv - wzp);
+                        }
+                want[(o * OH + oh) * OW + ow] = acc;
+            }
+}
+
 Test(onnx, conv_integer_stays_exact_past_2_24)
 {
     enum { C = 80, H = 5, W = 4, O = 4, KS = 3 }; /* K = 80 x 9 = 720 */
@@ -501,22 +539,8 @@ Test(onnx, conv_integer_stays_exact_past_2_24)
         for (int i = 0; i < O * Cg * KS * KS; i++)
             ws[i] = s8 ? (uint8_t)(w[i] & 0x7f) : w[i];
         int64_t want[O * H * W];
-        for (int o = 0; o < O; o++)
-            for (int oh = 0; oh < H; oh++)
-                for (int ow = 0; ow < W; ow++) {
-                    int64_t acc = 0;
-                    for (int c = 0; c < Cg; c++)
-                        for (int kh = 0; kh < KS; kh++)
-                            for (int kw = 0; kw < KS; kw++) {
-                                int ih = oh + kh - 1, iw = ow + kw - 1;
-                                if (ih < 0 || ih >= H || iw < 0 || iw >= W)
-                                    continue; /* pads hold the zero point: nothing */
-                                int xc = o / Og * Cg + c;
-                                acc += ((int64_t)x[(xc * H + ih) * W + iw] - xzp) *
-                                       ((int64_t)ws[((o * Cg + c) * KS + kh) * KS + kw] - wzp);
-                            }
-                    want[(o * H + oh) * W + ow] = acc;
-                }
+        const conv_int_shape sh = {groups, Cg, Og, H, W, KS, {1, 1}, {1, 1, 1, 1}};
+        conv_integer_want(&sh, x, false, xzp, ws, false, wzp, want);
         tm_model *m = tm_new(10);
         int64_t xd[] = {1, C, H, W}, wd[] = {O, Cg, KS, KS}, yd[] = {1, O, H, W};
         size_t w_size = (size_t)O * Cg * KS * KS;
@@ -548,20 +572,18 @@ Test(onnx, conv_integer_stays_exact_past_2_24)
 Test(onnx, conv_integer_without_zero_points_stays_exact_past_2_24)
 {
     static const struct {
-        int64_t groups, Cg, Og, H, W, stride[2], pads[4];
+        conv_int_shape s;
         bool s8_x;
     } cases[] = {
-        {4, 300, 3, 10, 6, {2, 1}, {0, 1, 1, 2}, false},
-        {1, 80, 4, 5, 4, {1, 1}, {1, 1, 1, 1}, false},
-        {2, 700, 2, 4, 5, {1, 2}, {1, 0, 1, 1}, true},
+        {{4, 300, 3, 10, 6, 3, {2, 1}, {0, 1, 1, 2}}, false},
+        {{1, 80, 4, 5, 4, 3, {1, 1}, {1, 1, 1, 1}}, false},
+        {{2, 700, 2, 4, 5, 3, {1, 2}, {1, 0, 1, 1}}, true},
     };
-    enum { KS = 3 };
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
-        int64_t G = cases[ci].groups, Cg = cases[ci].Cg, Og = cases[ci].Og, H = cases[ci].H,
-                W = cases[ci].W, C = G * Cg, O = G * Og;
-        const int64_t *st = cases[ci].stride, *pd = cases[ci].pads;
-        int64_t OH = (H + pd[0] + pd[2] - KS) / st[0] + 1,
-                OW = (W + pd[1] + pd[3] - KS) / st[1] + 1;
+        const conv_int_shape *sh = &cases[ci].s;
+        int64_t G = sh->groups, Cg = sh->Cg, H = sh->H, W = sh->W, KS = sh->KS, C = G * Cg,
+                O = G * sh->Og, OH = conv_int_out(sh, 0), OW = conv_int_out(sh, 1);
+        const int64_t *st = sh->stride, *pd = sh->pads;
         uint8_t *x = malloc((size_t)(C * H * W)), *w = malloc((size_t)(O * Cg * KS * KS));
         int64_t *want = calloc((size_t)(O * OH * OW), sizeof *want);
         cr_assert(x && w && want);
@@ -570,23 +592,7 @@ Test(onnx, conv_integer_without_zero_points_stays_exact_past_2_24)
                                   : (uint8_t)(i % 4 ? 254 + i % 2 : 200 + i % 9);
         for (int64_t i = 0; i < O * Cg * KS * KS; i++)
             w[i] = (uint8_t)(int8_t)(i % 5 ? (cases[ci].s8_x ? -127 : 127) + i % 3 : 17 * (i % 7));
-        for (int64_t o = 0; o < O; o++)
-            for (int64_t oh = 0; oh < OH; oh++)
-                for (int64_t ow = 0; ow < OW; ow++) {
-                    int64_t acc = 0;
-                    for (int64_t c = 0; c < Cg; c++)
-                        for (int64_t kh = 0; kh < KS; kh++)
-                            for (int64_t kw = 0; kw < KS; kw++) {
-                                int64_t ih = oh * st[0] + kh - pd[0], iw = ow * st[1] + kw - pd[1];
-                                if (ih < 0 || ih >= H || iw < 0 || iw >= W)
-                                    continue;
-                                int64_t xv = x[((o / Og * Cg + c) * H + ih) * W + iw];
-                                if (cases[ci].s8_x)
-                                    xv = (int8_t)xv;
-                                acc += xv * (int8_t)w[((o * Cg + c) * KS + kh) * KS + kw];
-                            }
-                    want[(o * OH + oh) * OW + ow] = acc;
-                }
+        conv_integer_want(sh, x, cases[ci].s8_x, 0, w, true, 0, want);
         tm_model *m = tm_new(10);
         int64_t xd[] = {1, C, H, W}, wd[] = {O, Cg, KS, KS}, yd[] = {1, O, OH, OW};
         tm_input(m, "x", cases[ci].s8_x ? T_INT8 : T_UINT8, 4, xd, NULL);
