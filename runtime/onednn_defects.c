@@ -34,8 +34,8 @@ const char *dqg_defect_skip_impl(const dqg_prim_facts *f, const char *impl)
     if (f->kind == DQG_FACTS_CONV && strstr(impl, "jit_uni_int8_1x1:"))
         for (int d = 0; d < f->spatial; d++)
             if (f->stride[d] > 1)
-                return "oneDNN 2.6 defect J (jit_uni_int8_1x1 convolution with a stride: "
-                       "output channels past the first thread's sometimes left unwritten)";
+                return "oneDNN 2.6 defect J (jit_uni_int8_1x1 convolution with a stride: now "
+                       "and then wrong in its second thread's output channels)";
     if (f->kind == DQG_FACTS_CONV && f->full_binary && strstr(impl, "brdgmm"))
         return "oneDNN 2.6 defect H (brdgmm depthwise convolution with an operand of the "
                "result's shape)";

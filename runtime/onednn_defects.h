@@ -62,11 +62,10 @@
  *  J  int8 1x1 convolution on jit_uni_int8_1x1 (avx2_vnni) with a stride
  *     above 1 (its reduce-to-unit-stride copy of the source), run on two
  *     threads: now and then (about one run in a thousand, more under load)
- *     the output channels of the second thread's blocks come out from a
- *     source that was not yet copied (1x1, stride 2, 6 -> 22 channels,
- *     2x4 input: channels 16.. wrong). Stride 1 and the AVX-512 kernels
- *     are right. Rule: skip that implementation (jit_uni_int8 takes the
- *     layer). */
+ *     the output channels of the second thread's blocks come out wrong
+ *     (1x1, stride 2, 6 -> 22 channels, 2x4 input: channels 16.. wrong;
+ *     never with one thread). Stride 1 and the AVX-512 kernels are right.
+ *     Rule: skip that implementation (jit_uni_int8 takes the layer). */
 #ifndef DQG_RUNTIME_ONEDNN_DEFECTS_H
 #define DQG_RUNTIME_ONEDNN_DEFECTS_H
 
