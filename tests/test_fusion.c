@@ -216,6 +216,8 @@ static void check(gen *G)
             /* Without VNNI or AMX the int8 kernel is refused with that
              * reason: a MatMul then runs weight-only, a Convolution in f32. */
             bool int8 = test_int8_fusion();
+            cr_assert(!strstr(log, "oneDNN 2.6 defect I") || test_avx2_vnni(),
+                      "%s: defect I above AVX2-VNNI:\n%s", G->what, log);
             if (G->expect_fused &&
                 (strstr(log, "oneDNN 2.6 defect C") || strstr(log, "oneDNN 2.6 defect I"))) {
                 /* A known-defect refusal: the f32 path runs, and explains. */
