@@ -700,14 +700,13 @@ dqg_status dqg_qattr_exact_integer(const dqg_kernel_request *req, const dqg_qatt
      * through f32 on the way to an s32 result, with or without zero
      * points; its matmuls keep integer sums unless a zero point's
      * compensation is added. */
-    bool conv = dqg_req_op(req, DQG_ROLE_MAIN)->kind == DQG_OP_CONVOLUTION;
-    if (!conv && !q->src_zero_point && !q->folded_zp && !q->weights_zp)
-        return DQG_OK;
-    if (conv)
+    if (dqg_req_op(req, DQG_ROLE_MAIN)->kind == DQG_OP_CONVOLUTION)
         return dqg_set_error(DQG_UNSUPPORTED,
                              "%s: an integer result and K = %lld: oneDNN's int8 convolutions "
                              "round their sums past 2^24 through f32",
                              what, (long long)K);
+    if (!q->src_zero_point && !q->folded_zp && !q->weights_zp)
+        return DQG_OK;
     return dqg_set_error(DQG_UNSUPPORTED,
                          "%s: an integer result with a %s zero point and K = %lld: oneDNN "
                          "rounds its sums past 2^24",
