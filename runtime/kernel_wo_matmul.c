@@ -1,39 +1,49 @@
 /* The weight-only MatMul partition: float activations times constant
  * quantized weights (behind their dequantize and any Transpose/Reshape),
- * with the bias and element-wise ops that follow. Four paths:
+ * with the bias and element-wise ops that follow. The paths:
  * - with fpmath int8 (opt-in, approximate), 4- and 8-bit integer weights
  *   and a VNNI CPU, at any M: the activations are quantized to int8 per
  *   K-block at run time and multiplied by VNNI dot products
  *   (runtime/wo_q8.c);
+ * - otherwise, above 16 rows with K-blocks under 64 on AVX-512: dqgraph's
+ *   f32 kernel for many rows (runtime/wo_gemv.c), which decodes a chunk of
+ *   weights to f32 in L1 and multiplies it by blocks of 12 rows at the FMA
+ *   rate, exact within the contract;
  * - otherwise (at any M; under fpmath bf16 up to WO_GEMV_MAX_M rows),
- *   4- and 8-bit integer weights and a VNNI CPU: the same kernel with each
- *   activation split into three int8 codes (~2^-24 of its block's largest
- *   magnitude left out, the size of one f32 rounding), exact within the
- *   contract; it keeps the weights at their width at every M and beats
- *   oneDNN's f32 matmul on expanded weights at every M measured (1 to 512,
- *   K = N = 4096);
+ *   4- and 8-bit integer weights and a VNNI CPU: the same VNNI kernel with
+ *   each activation split into three int8 codes (~2^-24 of its block's
+ *   largest magnitude left out, the size of one f32 rounding), exact within
+ *   the contract;
  * - otherwise at small M (up to WO_GEMV_MAX_M rows), any weight type (but
  *   float8 weights holding codes an f16 cannot carry, see
  *   runtime/wo_gemv.c): dqgraph's own f32 kernel (AVX-512, AVX2 or plain
  *   C, by the CPU), which keeps the weights at their width and decodes
  *   them in registers (the layer is bound by the bytes of weights it reads
- *   and decodes);
+ *   and decodes); above 16 rows on AVX-512, its copy for many rows (above);
  * - otherwise the weights are dequantized once, when the kernel is built,
  *   into f32 (or bf16 under fpmath bf16) that oneDNN's matmul packs in its
- *   own layout (the layer is bound by arithmetic, which oneDNN's kernels
- *   do best). */
+ *   own layout: above 16 rows on CPUs without AVX-512, float8 weights the
+ *   own kernel does not take, and fpmath bf16 above 16 rows.
+ * Every path but the last keeps the weights at their width. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "runtime/cache.h"
+#include "runtime/cpu_isa.h"
 #include "runtime/epilogue_build.h"
 #include "runtime/kernel.h"
 #include "runtime/wo_gemv.h"
 #include "runtime/wo_q8.h"
 
 /* Rows up to which the own kernel beats oneDNN on expanded f32 weights
- * (bench_wo: K = N = 4096, int4 blocks of 32, 2 threads). */
+ * (bench_wo: K = N = 4096, int4 blocks of 32, 2 threads); above them it
+ * decodes chunks of weights to f32 (AVX-512). */
 #define WO_GEMV_MAX_M 16
+/* K-blocks below which, above 16 rows, the f32 kernel beats three int8
+ * parts: the parts' per-block epilogue (joining three sums, two scales and
+ * the zero-point term) costs a quarter of blocks of 32 (measured: int4, K
+ * = N = 4096, M = 64 to 512). */
+#define WO_PARTS_MIN_BLOCK 64
 
 typedef struct wo_kernel {
     dqg_kernel base;
@@ -109,16 +119,23 @@ static dqg_status build_own(const dqg_kernel_request *req, dqg_kernel **out, cha
                                          "weight-only matmul");
     /* fpmath int8: the approximate kernel where it takes the weights, else
      * the exact one (the explain line says which ran and why). The exact
-     * mode: the integer kernel with three codes per activation where it
-     * takes the weights, else the f32 one up to 16 rows. */
+     * mode: above 16 rows with K-blocks under 64 on AVX-512, the f32 kernel
+     * on chunks of weights decoded to f32 (wo_gemv.c); else the integer
+     * kernel with three codes per activation where it takes the weights;
+     * else the f32 kernel (above 16 rows on AVX-512 only). */
+    bool many = M > WO_GEMV_MAX_M, avx512 = dqg_cpu_has(DQG_ISA_AVX512);
+    bool small_blocks = w.block_k < w.K && w.block_k < WO_PARTS_MIN_BLOCK;
     char q8_why[200] = "";
     if (st == DQG_OK && int8 && dqg_wo_q8_create(&w, 1, &k->q8, "weight-only matmul") != DQG_OK)
         snprintf(q8_why, sizeof q8_why, "; exact, not int8 activations: %.150s", dqg_last_error());
+    else if (st == DQG_OK && !int8 && many && avx512 && small_blocks)
+        snprintf(q8_why, sizeof q8_why, "; f32, not int8 parts: K-blocks of %lld",
+                 (long long)w.block_k);
     else if (st == DQG_OK && !int8 &&
              dqg_wo_q8_create(&w, 3, &k->q8, "weight-only matmul") != DQG_OK)
         snprintf(q8_why, sizeof q8_why, "; f32, not int8 parts: %.150s", dqg_last_error());
-    if (st == DQG_OK && !k->q8 && M > WO_GEMV_MAX_M)
-        st = dqg_set_error(DQG_UNSUPPORTED, "M above 16: arithmetic-bound%s", q8_why);
+    if (st == DQG_OK && !k->q8 && many && !avx512)
+        st = dqg_set_error(DQG_UNSUPPORTED, "M above 16 without AVX-512%s", q8_why);
     if (st == DQG_OK && !k->q8)
         st = dqg_wo_gemv_create(&w, M, &k->gemv, "weight-only matmul");
     if (st != DQG_OK) {
@@ -151,12 +168,20 @@ static dqg_status build_own(const dqg_kernel_request *req, dqg_kernel **out, cha
         k->base.scratch_size = dqg_wo_q8_scratch(k->q8, M);
         k->base.bytes = dqg_wo_q8_bytes(k->q8);
     } else {
-        snprintf(k->base.impl, sizeof k->base.impl, "own:%s:wo-gemv:%s:k-block%lld",
-                 dqg_wo_gemv_isa(k->gemv), dqg_dtype_name(w.dtype), (long long)kblock);
-        snprintf(k->base.why, sizeof k->base.why,
-                 "M=%lld: bandwidth-bound, %s weights read at their width (%zu bytes), not as "
-                 "f32%.90s",
-                 (long long)M, dqg_dtype_name(w.dtype), dqg_wo_gemv_bytes(k->gemv), q8_why);
+        bool gemm = dqg_wo_gemv_gemm(k->gemv);
+        snprintf(k->base.impl, sizeof k->base.impl, "own:%s:wo-%s:%s:k-block%lld",
+                 dqg_wo_gemv_isa(k->gemv), gemm ? "gemm" : "gemv", dqg_dtype_name(w.dtype),
+                 (long long)kblock);
+        if (gemm)
+            snprintf(k->base.why, sizeof k->base.why,
+                     "M=%lld: arithmetic-bound, %s weights kept at their width (%zu bytes) and "
+                     "decoded to f32 a chunk at a time%.90s",
+                     (long long)M, dqg_dtype_name(w.dtype), dqg_wo_gemv_bytes(k->gemv), q8_why);
+        else
+            snprintf(k->base.why, sizeof k->base.why,
+                     "M=%lld: bandwidth-bound, %s weights read at their width (%zu bytes), not "
+                     "as f32%.90s",
+                     (long long)M, dqg_dtype_name(w.dtype), dqg_wo_gemv_bytes(k->gemv), q8_why);
         k->base.scratch_size = dqg_wo_gemv_scratch(k->gemv, M);
         k->base.bytes = dqg_wo_gemv_bytes(k->gemv);
     }

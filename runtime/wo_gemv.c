@@ -26,7 +26,14 @@
  * reference dequantizes first and accumulates in f32 too, in another order). Threads split the
  * panels. Four copies of the loop: AVX-512 BF16 (one row of 4-bit weights), AVX-512, AVX2 (+ FMA,
  * F16C) and plain C, picked by the CPU (and DQG_MAX_ISA) when the weights
- * are packed. */
+ * are packed.
+ *
+ * Above 16 rows the layer is bound by arithmetic, and on AVX-512 a fifth
+ * copy runs (run_gemm): each thread decodes a chunk of 256 k of a panel
+ * into dequantized f32 weights (32 KB, in L1; each weight decoded once per
+ * 72 rows), and multiplies it by 12 rows of x at a time (packed k-major)
+ * with 24 sums in registers, which runs at the FMA rate; the sums of each
+ * chunk are added to y. */
 #include <immintrin.h>
 #include <math.h>
 #include <omp.h>
@@ -51,6 +58,18 @@
  * flight (runs of RUN / U), the plain-C copy one: its runs are shorter. */
 #define RUN   128
 #define RUN_C 32
+/* Many rows (more than GEMM_MIN_M, AVX-512): the layer is bound by
+ * arithmetic, not by the weights' bytes. Each thread decodes a chunk of
+ * GEMM_KC k of a panel into dequantized f32 weights (32 KB, in L1) and
+ * multiplies it by GEMM_MR rows of x at a time, packed k-major, with
+ * 2 x GEMM_MR sums in registers: each decoded weight serves GEMM_MR FMAs
+ * and each broadcast row value two. x is packed GEMM_ROWS rows at a time
+ * (their K floats stay in L2 while every panel passes over them). A sum
+ * runs over at most GEMM_KC k before it is added to y. */
+#define GEMM_MIN_M 16
+#define GEMM_MR    12
+#define GEMM_KC    256
+#define GEMM_ROWS  72
 
 /* How a row of a panel turns into f32. */
 typedef enum wo_format {
@@ -67,6 +86,7 @@ struct dqg_wo_gemv {
     int64_t K, N, panels, block, n_blocks;
     wo_format fmt;
     dqg_isa isa; /* the copy that runs: AVX512_BF16 (M = 1, 4-bit), AVX512, AVX2 or SCALAR */
+    bool gemm;   /* many rows on AVX-512: weights decoded to f32 chunk by chunk (run_gemm) */
     bool has_zp;
     float table[16];      /* FMT_TABLE4: 4-bit code -> value (s4: -8 .. 7; f4e2m1) */
     uint16_t table16[32]; /* the same as bf16 (exact), twice: vpermw reads 5 bits */
@@ -236,6 +256,7 @@ dqg_status dqg_wo_gemv_create(const dqg_weights *w, int64_t M, dqg_wo_gemv **out
         (g->n_blocks == 1 || g->block % 8 == 0))
         g->isa = DQG_ISA_AVX512_BF16;
     g->lines = four && g->isa >= DQG_ISA_AVX512;
+    g->gemm = M > GEMM_MIN_M && g->isa == DQG_ISA_AVX512;
     g->has_zp = w->zp != NULL;
     for (uint8_t i = 0; four && i < 16; i++) {
         g->table[i] = dqg_load_float(w->dtype, &i, 0);
@@ -354,8 +375,17 @@ static size_t wide_bytes(const dqg_wo_gemv *g, int64_t M)
     return wide_passes(g, M) ? round64((size_t)(M * g->K) * 4) : 0;
 }
 
+/* x packed for run_gemm: GEMM_ROWS rows (whole groups of GEMM_MR) k-major. */
+static size_t gemm_bytes(const dqg_wo_gemv *g, int64_t M)
+{
+    int64_t rows = ((M < GEMM_ROWS ? M : GEMM_ROWS) + GEMM_MR - 1) / GEMM_MR * GEMM_MR;
+    return g->gemm ? round64((size_t)(rows * g->K) * sizeof(float)) : 0;
+}
+
 size_t dqg_wo_gemv_scratch(const dqg_wo_gemv *g, int64_t M)
 {
+    if (g->gemm)
+        return gemm_bytes(g, M);
     /* Per-row block sums of x, for the zero-point term; the bf16 copy's
      * split row. */
     return xsum_bytes(g, M) + wide_bytes(g, M) +
@@ -999,9 +1029,180 @@ static void panel_c(const dqg_wo_gemv *g, int64_t p, const float *x, int64_t m0,
     }
 }
 
+/* Rows k0 .. k1 - 1 (a chunk of at most GEMM_KC, k0 a multiple of 8) of
+ * panel p dequantized into bw[k - k0][32]: q s - s zp (4-bit codes with a
+ * zero point), (q - zp) s (wider integer codes, whose zero point decode
+ * subtracts), or q s, each as the reference dequantizes to within one
+ * rounding. */
+__attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) static inline void
+gemm_decode(const dqg_wo_gemv *g, const wo_format fmt, int64_t p, int64_t k0, int64_t k1, float *bw)
+{
+    const uint8_t *wp = g->w + (size_t)p * g->panel_bytes;
+    const __m512 table = _mm512_loadu_ps(g->table);
+    for (int64_t kb = k0; kb < k1;) {
+        int64_t b = kb / g->block, ke = (b + 1) * g->block < k1 ? (b + 1) * g->block : k1;
+        size_t at = ((size_t)p * (size_t)g->n_blocks + (size_t)b) * PANEL;
+        const __m512 s0 = _mm512_load_ps(g->scale + at), s1 = _mm512_load_ps(g->scale + at + HALF);
+        const __m512 z0 = g->zs ? _mm512_load_ps(g->zs + at) : _mm512_setzero_ps();
+        const __m512 z1 = g->zs ? _mm512_load_ps(g->zs + at + HALF) : _mm512_setzero_ps();
+        const float *zq = g->zq ? g->zq + at : NULL;
+        for (int64_t k = kb; k < ke;) {
+            float *o = bw + (k - k0) * PANEL;
+            if (fmt == FMT_TABLE4 && k % 8 == 0 && k + 8 <= ke) { /* a whole line */
+                const __m512i *l = (const __m512i *)(wp + (size_t)k * HALF);
+                __m512i d0 = _mm512_load_si512(l), d1 = _mm512_load_si512(l + 1);
+                for (int j = 0; j < 8; j++, o += PANEL) {
+                    int sh = 16 * (j & 1) + 4 * (j >> 1);
+                    __m512 lo = _mm512_permutexvar_ps(j ? _mm512_srli_epi32(d0, sh) : d0, table);
+                    __m512 hi = _mm512_permutexvar_ps(j ? _mm512_srli_epi32(d1, sh) : d1, table);
+                    _mm512_store_ps(o, _mm512_fmsub_ps(lo, s0, z0));
+                    _mm512_store_ps(o + HALF, _mm512_fmsub_ps(hi, s1, z1));
+                }
+                k += 8;
+                continue;
+            }
+            __m512 lo, hi;
+            if (fmt == FMT_TABLE4)
+                line_code(wp, k, table, &lo, &hi);
+            else
+                decode(fmt, table, wp + (size_t)k * g->k_bytes, zq, &lo, &hi);
+            _mm512_store_ps(o, _mm512_fmsub_ps(lo, s0, z0));
+            _mm512_store_ps(o + HALF, _mm512_fmsub_ps(hi, s1, z1));
+            k++;
+        }
+        kb = ke;
+    }
+}
+
+/* y[rows, 32] (+)= xp . bw over kc k: xp GEMM_MR rows k-major, bw [kc][32];
+ * `first` stores, later chunks add to what is there. */
+__attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) static inline void
+gemm_tile(const float *xp, const float *bw, int64_t kc, float *yt, int64_t N, const int rows,
+          __mmask16 m_lo, __mmask16 m_hi, bool first)
+{
+    __m512 acc[GEMM_MR][2];
+    for (int r = 0; r < rows; r++)
+        acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+    for (int64_t k = 0; k < kc; k++, xp += GEMM_MR, bw += PANEL) {
+        __m512 b0 = _mm512_load_ps(bw), b1 = _mm512_load_ps(bw + HALF);
+        for (int r = 0; r < rows; r++) {
+            __m512 xv = _mm512_set1_ps(xp[r]);
+            acc[r][0] = _mm512_fmadd_ps(xv, b0, acc[r][0]);
+            acc[r][1] = _mm512_fmadd_ps(xv, b1, acc[r][1]);
+        }
+    }
+    for (int r = 0; r < rows; r++, yt += N) {
+        if (!first) {
+            acc[r][0] = _mm512_add_ps(acc[r][0], _mm512_maskz_loadu_ps(m_lo, yt));
+            acc[r][1] = _mm512_add_ps(acc[r][1], _mm512_maskz_loadu_ps(m_hi, yt + HALF));
+        }
+        _mm512_mask_storeu_ps(yt, m_lo, acc[r][0]);
+        _mm512_mask_storeu_ps(yt + HALF, m_hi, acc[r][1]);
+    }
+}
+
+/* Rows m0 .. m0 + rb - 1 of panel p (x packed in xp, see gemm_pack): chunk
+ * by chunk of K, decoded once and multiplied by every group of rows; the
+ * epilogue once the sums are whole. */
+__attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) static inline void
+gemm_panel_of(const dqg_wo_gemv *g, const wo_format fmt, int64_t p, const float *xp, int64_t m0,
+              int64_t rb, float *y, const dqg_epilogue *e, const void *const *rt)
+{
+    _Alignas(64) float bw[GEMM_KC * PANEL];
+    const int64_t K = g->K, N = g->N, n0 = p * PANEL, n = N - n0 < PANEL ? N - n0 : PANEL;
+    __mmask16 m_lo = (__mmask16)(n >= HALF ? 0xFFFF : (1u << n) - 1);
+    __mmask16 m_hi = (__mmask16)(n <= HALF ? 0 : n >= PANEL ? 0xFFFF : (1u << (n - HALF)) - 1);
+    for (int64_t k0 = 0; k0 < K; k0 += GEMM_KC) {
+        int64_t k1 = k0 + GEMM_KC < K ? k0 + GEMM_KC : K;
+        gemm_decode(g, fmt, p, k0, k1, bw);
+        for (int64_t t = 0; t < rb; t += GEMM_MR) {
+            const float *xt = xp + t * K + k0 * GEMM_MR;
+            float *yt = y + (m0 + t) * N + n0;
+            int rows = (int)(rb - t < GEMM_MR ? rb - t : GEMM_MR);
+            /* the full group, else the rows left in groups of 4 */
+            if (rows == GEMM_MR)
+                gemm_tile(xt, bw, k1 - k0, yt, N, GEMM_MR, m_lo, m_hi, k0 == 0);
+            else
+                for (int r = 0; r < rows; r += 4) {
+                    int left = rows - r;
+                    if (left >= 4)
+                        gemm_tile(xt + r, bw, k1 - k0, yt + r * N, N, 4, m_lo, m_hi, k0 == 0);
+                    else if (left == 3)
+                        gemm_tile(xt + r, bw, k1 - k0, yt + r * N, N, 3, m_lo, m_hi, k0 == 0);
+                    else if (left == 2)
+                        gemm_tile(xt + r, bw, k1 - k0, yt + r * N, N, 2, m_lo, m_hi, k0 == 0);
+                    else
+                        gemm_tile(xt + r, bw, k1 - k0, yt + r * N, N, 1, m_lo, m_hi, k0 == 0);
+                }
+        }
+    }
+    for (int64_t m = m0; m < m0 + rb; m++)
+        dqg_epilogue_apply(e, y + m * N + n0, m, n0, n, N, rt);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static void
+gemm_panel(const dqg_wo_gemv *g, int64_t p, const float *xp, int64_t m0, int64_t rb, float *y,
+           const dqg_epilogue *e, const void *const *rt)
+{
+    switch (g->fmt) {
+#define FORMAT(f)                                                                                  \
+    case f:                                                                                        \
+        gemm_panel_of(g, f, p, xp, m0, rb, y, e, rt);                                              \
+        break;
+        FORMAT(FMT_TABLE4)
+        FORMAT(FMT_S8)
+        FORMAT(FMT_U8)
+        FORMAT(FMT_E5M2)
+        FORMAT(FMT_E4M3)
+        FORMAT(FMT_S16)
+        FORMAT(FMT_U16)
+#undef FORMAT
+    }
+}
+
+/* Rows 0 .. rows - 1 of x in groups of GEMM_MR, each group k-major
+ * ([k][GEMM_MR], rows past the last zero) at xp + (first row) * K. */
+static void gemm_pack(const float *x, int64_t K, int64_t rows, float *xp, int threads)
+{
+    int64_t groups = (rows + GEMM_MR - 1) / GEMM_MR;
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t t = 0; t < groups; t++)
+        for (int r = 0; r < GEMM_MR; r++) {
+            int64_t m = t * GEMM_MR + r;
+            float *o = xp + t * GEMM_MR * K + r;
+            if (m < rows)
+                for (int64_t k = 0; k < K; k++)
+                    o[k * GEMM_MR] = x[m * K + k];
+            else
+                for (int64_t k = 0; k < K; k++)
+                    o[k * GEMM_MR] = 0.0f;
+        }
+}
+
+/* Many rows: GEMM_ROWS at a time, packed, then every panel over them
+ * (threads take whole panels). */
+static void run_gemm(const dqg_wo_gemv *g, int64_t M, const float *x, float *y, void *scratch,
+                     const dqg_epilogue *e, const void *const *rt, int threads)
+{
+    float *xp = scratch;
+    for (int64_t mb = 0; mb < M; mb += GEMM_ROWS) {
+        int64_t rb = M - mb < GEMM_ROWS ? M - mb : GEMM_ROWS;
+        gemm_pack(x + mb * g->K, g->K, rb, xp, threads);
+#pragma omp parallel for num_threads(threads) schedule(static)
+        for (int64_t p = 0; p < g->panels; p++)
+            gemm_panel(g, p, xp, mb, rb, y, e, rt);
+    }
+}
+
 dqg_status dqg_wo_gemv_run(const dqg_wo_gemv *g, int64_t M, const float *x, float *y, void *scratch,
                            const dqg_epilogue *e, const void *const *rt)
 {
+    /* Small layers stay on one thread: a fork costs more than they do. */
+    int threads = g->K * g->N * M >= (1 << 16) ? omp_get_max_threads() : 1;
+    if (g->gemm) {
+        run_gemm(g, M, x, y, scratch, e, rt, threads);
+        return DQG_OK;
+    }
     float *xsum = scratch;
     if (g->zs)
         for (int64_t m = 0; m < M; m++)
@@ -1033,8 +1234,6 @@ dqg_status dqg_wo_gemv_run(const dqg_wo_gemv *g, int64_t M, const float *x, floa
               : g->isa == DQG_ISA_AVX2   ? AVX2_ROWS
                                          : MAX_ROWS; /* rows per pass */
     int64_t chunks = (M + per - 1) / per, work = g->panels * chunks;
-    /* Small layers stay on one thread: a fork costs more than they do. */
-    int threads = g->K * g->N * M >= (1 << 16) ? omp_get_max_threads() : 1;
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (int64_t i = 0; i < work; i++) {
         /* Panel-major: each thread takes whole panels, every chunk of rows
@@ -1057,6 +1256,11 @@ dqg_status dqg_wo_gemv_run(const dqg_wo_gemv *g, int64_t M, const float *x, floa
 const char *dqg_wo_gemv_isa(const dqg_wo_gemv *g)
 {
     return dqg_isa_name(g->isa);
+}
+
+bool dqg_wo_gemv_gemm(const dqg_wo_gemv *g)
+{
+    return g->gemm;
 }
 
 void dqg_wo_gemv_destroy(dqg_wo_gemv *g)

@@ -24,6 +24,9 @@ size_t dqg_wo_gemv_bytes(const dqg_wo_gemv *g);
 /* The instruction set of the copy that runs ("avx512_bf16", "avx512",
  * "avx2", "scalar"). */
 const char *dqg_wo_gemv_isa(const dqg_wo_gemv *g);
+/* Whether the copy for many rows runs (weights decoded to f32 a chunk at
+ * a time, then multiplied by blocks of rows). */
+bool dqg_wo_gemv_gemm(const dqg_wo_gemv *g);
 void dqg_wo_gemv_destroy(dqg_wo_gemv *g);
 
 #endif
