@@ -19,10 +19,11 @@
  *   runtime/wo_gemv.c): dqgraph's own f32 kernel (AVX-512, AVX2 or plain
  *   C, by the CPU), which keeps the weights at their width and decodes
  *   them in registers (the layer is bound by the bytes of weights it reads
- *   and decodes); above 16 rows on AVX-512, its copy for many rows (above);
+ *   and decodes); above 16 rows on AVX2 and AVX-512, its copy for many
+ *   rows (above);
  * - otherwise the weights are dequantized once, when the kernel is built,
  *   into f32 (or bf16 under fpmath bf16) that oneDNN's matmul packs in its
- *   own layout: above 16 rows on CPUs without AVX-512, float8 weights the
+ *   own layout: above 16 rows on CPUs without AVX2, float8 weights the
  *   own kernel does not take, and fpmath bf16 above 16 rows.
  * Every path but the last keeps the weights at their width. */
 #include <stdlib.h>
@@ -122,8 +123,9 @@ static dqg_status build_own(const dqg_kernel_request *req, dqg_kernel **out, cha
      * mode: above 16 rows with K-blocks under 64 on AVX-512, the f32 kernel
      * on chunks of weights decoded to f32 (wo_gemv.c); else the integer
      * kernel with three codes per activation where it takes the weights;
-     * else the f32 kernel (above 16 rows on AVX-512 only). */
-    bool many = M > WO_GEMV_MAX_M, avx512 = dqg_cpu_has(DQG_ISA_AVX512);
+     * else the f32 kernel (above 16 rows on AVX2 and AVX-512 only). */
+    bool many = M > WO_GEMV_MAX_M, avx512 = dqg_cpu_has(DQG_ISA_AVX512),
+         avx2 = dqg_cpu_has(DQG_ISA_AVX2);
     bool small_blocks = w.block_k < w.K && w.block_k < WO_PARTS_MIN_BLOCK;
     char q8_why[200] = "";
     if (st == DQG_OK && int8 && dqg_wo_q8_create(&w, 1, &k->q8, "weight-only matmul") != DQG_OK)
@@ -134,8 +136,8 @@ static dqg_status build_own(const dqg_kernel_request *req, dqg_kernel **out, cha
     else if (st == DQG_OK && !int8 &&
              dqg_wo_q8_create(&w, 3, &k->q8, "weight-only matmul") != DQG_OK)
         snprintf(q8_why, sizeof q8_why, "; f32, not int8 parts: %.150s", dqg_last_error());
-    if (st == DQG_OK && !k->q8 && many && !avx512)
-        st = dqg_set_error(DQG_UNSUPPORTED, "M above 16 without AVX-512%s", q8_why);
+    if (st == DQG_OK && !k->q8 && many && !avx2)
+        st = dqg_set_error(DQG_UNSUPPORTED, "M above 16 without AVX2%s", q8_why);
     if (st == DQG_OK && !k->q8)
         st = dqg_wo_gemv_create(&w, M, &k->gemv, "weight-only matmul");
     if (st != DQG_OK) {

@@ -66,10 +66,11 @@
  * and each broadcast row value two. x is packed GEMM_ROWS rows at a time
  * (their K floats stay in L2 while every panel passes over them). A sum
  * runs over at most GEMM_KC k before it is added to y. */
-#define GEMM_MIN_M 16
-#define GEMM_MR    12
-#define GEMM_KC    256
-#define GEMM_ROWS  72
+#define GEMM_MIN_M   16
+#define GEMM_MR      12
+#define GEMM_KC      256
+#define GEMM_ROWS    72
+#define GEMM_MR_AVX2 6 /* the AVX2 copy's */
 
 /* How a row of a panel turns into f32. */
 typedef enum wo_format {
@@ -256,7 +257,7 @@ dqg_status dqg_wo_gemv_create(const dqg_weights *w, int64_t M, dqg_wo_gemv **out
         (g->n_blocks == 1 || g->block % 8 == 0))
         g->isa = DQG_ISA_AVX512_BF16;
     g->lines = four && g->isa >= DQG_ISA_AVX512;
-    g->gemm = M > GEMM_MIN_M && g->isa == DQG_ISA_AVX512;
+    g->gemm = M > GEMM_MIN_M && (g->isa == DQG_ISA_AVX512 || g->isa == DQG_ISA_AVX2);
     g->has_zp = w->zp != NULL;
     for (uint8_t i = 0; four && i < 16; i++) {
         g->table[i] = dqg_load_float(w->dtype, &i, 0);
@@ -1160,22 +1161,138 @@ gemm_panel(const dqg_wo_gemv *g, int64_t p, const float *xp, int64_t m0, int64_t
     }
 }
 
-/* Rows 0 .. rows - 1 of x in groups of GEMM_MR, each group k-major
- * ([k][GEMM_MR], rows past the last zero) at xp + (first row) * K. */
-static void gemm_pack(const float *x, int64_t K, int64_t rows, float *xp, int threads)
+/* The AVX2 copy (16 registers): chunks decoded the same way, then blocks
+ * of GEMM_MR_AVX2 rows by half a panel (16 columns), 12 sums. */
+__attribute__((target("avx2,fma,f16c"), always_inline)) static inline void
+gemm_decode_avx2(const dqg_wo_gemv *g, const wo_format fmt, int64_t p, int64_t k0, int64_t k1,
+                 float *bw)
 {
-    int64_t groups = (rows + GEMM_MR - 1) / GEMM_MR;
+    const uint8_t *wp = g->w + (size_t)p * g->panel_bytes;
+    const __m256 t_lo = _mm256_loadu_ps(g->table), t_hi = _mm256_loadu_ps(g->table + 8);
+    for (int64_t kb = k0; kb < k1;) {
+        int64_t b = kb / g->block, ke = (b + 1) * g->block < k1 ? (b + 1) * g->block : k1;
+        size_t at = ((size_t)p * (size_t)g->n_blocks + (size_t)b) * PANEL;
+        __m256 sc[4], z[4];
+        for (int i = 0; i < 4; i++) {
+            sc[i] = _mm256_load_ps(g->scale + at + 8 * i);
+            z[i] = g->zs ? _mm256_load_ps(g->zs + at + 8 * i) : _mm256_setzero_ps();
+        }
+        const float *zq = g->zq ? g->zq + at : NULL;
+        for (int64_t k = kb; k < ke; k++) {
+            __m256 q[4];
+            decode_avx2(fmt, t_lo, t_hi, wp + (size_t)k * g->k_bytes, zq, q);
+            float *o = bw + (k - k0) * PANEL;
+            for (int i = 0; i < 4; i++)
+                _mm256_store_ps(o + 8 * i, _mm256_fmsub_ps(q[i], sc[i], z[i]));
+        }
+        kb = ke;
+    }
+}
+
+/* y[rows, n] (+)= xp . bw over kc k, 16 columns of the chunk (bw: [kc][32]
+ * from the half's first); n < 16 columns go through a copy. */
+__attribute__((target("avx2,fma,f16c"), always_inline)) static inline void
+gemm_tile_avx2(const float *xp, const float *bw, int64_t kc, float *yt, int64_t N, const int rows,
+               int n, bool first)
+{
+    __m256 acc[GEMM_MR_AVX2][2];
+    for (int r = 0; r < rows; r++)
+        acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+    for (int64_t k = 0; k < kc; k++, xp += GEMM_MR_AVX2, bw += PANEL) {
+        __m256 b0 = _mm256_load_ps(bw), b1 = _mm256_load_ps(bw + 8);
+        for (int r = 0; r < rows; r++) {
+            __m256 xv = _mm256_broadcast_ss(xp + r);
+            acc[r][0] = _mm256_fmadd_ps(xv, b0, acc[r][0]);
+            acc[r][1] = _mm256_fmadd_ps(xv, b1, acc[r][1]);
+        }
+    }
+    for (int r = 0; r < rows; r++, yt += N) {
+        _Alignas(32) float t[HALF];
+        float *o = n == HALF ? yt : t;
+        if (!first && n < HALF)
+            memcpy(t, yt, (size_t)n * sizeof(float));
+        if (!first) {
+            acc[r][0] = _mm256_add_ps(acc[r][0], _mm256_loadu_ps(o));
+            acc[r][1] = _mm256_add_ps(acc[r][1], _mm256_loadu_ps(o + 8));
+        }
+        _mm256_storeu_ps(o, acc[r][0]);
+        _mm256_storeu_ps(o + 8, acc[r][1]);
+        if (n < HALF)
+            memcpy(yt, t, (size_t)n * sizeof(float));
+    }
+}
+
+__attribute__((target("avx2,fma,f16c"), always_inline)) static inline void
+gemm_panel_of_avx2(const dqg_wo_gemv *g, const wo_format fmt, int64_t p, const float *xp,
+                   int64_t m0, int64_t rb, float *y, const dqg_epilogue *e, const void *const *rt)
+{
+    _Alignas(64) float bw[GEMM_KC * PANEL];
+    const int64_t K = g->K, N = g->N, n0 = p * PANEL, n = N - n0 < PANEL ? N - n0 : PANEL;
+    for (int64_t k0 = 0; k0 < K; k0 += GEMM_KC) {
+        int64_t k1 = k0 + GEMM_KC < K ? k0 + GEMM_KC : K;
+        gemm_decode_avx2(g, fmt, p, k0, k1, bw);
+        for (int64_t t = 0; t < rb; t += GEMM_MR_AVX2) {
+            const float *xt = xp + t * K + k0 * GEMM_MR_AVX2;
+            int rows = (int)(rb - t < GEMM_MR_AVX2 ? rb - t : GEMM_MR_AVX2);
+            for (int h = 0; h < 2 && n > h * HALF; h++) {
+                float *yt = y + (m0 + t) * N + n0 + h * HALF;
+                int nh = (int)(n - h * HALF < HALF ? n - h * HALF : HALF);
+                switch (rows) {
+#define ROWS(R)                                                                                    \
+    case R:                                                                                        \
+        gemm_tile_avx2(xt, bw + h * HALF, k1 - k0, yt, N, R, nh, k0 == 0);                         \
+        break;
+                    ROWS(1)
+                    ROWS(2)
+                    ROWS(3)
+                    ROWS(4)
+                    ROWS(5)
+                    ROWS(6)
+#undef ROWS
+                }
+            }
+        }
+    }
+    for (int64_t m = m0; m < m0 + rb; m++)
+        dqg_epilogue_apply(e, y + m * N + n0, m, n0, n, N, rt);
+}
+
+__attribute__((target("avx2,fma,f16c"))) static void
+gemm_panel_avx2(const dqg_wo_gemv *g, int64_t p, const float *xp, int64_t m0, int64_t rb, float *y,
+                const dqg_epilogue *e, const void *const *rt)
+{
+    switch (g->fmt) {
+#define FORMAT(f)                                                                                  \
+    case f:                                                                                        \
+        gemm_panel_of_avx2(g, f, p, xp, m0, rb, y, e, rt);                                         \
+        break;
+        FORMAT(FMT_TABLE4)
+        FORMAT(FMT_S8)
+        FORMAT(FMT_U8)
+        FORMAT(FMT_E5M2)
+        FORMAT(FMT_E4M3)
+        FORMAT(FMT_S16)
+        FORMAT(FMT_U16)
+#undef FORMAT
+    }
+}
+
+/* Rows 0 .. rows - 1 of x in groups of mr, each group k-major ([k][mr],
+ * rows past the last zero) at xp + (first row) * K. */
+static void gemm_pack(const float *x, int64_t K, int64_t rows, int mr, float *xp, int threads)
+{
+    int64_t groups = (rows + mr - 1) / mr;
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (int64_t t = 0; t < groups; t++)
-        for (int r = 0; r < GEMM_MR; r++) {
-            int64_t m = t * GEMM_MR + r;
-            float *o = xp + t * GEMM_MR * K + r;
+        for (int r = 0; r < mr; r++) {
+            int64_t m = t * mr + r;
+            float *o = xp + t * mr * K + r;
             if (m < rows)
                 for (int64_t k = 0; k < K; k++)
-                    o[k * GEMM_MR] = x[m * K + k];
+                    o[k * mr] = x[m * K + k];
             else
                 for (int64_t k = 0; k < K; k++)
-                    o[k * GEMM_MR] = 0.0f;
+                    o[k * mr] = 0.0f;
         }
 }
 
@@ -1185,12 +1302,16 @@ static void run_gemm(const dqg_wo_gemv *g, int64_t M, const float *x, float *y, 
                      const dqg_epilogue *e, const void *const *rt, int threads)
 {
     float *xp = scratch;
+    bool avx512 = g->isa == DQG_ISA_AVX512;
     for (int64_t mb = 0; mb < M; mb += GEMM_ROWS) {
         int64_t rb = M - mb < GEMM_ROWS ? M - mb : GEMM_ROWS;
-        gemm_pack(x + mb * g->K, g->K, rb, xp, threads);
+        gemm_pack(x + mb * g->K, g->K, rb, avx512 ? GEMM_MR : GEMM_MR_AVX2, xp, threads);
 #pragma omp parallel for num_threads(threads) schedule(static)
         for (int64_t p = 0; p < g->panels; p++)
-            gemm_panel(g, p, xp, mb, rb, y, e, rt);
+            if (avx512)
+                gemm_panel(g, p, xp, mb, rb, y, e, rt);
+            else
+                gemm_panel_avx2(g, p, xp, mb, rb, y, e, rt);
     }
 }
 

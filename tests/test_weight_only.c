@@ -255,11 +255,11 @@ static bool parts_kernel_expected(const wcase *c)
            (c->block <= 0 || c->block >= c->K || c->block % (four ? 8 : 4) == 0);
 }
 
-/* Every weight type is decoded by the own kernel at small M and, on
- * AVX-512, at any M; integer ones on VNNI at any M. */
+/* Every weight type is decoded by the own kernel at small M and, on AVX2
+ * and AVX-512, at any M; integer ones on VNNI at any M. */
 static bool own_kernel_expected(const wcase *c)
 {
-    return c->M <= 16 || dqg_cpu_has(DQG_ISA_AVX512) || parts_kernel_expected(c);
+    return c->M <= 16 || dqg_cpu_has(DQG_ISA_AVX2) || parts_kernel_expected(c);
 }
 
 /* The exact kernel's copy for this CPU, DQG_MAX_ISA and case: integer
@@ -275,7 +275,7 @@ static const char *own_kernel_name(const wcase *c)
     if (four && c->M == 1 && dqg_cpu_has(DQG_ISA_AVX512_BF16) && (one_block || c->block % 8 == 0))
         return "own:avx512_bf16:wo-gemv";
     if (c->M > 16)
-        return "own:avx512:wo-gemm";
+        return dqg_cpu_has(DQG_ISA_AVX512) ? "own:avx512:wo-gemm" : "own:avx2:wo-gemm";
     return dqg_cpu_has(DQG_ISA_AVX512) ? "own:avx512:wo-gemv"
            : dqg_cpu_has(DQG_ISA_AVX2) ? "own:avx2:wo-gemv"
                                        : "own:scalar:wo-gemv";
@@ -379,7 +379,7 @@ Test(weight_only, large_layers)
         {DQG_S4, 2, 2048, 300, 512, false, false, true, false},
         {DQG_U4, 3, 2640, 100, 264, true, true, false, false},
         {DQG_S8, 1, 3000, 64, 1000, true, false, false, false},
-        /* many rows: the f32 kernel for many rows on AVX-512 (blocks under
+        /* many rows: the f32 kernel for many rows on AVX2 and AVX-512 (blocks under
          * 64, other types), several blocks of rows and chunks of K, the
          * last of each partial; three int8 parts for the rest */
         {DQG_S4, 150, 1000, 200, 32, true, false, true, false},
@@ -438,11 +438,11 @@ static void weights_kept(int64_t M)
 }
 
 /* ... at one row (the own kernel on every CPU) and at 64 (the kernel for
- * many rows, on AVX-512). */
+ * many rows, on AVX2 and AVX-512). */
 Test(weight_only, weights_stay_at_their_width)
 {
     weights_kept(1);
-    if (dqg_cpu_has(DQG_ISA_AVX512))
+    if (dqg_cpu_has(DQG_ISA_AVX2))
         weights_kept(64);
 }
 
