@@ -258,6 +258,15 @@ dqg_status dqg_wo_gemv_create(const dqg_weights *w, int64_t M, dqg_wo_gemv **out
         g->isa = DQG_ISA_AVX512_BF16;
     g->lines = four && g->isa >= DQG_ISA_AVX512;
     g->gemm = M > GEMM_MIN_M && (g->isa == DQG_ISA_AVX512 || g->isa == DQG_ISA_AVX2);
+    /* The copies that scale sums of x q (all but the one for many rows,
+     * which dequantizes each weight first) would multiply a non-finite
+     * scale into sums the reference never forms. */
+    for (int64_t i = 0; !g->gemm && i < w->scale->nelems; i++)
+        if (!isfinite(dqg_load_float(w->scale->dtype, w->scale->data, i))) {
+            free(g);
+            return dqg_set_error(DQG_UNSUPPORTED, "%s: own kernel at %lld rows: non-finite scales",
+                                 what, (long long)M);
+        }
     g->has_zp = w->zp != NULL;
     for (uint8_t i = 0; four && i < 16; i++) {
         g->table[i] = dqg_load_float(w->dtype, &i, 0);
@@ -294,8 +303,11 @@ dqg_status dqg_wo_gemv_create(const dqg_weights *w, int64_t M, dqg_wo_gemv **out
     }
     int64_t K = g->K, N = g->N;
     const uint8_t *src = w->data;
-    bool exact_zp =
-        g->has_zp && (fmt == FMT_S8 || fmt == FMT_U8 || fmt == FMT_S16 || fmt == FMT_U16);
+    /* Wider integer codes subtract their zero points as they are decoded
+     * (see the top), and so do 4-bit ones in the copy for many rows, which
+     * dequantizes each weight as the reference does, (q - zp) s. */
+    bool exact_zp = g->has_zp && (fmt == FMT_S8 || fmt == FMT_U8 || fmt == FMT_S16 ||
+                                  fmt == FMT_U16 || (g->gemm && fmt == FMT_TABLE4));
 #pragma omp parallel for schedule(static)
     for (int64_t p = 0; p < g->panels; p++) {
         int64_t n0 = p * PANEL, nn = N - n0 < PANEL ? N - n0 : PANEL;
@@ -1047,6 +1059,9 @@ gemm_decode(const dqg_wo_gemv *g, const wo_format fmt, int64_t p, int64_t k0, in
         const __m512 z0 = g->zs ? _mm512_load_ps(g->zs + at) : _mm512_setzero_ps();
         const __m512 z1 = g->zs ? _mm512_load_ps(g->zs + at + HALF) : _mm512_setzero_ps();
         const float *zq = g->zq ? g->zq + at : NULL;
+        /* 4-bit zero points (0 without them) */
+        const __m512 q0 = zq ? _mm512_load_ps(zq) : _mm512_setzero_ps();
+        const __m512 q1 = zq ? _mm512_load_ps(zq + HALF) : _mm512_setzero_ps();
         for (int64_t k = kb; k < ke;) {
             float *o = bw + (k - k0) * PANEL;
             if (fmt == FMT_TABLE4 && k % 8 == 0 && k + 8 <= ke) { /* a whole line */
@@ -1056,6 +1071,10 @@ gemm_decode(const dqg_wo_gemv *g, const wo_format fmt, int64_t p, int64_t k0, in
                     int sh = 16 * (j & 1) + 4 * (j >> 1);
                     __m512 lo = _mm512_permutexvar_ps(j ? _mm512_srli_epi32(d0, sh) : d0, table);
                     __m512 hi = _mm512_permutexvar_ps(j ? _mm512_srli_epi32(d1, sh) : d1, table);
+                    if (zq) {
+                        lo = _mm512_sub_ps(lo, q0);
+                        hi = _mm512_sub_ps(hi, q1);
+                    }
                     _mm512_store_ps(o, _mm512_fmsub_ps(lo, s0, z0));
                     _mm512_store_ps(o + HALF, _mm512_fmsub_ps(hi, s1, z1));
                 }
@@ -1063,9 +1082,11 @@ gemm_decode(const dqg_wo_gemv *g, const wo_format fmt, int64_t p, int64_t k0, in
                 continue;
             }
             __m512 lo, hi;
-            if (fmt == FMT_TABLE4)
+            if (fmt == FMT_TABLE4) {
                 line_code(wp, k, table, &lo, &hi);
-            else
+                lo = _mm512_sub_ps(lo, q0);
+                hi = _mm512_sub_ps(hi, q1);
+            } else
                 decode(fmt, table, wp + (size_t)k * g->k_bytes, zq, &lo, &hi);
             _mm512_store_ps(o, _mm512_fmsub_ps(lo, s0, z0));
             _mm512_store_ps(o + HALF, _mm512_fmsub_ps(hi, s1, z1));
@@ -1315,6 +1336,74 @@ static void run_gemm(const dqg_wo_gemv *g, int64_t M, const float *x, float *y, 
     }
 }
 
+/* Rows holding NaN, infinity or a magnitude of 2^64 and up: the copies
+ * for few rows scale sums of x q (and subtract s zp times the sum of x),
+ * which overflow or form inf - inf where the reference, dequantizing each
+ * weight first, does not. Below 2^64 the sums of x q stay finite (|q| <
+ * 2^16, K < 2^31). */
+#define EXACT_ROW_MAX 0x1p64f
+
+static bool row_needs_exact(const float *xr, int64_t K)
+{
+    for (int64_t k = 0; k < K; k++)
+        if (!(fabsf(xr[k]) < EXACT_ROW_MAX))
+            return true;
+    return false;
+}
+
+/* The code (4-bit) of weight (k, column j) of panel p, rows or lines. */
+static uint8_t code4_at(const dqg_wo_gemv *g, int64_t p, int64_t k, int j)
+{
+    const uint8_t *wp = g->w + (size_t)p * g->panel_bytes;
+    if (!g->lines) /* byte j % 16: column j (low nibble) and j + 16 (high) */
+        return (uint8_t)((wp[(size_t)k * g->k_bytes + (size_t)(j % HALF)] >> (j < HALF ? 0 : 4)) &
+                         0x0F);
+    uint32_t d; /* dword j % 16 of the half's line (see line_code) */
+    memcpy(&d,
+           wp + (size_t)(k & ~(int64_t)7) * HALF + (size_t)(j / HALF) * 64 + (size_t)(j % HALF) * 4,
+           4);
+    return (uint8_t)((d >> (16 * (k & 1) + 4 * ((k & 7) >> 1))) & 0x0F);
+}
+
+/* Row m of y as the reference computes it: each weight dequantized,
+ * (q - zp) s (4-bit zero points are s zp / s, rounded: exact for the
+ * integers they are), and summed over k in order. */
+static void exact_row(const dqg_wo_gemv *g, int64_t m, const float *x, float *y,
+                      const dqg_epilogue *e, const void *const *rt)
+{
+    const int64_t K = g->K, N = g->N;
+    const float *xr = x + m * K;
+#pragma omp parallel for schedule(static)
+    for (int64_t p = 0; p < g->panels; p++) {
+        int64_t n0 = p * PANEL, nn = N - n0 < PANEL ? N - n0 : PANEL;
+        float acc[PANEL] = {0}, q[PANEL];
+        for (int64_t k = 0; k < K; k++) {
+            size_t at = ((size_t)p * (size_t)g->n_blocks + (size_t)(k / g->block)) * PANEL;
+            const float *zq = g->zq ? g->zq + at : NULL;
+            if (g->fmt == FMT_TABLE4)
+                for (int j = 0; j < PANEL; j++)
+                    q[j] = g->table[code4_at(g, p, k, j)];
+            else if (g->fmt == FMT_E5M2 || g->fmt == FMT_E4M3)
+                for (int j = 0; j < PANEL; j++) /* the code as stored, through f16 */
+                    q[j] = float8_decoded(
+                        g->fmt,
+                        g->w[(size_t)p * g->panel_bytes + (size_t)k * g->k_bytes + (size_t)j],
+                        1.0f);
+            else
+                decode_c(g, g->w + (size_t)p * g->panel_bytes + (size_t)k * g->k_bytes, zq, q);
+            for (int j = 0; j < nn; j++) {
+                float sc = g->scale[at + (size_t)j];
+                if (g->zs) /* 4-bit zero point */
+                    q[j] -= sc != 0.0f ? nearbyintf(g->zs[at + (size_t)j] / sc) : 0.0f;
+                acc[j] += xr[k] * (q[j] * sc);
+            }
+        }
+        float *yr = y + m * N + n0;
+        memcpy(yr, acc, (size_t)nn * sizeof(float));
+        dqg_epilogue_apply(e, yr, m, n0, nn, N, rt);
+    }
+}
+
 dqg_status dqg_wo_gemv_run(const dqg_wo_gemv *g, int64_t M, const float *x, float *y, void *scratch,
                            const dqg_epilogue *e, const void *const *rt)
 {
@@ -1371,6 +1460,9 @@ dqg_status dqg_wo_gemv_run(const dqg_wo_gemv *g, int64_t M, const float *x, floa
         else
             panel_c(g, p, x, m0, rows, xsum, y, e, rt);
     }
+    for (int64_t m = 0; m < M; m++)
+        if (row_needs_exact(x + m * g->K, g->K))
+            exact_row(g, m, x, y, e, rt);
     return DQG_OK;
 }
 

@@ -936,3 +936,144 @@ Test(weight_only, mid_range_zero_points_with_activations_of_one_sign)
         dqg_graph_destroy(g);
     }
 }
+
+/* 4-bit zero points with non-finite activations: a code equal to its zero
+ * point is a weight of exactly 0 in the reference, and an infinite
+ * activation times it NaN; the kernels must agree (the kernel for many
+ * rows dequantizes each weight as the reference does, (q - zp) s; at few
+ * rows, rows that are not finite take a loop that does). Rows: NaN,
+ * -infinity, 3.4e38 at k = 9, then ordinary ones. */
+static void zero_points_and_non_finite(int64_t M)
+{
+    enum { K = 96, N = 40, B = 32, NB = K / B, M_MAX = 24 };
+    int8_t q[K * N], z[NB * N];
+    random_s4(q, K * N, 1321);
+    for (int i = 0; i < NB * N; i++)
+        z[i] = (int8_t)rin(-8, 7);
+    for (int n = 0; n < N; n += 3)
+        q[9 * N + n] = z[n]; /* k = 9 (block 0): (q - zp) = 0 in every third column */
+    uint8_t w[K * N / 2] = {0}, zb[NB * N / 2] = {0};
+    for (int i = 0; i < K * N; i++)
+        w[i / 2] |= (uint8_t)((q[i] & 0x0F) << (i % 2 * 4));
+    for (int i = 0; i < NB * N; i++)
+        zb[i / 2] |= (uint8_t)((z[i] & 0x0F) << (i % 2 * 4));
+    float s[NB * N];
+    for (int i = 0; i < NB * N; i++)
+        s[i] = 0.01f * (float)rin(1, 100);
+    dqg_graph *g;
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    int64_t xd[] = {M, K}, wd[] = {K, N}, sd[] = {NB, N};
+    dqg_dequantize_linear_attrs a = {.opset = 21, .has_axis = true, .axis = 0, .block_size = B};
+    dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 2, xd);
+    dqg_tensor_id wf =
+        dqg_dequantize_linear(g, "w_dq", dqg_constant(g, "w", DQG_S4, 2, wd, w, sizeof w),
+                              dqg_constant(g, "s", DQG_F32, 2, sd, s, sizeof s),
+                              dqg_constant(g, "z", DQG_S4, 2, sd, zb, sizeof zb), &a);
+    dqg_output(g, dqg_matmul(g, "mm", x, wf, NULL), "y");
+    cr_assert_eq(dqg_graph_finalize(g), DQG_OK, "%s", dqg_last_error());
+    dqg_compiled *cc = compile_with(g, DQG_FPMATH_STRICT);
+    const char *info = dqg_compiled_partition_info(cc, 0);
+    wcase c = {.wt = DQG_S4, .M = M, .K = K, .N = N, .block = B, .zp = true};
+    cr_assert(strstr(info, own_kernel_expected(&c) ? own_kernel_name(&c) : "matmul"), "%s", info);
+    static float xv[M_MAX * K], got[M_MAX * N], ref[M_MAX * N];
+    for (int i = 0; i < M * K; i++)
+        xv[i] = (float)rin(-1000, 1000) / 256.0f;
+    xv[0 * K + 9] = NAN;
+    xv[1 * K + 9] = -INFINITY;
+    xv[2 * K + 9] = 3.4e38f;
+    run_both(g, cc, xv, M * K, ref, got, M * N);
+    double mx = 0;
+    for (int i = 0; i < M * N; i++)
+        mx = isfinite(ref[i]) ? fmax(mx, fabs(ref[i])) : mx;
+    for (int i = 0; i < M * N; i++) {
+        int m = (int)(i / N), n = (int)(i % N);
+        if (m < 2) /* NaN times anything, -infinity times 0: NaN */
+            cr_assert(!isfinite(ref[i]) && (n % 3 || isnan(ref[i])), "row %d: reference y[%d] = %g",
+                      m, n, ref[i]);
+        if (!isfinite(ref[i]))
+            cr_assert(isnan(ref[i]) ? isnan(got[i]) : got[i] == ref[i],
+                      "row %d: y[%d] = %g, reference %g\n%s", m, n, got[i], ref[i], info);
+        else
+            cr_assert(fabs((double)got[i] - ref[i]) <= 1e-5 * mx,
+                      "row %d: y[%d] = %.9g, reference %.9g (max %g)\n%s", m, n, got[i], ref[i], mx,
+                      info);
+    }
+    dqg_compiled_destroy(cc);
+    dqg_graph_destroy(g);
+}
+
+Test(weight_only, zero_points_with_non_finite_activations)
+{
+    zero_points_and_non_finite(24); /* many rows */
+    zero_points_and_non_finite(3);
+}
+
+/* u8 weights, per-column scales of 0.0001 to 0.003 and zero points: a row of
+ * x holding 3.4e38 gives finite results in the reference (each weight is
+ * dequantized before it multiplies x), which summing x q first would
+ * overflow; with an infinite scale in one column (inf_scale), that column
+ * is infinite or NaN where the reference's is, and the rest as before. */
+static void huge_rows(int64_t M, bool inf_scale)
+{
+    enum { K = 80, N = 36, M_MAX = 24 };
+    uint8_t w[K * N], z[N];
+    float s[N];
+    test_rng = 1322;
+    for (int i = 0; i < K * N; i++)
+        w[i] = (uint8_t)rin(0, 255);
+    for (int n = 0; n < N; n++) {
+        z[n] = (uint8_t)rin(0, 255);
+        s[n] = 0.0001f * (float)rin(1, 30); /* 255 s < 1 */
+        w[4 * N + n] = z[n];                /* k = 4: weights of exactly 0 */
+    }
+    if (inf_scale)
+        s[7] = INFINITY;
+    dqg_graph *g;
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    int64_t xd[] = {M, K}, wd[] = {K, N}, sd[] = {N};
+    dqg_dequantize_linear_attrs a = {.opset = 21, .has_axis = true, .axis = 1};
+    dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 2, xd);
+    dqg_tensor_id wf =
+        dqg_dequantize_linear(g, "w_dq", dqg_constant(g, "w", DQG_U8, 2, wd, w, sizeof w),
+                              dqg_constant(g, "s", DQG_F32, 1, sd, s, sizeof s),
+                              dqg_constant(g, "z", DQG_U8, 1, sd, z, sizeof z), &a);
+    dqg_output(g, dqg_matmul(g, "mm", x, wf, NULL), "y");
+    cr_assert_eq(dqg_graph_finalize(g), DQG_OK, "%s", dqg_last_error());
+    dqg_compiled *cc = compile_with(g, DQG_FPMATH_STRICT);
+    const char *info = dqg_compiled_partition_info(cc, 0);
+    static float xv[M_MAX * K], got[M_MAX * N], ref[M_MAX * N];
+    for (int i = 0; i < M * K; i++)
+        xv[i] = (float)rin(-1000, 1000) / 256.0f;
+    xv[0 * K + 9] = 3.4e38f;
+    xv[1 * K + 9] = -3.0e38f;
+    xv[2 * K + 4] = INFINITY; /* times the zero weights: NaN */
+    run_both(g, cc, xv, M * K, ref, got, M * N);
+    double mx = 0;
+    for (int i = 0; i < M * N; i++)
+        mx = isfinite(ref[i]) ? fmax(mx, fabs(ref[i])) : mx;
+    for (int i = 0; i < M * N; i++) {
+        int m = (int)(i / N), n = (int)(i % N);
+        if (m < 2 && n != 7) /* the overflow summing x q first would have */
+            cr_assert(isfinite(ref[i]), "row %d: reference y[%d] = %g", m, n, ref[i]);
+        if (m == 2)
+            cr_assert(isnan(ref[i]), "row 2: reference y[%d] = %g", n, ref[i]);
+        if (!isfinite(ref[i]))
+            cr_assert(isnan(ref[i]) ? isnan(got[i]) : got[i] == ref[i],
+                      "M=%lld row %d: y[%d] = %g, reference %g\n%s", (long long)M, m, n, got[i],
+                      ref[i], info);
+        else
+            cr_assert(fabs((double)got[i] - ref[i]) <= 1e-5 * mx,
+                      "M=%lld row %d: y[%d] = %.9g, reference %.9g (max %g)\n%s", (long long)M, m,
+                      n, got[i], ref[i], mx, info);
+    }
+    dqg_compiled_destroy(cc);
+    dqg_graph_destroy(g);
+}
+
+Test(weight_only, huge_activations_and_infinite_scales)
+{
+    for (int inf_scale = 0; inf_scale < 2; inf_scale++) {
+        huge_rows(3, inf_scale);
+        huge_rows(24, inf_scale);
+    }
+}
