@@ -68,3 +68,15 @@ const char *dqg_isa_name(dqg_isa isa)
 {
     return isa >= 0 && isa < DQG_ISA_COUNT ? names[isa] : "?";
 }
+
+bool dqg_cpu_bf16_dot_fast(void)
+{
+    if (!dqg_cpu_has(DQG_ISA_AVX512_BF16))
+        return false;
+    const char *v = getenv("DQG_BF16_DOT");
+    if (v && strcasecmp(v, "fast") == 0)
+        return true;
+    if (v && strcasecmp(v, "slow") == 0)
+        return false;
+    return __builtin_cpu_is("amd");
+}
