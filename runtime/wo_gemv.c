@@ -82,6 +82,10 @@ typedef enum wo_format {
     FMT_S16,
     FMT_U16,
 } wo_format;
+/* X(format) for each format: the dispatchers' one copy of a loop per
+ * format. */
+#define EACH_FORMAT(X)                                                                             \
+    X(FMT_TABLE4) X(FMT_S8) X(FMT_U8) X(FMT_E5M2) X(FMT_E4M3) X(FMT_S16) X(FMT_U16)
 
 struct dqg_wo_gemv {
     int64_t K, N, panels, block, n_blocks;
@@ -692,13 +696,7 @@ panel(const dqg_wo_gemv *g, int64_t p, const float *x, int64_t m0, int rows, con
     case f:                                                                                        \
         panel_of(g, f, p, x, m0, rows, xsum, y, e, rt);                                            \
         break;
-        FORMAT(FMT_TABLE4)
-        FORMAT(FMT_S8)
-        FORMAT(FMT_U8)
-        FORMAT(FMT_E5M2)
-        FORMAT(FMT_E4M3)
-        FORMAT(FMT_S16)
-        FORMAT(FMT_U16)
+        EACH_FORMAT(FORMAT)
 #undef FORMAT
     }
 }
@@ -950,13 +948,7 @@ panel_avx2(const dqg_wo_gemv *g, int64_t p, const float *x, int64_t m0, int rows
         else                                                                                       \
             panel_rows_avx2(g, f, p, x, m0, 2, 1, xsum, y, e, rt);                                 \
         break;
-        FORMAT(FMT_TABLE4)
-        FORMAT(FMT_S8)
-        FORMAT(FMT_U8)
-        FORMAT(FMT_E5M2)
-        FORMAT(FMT_E4M3)
-        FORMAT(FMT_S16)
-        FORMAT(FMT_U16)
+        EACH_FORMAT(FORMAT)
 #undef FORMAT
     }
 }
@@ -1172,13 +1164,7 @@ gemm_panel(const dqg_wo_gemv *g, int64_t p, const float *xp, int64_t m0, int64_t
     case f:                                                                                        \
         gemm_panel_of(g, f, p, xp, m0, rb, y, e, rt);                                              \
         break;
-        FORMAT(FMT_TABLE4)
-        FORMAT(FMT_S8)
-        FORMAT(FMT_U8)
-        FORMAT(FMT_E5M2)
-        FORMAT(FMT_E4M3)
-        FORMAT(FMT_S16)
-        FORMAT(FMT_U16)
+        EACH_FORMAT(FORMAT)
 #undef FORMAT
     }
 }
@@ -1288,13 +1274,7 @@ gemm_panel_avx2(const dqg_wo_gemv *g, int64_t p, const float *xp, int64_t m0, in
     case f:                                                                                        \
         gemm_panel_of_avx2(g, f, p, xp, m0, rb, y, e, rt);                                         \
         break;
-        FORMAT(FMT_TABLE4)
-        FORMAT(FMT_S8)
-        FORMAT(FMT_U8)
-        FORMAT(FMT_E5M2)
-        FORMAT(FMT_E4M3)
-        FORMAT(FMT_S16)
-        FORMAT(FMT_U16)
+        EACH_FORMAT(FORMAT)
 #undef FORMAT
     }
 }

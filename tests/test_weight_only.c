@@ -940,6 +940,48 @@ Test(weight_only, mid_range_zero_points_with_activations_of_one_sign)
     }
 }
 
+/* y = x . DequantizeLinear(w, s, z) with x [M, K] and w [K, N] of type t,
+ * compiled strictly; the graph in *g. */
+static dqg_compiled *wo_layer(dqg_graph **g, int64_t M, int64_t K, int64_t N, dqg_dtype t,
+                              const void *w, size_t wb, const float *s, const void *z, size_t zb,
+                              int srank, const int64_t *sd, const dqg_dequantize_linear_attrs *a)
+{
+    size_t ns = 1;
+    for (int i = 0; i < srank; i++)
+        ns *= (size_t)sd[i];
+    cr_assert_eq(dqg_graph_create(g), DQG_OK);
+    int64_t xd[] = {M, K}, wd[] = {K, N};
+    dqg_tensor_id x = dqg_input(*g, "x", DQG_F32, 2, xd);
+    dqg_tensor_id wf =
+        dqg_dequantize_linear(*g, "w_dq", dqg_constant(*g, "w", t, 2, wd, w, wb),
+                              dqg_constant(*g, "s", DQG_F32, srank, sd, s, ns * sizeof(float)),
+                              dqg_constant(*g, "z", t, srank, sd, z, zb), a);
+    dqg_output(*g, dqg_matmul(*g, "mm", x, wf, NULL), "y");
+    cr_assert_eq(dqg_graph_finalize(*g), DQG_OK, "%s", dqg_last_error());
+    return compile_with(*g, DQG_FPMATH_STRICT);
+}
+
+/* got against ref ([M, N]): NaN where it is NaN, the same infinity, and
+ * within 1e-5 of the largest finite magnitude elsewhere. */
+static void agrees_with_non_finite(const float *got, const float *ref, int64_t M, int64_t N,
+                                   const char *info)
+{
+    double mx = 0;
+    for (int64_t i = 0; i < M * N; i++)
+        mx = isfinite(ref[i]) ? fmax(mx, fabs(ref[i])) : mx;
+    for (int64_t i = 0; i < M * N; i++) {
+        int m = (int)(i / N), n = (int)(i % N);
+        if (!isfinite(ref[i]))
+            cr_assert(isnan(ref[i]) ? isnan(got[i]) : got[i] == ref[i],
+                      "M=%lld row %d: y[%d] = %g, reference %g\n%s", (long long)M, m, n, got[i],
+                      ref[i], info);
+        else
+            cr_assert(fabs((double)got[i] - ref[i]) <= 1e-5 * mx,
+                      "M=%lld row %d: y[%d] = %.9g, reference %.9g (max %g)\n%s", (long long)M, m,
+                      n, got[i], ref[i], mx, info);
+    }
+}
+
 /* 4-bit zero points with non-finite activations: a code equal to its zero
  * point is a weight of exactly 0 in the reference, and an infinite
  * activation times it NaN; the kernels must agree (the kernel for many
@@ -963,18 +1005,10 @@ static void zero_points_and_non_finite(int64_t M)
     float s[NB * N];
     for (int i = 0; i < NB * N; i++)
         s[i] = 0.01f * (float)rin(1, 100);
-    dqg_graph *g;
-    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
-    int64_t xd[] = {M, K}, wd[] = {K, N}, sd[] = {NB, N};
+    int64_t sd[] = {NB, N};
     dqg_dequantize_linear_attrs a = {.opset = 21, .has_axis = true, .axis = 0, .block_size = B};
-    dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 2, xd);
-    dqg_tensor_id wf =
-        dqg_dequantize_linear(g, "w_dq", dqg_constant(g, "w", DQG_S4, 2, wd, w, sizeof w),
-                              dqg_constant(g, "s", DQG_F32, 2, sd, s, sizeof s),
-                              dqg_constant(g, "z", DQG_S4, 2, sd, zb, sizeof zb), &a);
-    dqg_output(g, dqg_matmul(g, "mm", x, wf, NULL), "y");
-    cr_assert_eq(dqg_graph_finalize(g), DQG_OK, "%s", dqg_last_error());
-    dqg_compiled *cc = compile_with(g, DQG_FPMATH_STRICT);
+    dqg_graph *g;
+    dqg_compiled *cc = wo_layer(&g, M, K, N, DQG_S4, w, sizeof w, s, zb, sizeof zb, 2, sd, &a);
     const char *info = dqg_compiled_partition_info(cc, 0);
     wcase c = {.wt = DQG_S4, .M = M, .K = K, .N = N, .block = B, .zp = true};
     cr_assert(strstr(info, own_kernel_expected(&c) ? own_kernel_name(&c) : "matmul"), "%s", info);
@@ -985,22 +1019,11 @@ static void zero_points_and_non_finite(int64_t M)
     xv[1 * K + 9] = -INFINITY;
     xv[2 * K + 9] = 3.4e38f;
     run_both(g, cc, xv, M * K, ref, got, M * N);
-    double mx = 0;
-    for (int i = 0; i < M * N; i++)
-        mx = isfinite(ref[i]) ? fmax(mx, fabs(ref[i])) : mx;
-    for (int i = 0; i < M * N; i++) {
-        int m = (int)(i / N), n = (int)(i % N);
-        if (m < 2) /* NaN times anything, -infinity times 0: NaN */
-            cr_assert(!isfinite(ref[i]) && (n % 3 || isnan(ref[i])), "row %d: reference y[%d] = %g",
-                      m, n, ref[i]);
-        if (!isfinite(ref[i]))
-            cr_assert(isnan(ref[i]) ? isnan(got[i]) : got[i] == ref[i],
-                      "row %d: y[%d] = %g, reference %g\n%s", m, n, got[i], ref[i], info);
-        else
-            cr_assert(fabs((double)got[i] - ref[i]) <= 1e-5 * mx,
-                      "row %d: y[%d] = %.9g, reference %.9g (max %g)\n%s", m, n, got[i], ref[i], mx,
-                      info);
-    }
+    for (int n = 0; n < N; n++) /* NaN times anything, -infinity times 0: NaN */
+        for (int m = 0; m < 2; m++)
+            cr_assert(!isfinite(ref[m * N + n]) && (n % 3 || isnan(ref[m * N + n])),
+                      "row %d: reference y[%d] = %g", m, n, ref[m * N + n]);
+    agrees_with_non_finite(got, ref, M, N, info);
     dqg_compiled_destroy(cc);
     dqg_graph_destroy(g);
 }
@@ -1031,18 +1054,10 @@ static void huge_rows(int64_t M, bool inf_scale)
     }
     if (inf_scale)
         s[7] = INFINITY;
-    dqg_graph *g;
-    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
-    int64_t xd[] = {M, K}, wd[] = {K, N}, sd[] = {N};
+    int64_t sd[] = {N};
     dqg_dequantize_linear_attrs a = {.opset = 21, .has_axis = true, .axis = 1};
-    dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 2, xd);
-    dqg_tensor_id wf =
-        dqg_dequantize_linear(g, "w_dq", dqg_constant(g, "w", DQG_U8, 2, wd, w, sizeof w),
-                              dqg_constant(g, "s", DQG_F32, 1, sd, s, sizeof s),
-                              dqg_constant(g, "z", DQG_U8, 1, sd, z, sizeof z), &a);
-    dqg_output(g, dqg_matmul(g, "mm", x, wf, NULL), "y");
-    cr_assert_eq(dqg_graph_finalize(g), DQG_OK, "%s", dqg_last_error());
-    dqg_compiled *cc = compile_with(g, DQG_FPMATH_STRICT);
+    dqg_graph *g;
+    dqg_compiled *cc = wo_layer(&g, M, K, N, DQG_U8, w, sizeof w, s, z, sizeof z, 1, sd, &a);
     const char *info = dqg_compiled_partition_info(cc, 0);
     static float xv[M_MAX * K], got[M_MAX * N], ref[M_MAX * N];
     for (int i = 0; i < M * K; i++)
@@ -1051,24 +1066,13 @@ static void huge_rows(int64_t M, bool inf_scale)
     xv[1 * K + 9] = -3.0e38f;
     xv[2 * K + 4] = INFINITY; /* times the zero weights: NaN */
     run_both(g, cc, xv, M * K, ref, got, M * N);
-    double mx = 0;
-    for (int i = 0; i < M * N; i++)
-        mx = isfinite(ref[i]) ? fmax(mx, fabs(ref[i])) : mx;
-    for (int i = 0; i < M * N; i++) {
-        int m = (int)(i / N), n = (int)(i % N);
-        if (m < 2 && n != 7) /* the overflow summing x q first would have */
-            cr_assert(isfinite(ref[i]), "row %d: reference y[%d] = %g", m, n, ref[i]);
-        if (m == 2)
-            cr_assert(isnan(ref[i]), "row 2: reference y[%d] = %g", n, ref[i]);
-        if (!isfinite(ref[i]))
-            cr_assert(isnan(ref[i]) ? isnan(got[i]) : got[i] == ref[i],
-                      "M=%lld row %d: y[%d] = %g, reference %g\n%s", (long long)M, m, n, got[i],
-                      ref[i], info);
-        else
-            cr_assert(fabs((double)got[i] - ref[i]) <= 1e-5 * mx,
-                      "M=%lld row %d: y[%d] = %.9g, reference %.9g (max %g)\n%s", (long long)M, m,
-                      n, got[i], ref[i], mx, info);
+    for (int n = 0; n < N; n++) {
+        for (int m = 0; m < 2 && n != 7; m++) /* the overflow summing x q first would have */
+            cr_assert(isfinite(ref[m * N + n]), "row %d: reference y[%d] = %g", m, n,
+                      ref[m * N + n]);
+        cr_assert(isnan(ref[2 * N + n]), "row 2: reference y[%d] = %g", n, ref[2 * N + n]);
     }
+    agrees_with_non_finite(got, ref, M, N, info);
     dqg_compiled_destroy(cc);
     dqg_graph_destroy(g);
 }
