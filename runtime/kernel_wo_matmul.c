@@ -36,10 +36,9 @@
 #include "runtime/wo_gemv.h"
 #include "runtime/wo_q8.h"
 
-/* Rows up to which the own kernel beats oneDNN on expanded f32 weights
- * (bench_wo: K = N = 4096, int4 blocks of 32, 2 threads); above them it
- * decodes chunks of weights to f32 (AVX-512). */
-#define WO_GEMV_MAX_M 16
+/* Rows up to which the own kernel decodes weights in registers, as in
+ * runtime/wo_gemv.h. */
+#define WO_GEMV_MAX_M DQG_WO_GEMV_MAX_M
 /* K-blocks below which, above 16 rows, the f32 kernel beats three int8
  * parts: the parts' per-block epilogue (joining three sums, two scales and
  * the zero-point term) costs a quarter of blocks of 32 (measured: int4, K

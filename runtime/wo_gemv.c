@@ -58,7 +58,7 @@
  * flight (runs of RUN / U), the plain-C copy one: its runs are shorter. */
 #define RUN   128
 #define RUN_C 32
-/* Many rows (more than GEMM_MIN_M, AVX-512): the layer is bound by
+/* Many rows (more than DQG_WO_GEMV_MAX_M, AVX2 and AVX-512): the layer is bound by
  * arithmetic, not by the weights' bytes. Each thread decodes a chunk of
  * GEMM_KC k of a panel into dequantized f32 weights (32 KB, in L1) and
  * multiplies it by GEMM_MR rows of x at a time, packed k-major, with
@@ -66,7 +66,6 @@
  * and each broadcast row value two. x is packed GEMM_ROWS rows at a time
  * (their K floats stay in L2 while every panel passes over them). A sum
  * runs over at most GEMM_KC k before it is added to y. */
-#define GEMM_MIN_M   16
 #define GEMM_MR      12
 #define GEMM_KC      256
 #define GEMM_ROWS    72
@@ -262,7 +261,7 @@ dqg_status dqg_wo_gemv_create(const dqg_weights *w, int64_t M, dqg_wo_gemv **out
     if (four && M == 1 && dqg_cpu_bf16_dot_fast() && (g->n_blocks == 1 || g->block % 8 == 0))
         g->isa = DQG_ISA_AVX512_BF16;
     g->lines = four && g->isa >= DQG_ISA_AVX512;
-    g->gemm = M > GEMM_MIN_M && (g->isa == DQG_ISA_AVX512 || g->isa == DQG_ISA_AVX2);
+    g->gemm = M > DQG_WO_GEMV_MAX_M && (g->isa == DQG_ISA_AVX512 || g->isa == DQG_ISA_AVX2);
     /* The copies that scale sums of x q (all but the one for many rows,
      * which dequantizes each weight first) would multiply a non-finite
      * scale into sums the reference never forms. */

@@ -10,6 +10,11 @@
 
 typedef struct dqg_wo_gemv dqg_wo_gemv;
 
+/* Rows up to which the kernel decodes weights in registers (bound by the
+ * bytes of weights it reads); above them, on AVX2 and AVX-512, it decodes
+ * chunks of weights to f32 for many rows (bound by arithmetic). */
+#define DQG_WO_GEMV_MAX_M 16
+
 /* Packs the weights for x of M rows (M = 1 may pick a copy of its own);
  * DQG_UNSUPPORTED (naming the reason) for weights or a CPU it does not
  * take. `w` is not retained. */
