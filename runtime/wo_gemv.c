@@ -90,7 +90,7 @@ struct dqg_wo_gemv {
     int64_t K, N, panels, block, n_blocks;
     wo_format fmt;
     dqg_isa isa; /* the copy that runs: AVX512_BF16 (M = 1, 4-bit), AVX512, AVX2 or SCALAR */
-    bool gemm;   /* many rows on AVX-512: weights decoded to f32 chunk by chunk (run_gemm) */
+    bool gemm;   /* many rows on AVX2 or AVX-512: weights decoded to f32 a chunk at a time */
     bool has_zp;
     float table[16];      /* FMT_TABLE4: 4-bit code -> value (s4: -8 .. 7; f4e2m1) */
     uint16_t table16[32]; /* the same as bf16 (exact), twice: vpermw reads 5 bits */
@@ -308,10 +308,10 @@ dqg_status dqg_wo_gemv_create(const dqg_weights *w, int64_t M, dqg_wo_gemv **out
     int64_t K = g->K, N = g->N;
     const uint8_t *src = w->data;
     /* Wider integer codes subtract their zero points as they are decoded
-     * (see the top), and so do 4-bit ones in the copy for many rows, which
+     * (see the top), and so do all codes in the copy for many rows, which
      * dequantizes each weight as the reference does, (q - zp) s. */
-    bool exact_zp = g->has_zp && (fmt == FMT_S8 || fmt == FMT_U8 || fmt == FMT_S16 ||
-                                  fmt == FMT_U16 || (g->gemm && fmt == FMT_TABLE4));
+    bool exact_zp = g->has_zp &&
+                    (fmt == FMT_S8 || fmt == FMT_U8 || fmt == FMT_S16 || fmt == FMT_U16 || g->gemm);
 #pragma omp parallel for schedule(static)
     for (int64_t p = 0; p < g->panels; p++) {
         int64_t n0 = p * PANEL, nn = N - n0 < PANEL ? N - n0 : PANEL;
@@ -1035,10 +1035,8 @@ static void panel_c(const dqg_wo_gemv *g, int64_t p, const float *x, int64_t m0,
 }
 
 /* Rows k0 .. k1 - 1 (a chunk of at most GEMM_KC, k0 a multiple of 8) of
- * panel p dequantized into bw[k - k0][32]: q s - s zp (4-bit codes with a
- * zero point), (q - zp) s (wider integer codes, whose zero point decode
- * subtracts), or q s, each as the reference dequantizes to within one
- * rounding. */
+ * panel p dequantized into bw[k - k0][32]: (q - zp) s, as the reference
+ * dequantizes (the copy keeps the zero points themselves, zq). */
 __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) static inline void
 gemm_decode(const dqg_wo_gemv *g, const wo_format fmt, int64_t p, int64_t k0, int64_t k1, float *bw)
 {
@@ -1048,8 +1046,6 @@ gemm_decode(const dqg_wo_gemv *g, const wo_format fmt, int64_t p, int64_t k0, in
         int64_t b = kb / g->block, ke = (b + 1) * g->block < k1 ? (b + 1) * g->block : k1;
         size_t at = ((size_t)p * (size_t)g->n_blocks + (size_t)b) * PANEL;
         const __m512 s0 = _mm512_load_ps(g->scale + at), s1 = _mm512_load_ps(g->scale + at + HALF);
-        const __m512 z0 = g->zs ? _mm512_load_ps(g->zs + at) : _mm512_setzero_ps();
-        const __m512 z1 = g->zs ? _mm512_load_ps(g->zs + at + HALF) : _mm512_setzero_ps();
         const float *zq = g->zq ? g->zq + at : NULL;
         /* 4-bit zero points (0 without them) */
         const __m512 q0 = zq ? _mm512_load_ps(zq) : _mm512_setzero_ps();
@@ -1067,8 +1063,8 @@ gemm_decode(const dqg_wo_gemv *g, const wo_format fmt, int64_t p, int64_t k0, in
                         lo = _mm512_sub_ps(lo, q0);
                         hi = _mm512_sub_ps(hi, q1);
                     }
-                    _mm512_store_ps(o, _mm512_fmsub_ps(lo, s0, z0));
-                    _mm512_store_ps(o + HALF, _mm512_fmsub_ps(hi, s1, z1));
+                    _mm512_store_ps(o, _mm512_mul_ps(lo, s0));
+                    _mm512_store_ps(o + HALF, _mm512_mul_ps(hi, s1));
                 }
                 k += 8;
                 continue;
@@ -1080,8 +1076,8 @@ gemm_decode(const dqg_wo_gemv *g, const wo_format fmt, int64_t p, int64_t k0, in
                 hi = _mm512_sub_ps(hi, q1);
             } else
                 decode(fmt, table, wp + (size_t)k * g->k_bytes, zq, &lo, &hi);
-            _mm512_store_ps(o, _mm512_fmsub_ps(lo, s0, z0));
-            _mm512_store_ps(o + HALF, _mm512_fmsub_ps(hi, s1, z1));
+            _mm512_store_ps(o, _mm512_mul_ps(lo, s0));
+            _mm512_store_ps(o + HALF, _mm512_mul_ps(hi, s1));
             k++;
         }
         kb = ke;
@@ -1179,18 +1175,16 @@ gemm_decode_avx2(const dqg_wo_gemv *g, const wo_format fmt, int64_t p, int64_t k
     for (int64_t kb = k0; kb < k1;) {
         int64_t b = kb / g->block, ke = (b + 1) * g->block < k1 ? (b + 1) * g->block : k1;
         size_t at = ((size_t)p * (size_t)g->n_blocks + (size_t)b) * PANEL;
-        __m256 sc[4], z[4];
-        for (int i = 0; i < 4; i++) {
+        __m256 sc[4];
+        for (int i = 0; i < 4; i++)
             sc[i] = _mm256_load_ps(g->scale + at + 8 * i);
-            z[i] = g->zs ? _mm256_load_ps(g->zs + at + 8 * i) : _mm256_setzero_ps();
-        }
         const float *zq = g->zq ? g->zq + at : NULL;
         for (int64_t k = kb; k < ke; k++) {
             __m256 q[4];
             decode_avx2(fmt, t_lo, t_hi, wp + (size_t)k * g->k_bytes, zq, q);
             float *o = bw + (k - k0) * PANEL;
             for (int i = 0; i < 4; i++)
-                _mm256_store_ps(o + 8 * i, _mm256_fmsub_ps(q[i], sc[i], z[i]));
+                _mm256_store_ps(o + 8 * i, _mm256_mul_ps(q[i], sc[i]));
         }
         kb = ke;
     }
