@@ -37,7 +37,8 @@ dqg_tensor_id dqg_match_result(const dqg_graph *g, const dqg_fusion_match *m)
     for (int i = 0; i < m->n; i++) {
         dqg_part_role r = m->roles[i];
         bool chain = r == DQG_ROLE_CAST || r == DQG_ROLE_SCALE || r == DQG_ROLE_BIAS ||
-                     r == DQG_ROLE_POST || r == DQG_ROLE_Q;
+                     r == DQG_ROLE_POST || r == DQG_ROLE_Q || r == DQG_ROLE_SM_PRE ||
+                     r == DQG_ROLE_SOFTMAX;
         if (chain && m->ops[i] > last)
             last = m->ops[i];
     }

@@ -152,6 +152,8 @@ dqg_tensor_id dqg_part_result(const dqg_graph *g, const dqg_partition *p)
         case DQG_ROLE_BIAS:
         case DQG_ROLE_POST:
         case DQG_ROLE_Q:
+        case DQG_ROLE_SM_PRE:
+        case DQG_ROLE_SOFTMAX:
             if (k > last)
                 last = k;
             break;

@@ -47,6 +47,11 @@ typedef enum dqg_part_role {
     DQG_ROLE_SUM_SRC_DQ,
     DQG_ROLE_SUM,
     DQG_ROLE_SUM_POST,
+    /* A Softmax over the last axis of an f32 MatMul's result (attention
+     * scores), and the element-wise ops between them that it applies to
+     * each row first (x / sqrt(d) + mask) instead of oneDNN post-ops. */
+    DQG_ROLE_SM_PRE,
+    DQG_ROLE_SOFTMAX,
     DQG_ROLE_COUNT
 } dqg_part_role;
 

@@ -48,7 +48,7 @@ static inline bool dqg_req_on_chain(const dqg_kernel_request *req, dqg_tensor_id
         return false;
     dqg_part_role r = (dqg_part_role)req->roles->role[p];
     return r == DQG_ROLE_MAIN || r == DQG_ROLE_CAST || r == DQG_ROLE_SCALE || r == DQG_ROLE_BIAS ||
-           r == DQG_ROLE_POST;
+           r == DQG_ROLE_POST || r == DQG_ROLE_SM_PRE;
 }
 
 /* The operand of a binary chain op that is not the chain's value. */

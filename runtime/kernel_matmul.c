@@ -11,6 +11,25 @@
 #include "runtime/onednn_layout.h"
 #include "runtime/onednn_pack.h"
 #include "runtime/onednn_qattr.h"
+#include "runtime/softmax_kernel.h"
+
+#define MAX_PRE DQG_SOFTMAX_MAX_PRE
+
+/* A Softmax over the result's rows that follows the matmul in its partition
+ * (attention scores), with the binary ops it applies first (SM_PRE). */
+typedef struct softmax_stage {
+    bool on, log;
+    bool own; /* dqgraph's AVX-512 softmax, in place; else oneDNN's */
+    int64_t rows, n;
+    int n_pre;
+    dqg_softmax_pre pre[MAX_PRE];
+    int pre_arg[MAX_PRE]; /* the operand's arg index; -1: owned constant */
+    float *pre_const[MAX_PRE];
+    /* oneDNN's softmax (no AVX-512): from the scores in scratch at
+     * x_offset to the output, then the rows with special values redone. */
+    dqg_dnnl_prim prim;
+    size_t x_offset;
+} softmax_stage;
 
 typedef struct matmul_kernel {
     dqg_kernel base;
@@ -27,7 +46,29 @@ typedef struct matmul_kernel {
     bool convert[3];
     size_t cvt_offset[3];
     size_t pad_offset; /* the primitives' scratchpad, last in scratch */
+    softmax_stage sm;
 } matmul_kernel;
+
+static dqg_status softmax_execute(matmul_kernel *m, void *const *args, float *scores, float *y,
+                                  void *pad)
+{
+    softmax_stage *sm = &m->sm;
+    dqg_softmax_pre pre[MAX_PRE];
+    for (int i = 0; i < sm->n_pre; i++) {
+        pre[i] = sm->pre[i];
+        pre[i].operand = sm->pre_arg[i] >= 0 ? args[sm->pre_arg[i]] : sm->pre_const[i];
+    }
+    if (sm->own) {
+        dqg_softmax_rows_pre(y, sm->rows, sm->n, pre, sm->n_pre, sm->log);
+        return DQG_OK;
+    }
+    dqg_softmax_pre_apply(scores, sm->rows, sm->n, pre, sm->n_pre);
+    void *h[2] = {scores, y};
+    dqg_status st = dqg_dnnl_prim_execute(&sm->prim, h, pad, m->base.impl);
+    if (st == DQG_OK)
+        dqg_softmax_special_rows(DQG_F32, scores, y, sm->rows, sm->n, 1, sm->log);
+    return st;
+}
 
 static dqg_status matmul_execute(dqg_kernel *k, void *const *args, void *scratch)
 {
@@ -48,8 +89,12 @@ static dqg_status matmul_execute(dqg_kernel *k, void *const *args, void *scratch
     void *y = h[2];
     if (m->convert[2])
         h[2] = (char *)scratch + m->cvt_offset[2];
+    if (m->sm.on && !m->sm.own)
+        h[2] = (char *)scratch + m->sm.x_offset;
     dqg_qattr_handles(&m->post, args, NULL, scratch, 3, h);
     dqg_status st = dqg_dnnl_prim_execute(&m->prim, h, pad, m->base.impl);
+    if (st == DQG_OK && m->sm.on)
+        return softmax_execute(m, args, h[2], y, pad);
     if (st != DQG_OK || !m->convert[2])
         return st;
     void *rh[2] = {h[2], y};
@@ -63,6 +108,9 @@ static void matmul_destroy(dqg_kernel *k)
     dqg_dnnl_prim_destroy(&m->cvt[0]);
     dqg_dnnl_prim_destroy(&m->cvt[1]);
     dqg_dnnl_prim_destroy(&m->cvt[2]);
+    dqg_dnnl_prim_destroy(&m->sm.prim);
+    for (int i = 0; i < m->sm.n_pre; i++)
+        free(m->sm.pre_const[i]);
     dqg_qattr_free(&m->post);
     free(m->a_const);
     free(m->b_packed);
@@ -198,6 +246,89 @@ static dqg_status dense_copy(matmul_kernel *m, int i, dnnl_memory_desc_t *md, si
         return st;
     *md = dense;
     return DQG_OK;
+}
+
+/* The softmax stage over the dense result md_y (rows of its last dim): its
+ * pre-ops' operands, and oneDNN's softmax with a copy of the scores in
+ * scratch at *scratch where dqgraph's own kernel does not run. */
+static dqg_status softmax_build(matmul_kernel *m, const dqg_kernel_request *req,
+                                const dnnl_memory_desc_t *md_y, size_t *scratch)
+{
+    const dqg_graph *g = req->mini;
+    softmax_stage *sm = &m->sm;
+    const dqg_op *op = dqg_req_op(req, DQG_ROLE_SOFTMAX);
+    int R = md_y->ndims;
+    sm->on = true;
+    sm->log = op->attrs.softmax.log;
+    sm->n = md_y->dims[R - 1];
+    sm->rows = 1;
+    for (int i = 0; i < R - 1; i++)
+        sm->rows *= md_y->dims[i];
+    for (int k = 0; k < req->roles->n_ops; k++) {
+        if (req->roles->role[k] != DQG_ROLE_SM_PRE)
+            continue;
+        const dqg_op *p = &g->ops[k];
+        const dqg_tensor *b = &g->tensors[dqg_req_operand(req, p)];
+        if (sm->n_pre == MAX_PRE || b->dtype != DQG_F32)
+            return dqg_set_error(DQG_UNSUPPORTED, "%s: %s '%s' before the softmax", m->base.impl,
+                                 dqg_op_kind_name(p->kind), p->name);
+        dqg_softmax_pre *q = &sm->pre[sm->n_pre];
+        q->kind = p->kind == DQG_OP_ADD   ? DQG_SOFTMAX_PRE_ADD
+                  : p->kind == DQG_OP_MUL ? DQG_SOFTMAX_PRE_MUL
+                                          : DQG_SOFTMAX_PRE_DIV;
+        /* One value, one per column, or one per element (the epilogue's
+         * operand shapes along the last axis). */
+        if (b->nelems == 1) {
+            q->row_step = q->col_step = 0;
+        } else if (b->nelems == sm->n && b->dims[b->rank - 1] == sm->n) {
+            q->row_step = 0;
+            q->col_step = 1;
+        } else if (b->nelems == sm->rows * sm->n && b->dims[b->rank - 1] == sm->n) {
+            q->row_step = sm->n;
+            q->col_step = 1;
+        } else {
+            return dqg_set_error(DQG_UNSUPPORTED, "%s: operand of %s '%s' before the softmax",
+                                 m->base.impl, dqg_op_kind_name(p->kind), p->name);
+        }
+        sm->pre_arg[sm->n_pre] = dqg_kernel_arg_index(g, dqg_req_operand(req, p));
+        if (sm->pre_arg[sm->n_pre] < 0) {
+            float *c = malloc(b->nbytes);
+            if (!c)
+                return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory", m->base.impl);
+            memcpy(c, b->data, b->nbytes);
+            sm->pre_const[sm->n_pre] = c;
+            m->base.bytes += b->nbytes;
+        }
+        sm->n_pre++;
+    }
+    sm->own = dqg_softmax_own_available();
+    size_t len = strlen(m->base.impl);
+    snprintf(m->base.impl + len, sizeof m->base.impl - len, "+%s",
+             sm->own ? (sm->log ? "own:avx512:logsoftmax" : "own:avx512:softmax")
+                     : (sm->log ? "logsoftmax" : "softmax"));
+    if (sm->own)
+        return DQG_OK;
+    dnnl_memory_desc_t md;
+    int64_t dims[2] = {sm->rows, sm->n};
+    dqg_status st = dqg_dnnl_md_dense(&md, 2, dims, DQG_F32);
+    if (st != DQG_OK)
+        return st;
+    dnnl_softmax_desc_t d;
+    dnnl_status_t s = sm->log
+                          ? dnnl_logsoftmax_forward_desc_init(&d, dnnl_forward_inference, &md, 1)
+                          : dnnl_softmax_forward_desc_init(&d, dnnl_forward_inference, &md, 1);
+    if (s != dnnl_success)
+        return dqg_dnnl_error(s, m->base.impl, "softmax descriptor");
+    dnnl_primitive_desc_t pd;
+    if ((st = dqg_dnnl_pd_create(&pd, &d, NULL, m->base.impl, sizeof m->base.impl)) != DQG_OK)
+        return st;
+    int kinds[2] = {DNNL_ARG_SRC, DNNL_ARG_DST};
+    dnnl_memory_desc_t mds[2] = {md, md};
+    st = dqg_dnnl_prim_init(&sm->prim, pd, 2, kinds, mds, m->base.impl);
+    dnnl_primitive_desc_destroy(pd);
+    sm->x_offset = *scratch;
+    *scratch += ((size_t)(sm->rows * sm->n) * sizeof(float) + 63) & ~(size_t)63;
+    return st;
 }
 
 dqg_status dqg_kernel_matmul_build(const dqg_kernel_request *req, dqg_kernel **out)
@@ -354,6 +485,8 @@ dqg_status dqg_kernel_matmul_build(const dqg_kernel_request *req, dqg_kernel **o
             memcpy(m->a_const, a->data, a->nbytes);
         m->base.bytes += a->nbytes;
     }
+    if (st == DQG_OK && dqg_req_op(req, DQG_ROLE_SOFTMAX))
+        st = softmax_build(m, req, &md_y, &scratch);
     if (st == DQG_OK) {
         int kinds[DQG_DNNL_MAX_ARGS] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
         dnnl_memory_desc_t mds[DQG_DNNL_MAX_ARGS] = {md_a, md_b_real, md_y_store};
@@ -363,6 +496,8 @@ dqg_status dqg_kernel_matmul_build(const dqg_kernel_request *req, dqg_kernel **o
         for (int i = 0; i < 3; i++)
             if (dqg_dnnl_scratchpad(&m->cvt[i]) > pad)
                 pad = dqg_dnnl_scratchpad(&m->cvt[i]);
+        if (dqg_dnnl_scratchpad(&m->sm.prim) > pad)
+            pad = dqg_dnnl_scratchpad(&m->sm.prim);
         m->pad_offset = scratch;
         m->base.scratch_size = scratch + pad;
     }

@@ -18,6 +18,35 @@
 bool dqg_softmax_own_available(void);
 /* y[r][k] = softmax (or log-softmax) of x[r][0..n) for r < rows. */
 void dqg_softmax_rows(const float *x, float *y, int64_t rows, int64_t n, bool log);
+/* An element-wise op applied to a row before its softmax: the scale and
+ * the mask of attention scores (x / sqrt(d) + mask), moved out of the
+ * matmul that made them. The operand holds one value (row_step = col_step
+ * = 0), one value per column shared by every row (row_step 0, col_step 1)
+ * or one per element (row_step n, col_step 1). */
+typedef enum dqg_softmax_pre_kind {
+    DQG_SOFTMAX_PRE_ADD,
+    DQG_SOFTMAX_PRE_MUL,
+    DQG_SOFTMAX_PRE_DIV, /* x / operand */
+} dqg_softmax_pre_kind;
+
+#define DQG_SOFTMAX_MAX_PRE 8
+
+typedef struct dqg_softmax_pre {
+    dqg_softmax_pre_kind kind;
+    const float *operand;
+    int64_t row_step, col_step;
+} dqg_softmax_pre;
+
+/* Applies pre[0..n_pre) in order to rows x[r][0..n), r < rows, in place,
+ * each op rounded to f32 as the separate ops would. */
+void dqg_softmax_pre_apply(float *x, int64_t rows, int64_t n, const dqg_softmax_pre *pre,
+                           int n_pre);
+/* In place: y[r] = softmax (or log-softmax) of pre[n_pre-1](...pre[0](y[r]))
+ * for r < rows, n_pre <= DQG_SOFTMAX_MAX_PRE, on dqgraph's own kernel
+ * (dqg_softmax_own_available()). A row holding a NaN or an infinity after the pre-ops takes the
+ * reference's formula. */
+void dqg_softmax_rows_pre(float *y, int64_t rows, int64_t n, const dqg_softmax_pre *pre, int n_pre,
+                          bool log);
 /* After oneDNN's softmax (which gives 0 where the reference gives NaN):
  * rewrites with the reference's formula every row of x[outer][n][inner]
  * (f32, bf16 or f16) along n that holds a NaN or an infinity. x and y must

@@ -1250,3 +1250,206 @@ Test(gather, folded_indices_are_checked_when_compiled)
     expect_error(dqg_compile(g, NULL, &c), DQG_INVALID_ARGUMENT, "Gather 'gt'", "element 1 is 5");
     dqg_graph_destroy(g);
 }
+
+/* Attention scores: MatMul(a [B, M, K], b [B, K, N]), then the ops of
+ * `variant` between it and a (Log)Softmax over the last axis, built with
+ * a graph input for each run-time operand. Variants: 0 Div by 8; 1 Div by
+ * sqrt(128) (not a power of two); 2 Mul by 0.125, then Add of a mask per
+ * column holding -10000 and -inf; 3 Div by a run-time scalar, then Add of
+ * a run-time mask of the scores' shape (one row all -inf, one -1e9); 4
+ * nothing; 5 Add of a mask per column, then Div by 8 (the order kept); 6
+ * ReLU, then Add of a constant scalar (the ReLU stays a oneDNN post-op). */
+#define ATTN_VARIANTS 7
+typedef struct attn_graph {
+    dqg_graph *g;
+    dqg_tensor_id in[4]; /* a, b, then the run-time divisor and mask (variant 3) */
+    int n_in;
+    size_t in_bytes[4];
+    float *in_data[4];
+    int64_t out_elems;
+} attn_graph;
+
+static void attn_free(attn_graph *t)
+{
+    for (int i = 0; i < t->n_in; i++)
+        free(t->in_data[i]);
+    dqg_graph_destroy(t->g);
+}
+
+static float *attn_input(attn_graph *t, const char *name, int rank, const int64_t *d)
+{
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++)
+        n *= d[i];
+    int k = t->n_in++;
+    t->in[k] = dqg_input(t->g, name, DQG_F32, rank, d);
+    t->in_bytes[k] = (size_t)n * sizeof(float);
+    t->in_data[k] = malloc(t->in_bytes[k]);
+    cr_assert(t->in_data[k]);
+    return t->in_data[k];
+}
+
+static attn_graph attn_build(int64_t B, int64_t M, int64_t K, int64_t N, int variant, bool log)
+{
+    attn_graph t = {0};
+    dqg_graph_create(&t.g);
+    dqg_graph *g = t.g;
+    int64_t da[] = {B, M, K}, db[] = {B, K, N}, dn[] = {N}, dy[] = {B, M, N}, one[] = {1};
+    float *a = attn_input(&t, "a", 3, da), *b = attn_input(&t, "b", 3, db);
+    for (int64_t i = 0; i < B * M * K; i++)
+        a[i] = uniform(-2, 2);
+    for (int64_t i = 0; i < B * K * N; i++)
+        b[i] = uniform(-2, 2);
+    dqg_tensor_id y = dqg_matmul(g, "scores", t.in[0], t.in[1], NULL);
+    float *col = malloc((size_t)N * sizeof *col);
+    cr_assert(col);
+    for (int64_t j = 0; j < N; j++)
+        col[j] = j % 5 == 4 ? -10000.0f : j % 7 == 6 ? -INFINITY : uniform(-1, 1);
+    dqg_tensor_id colmask = dqg_constant(g, "colmask", DQG_F32, 1, dn, col, (size_t)N * 4);
+    free(col);
+    float eight = 8.0f, sq = sqrtf(128.0f), eighth = 0.125f, c = 0.75f;
+    switch (variant) {
+    case 0:
+        y = dqg_div(g, "scale", y, dqg_constant(g, "d", DQG_F32, 0, one, &eight, 4));
+        break;
+    case 1:
+        y = dqg_div(g, "scale", y, dqg_constant(g, "d", DQG_F32, 0, one, &sq, 4));
+        break;
+    case 2:
+        y = dqg_mul(g, "scale", dqg_constant(g, "d", DQG_F32, 0, one, &eighth, 4), y);
+        y = dqg_add(g, "mask", y, colmask);
+        break;
+    case 3: {
+        float *d = attn_input(&t, "d", 0, one);
+        d[0] = 5.5f;
+        float *mask = attn_input(&t, "m", 3, dy);
+        for (int64_t i = 0; i < B * M * N; i++) {
+            int64_t row = i / N;
+            mask[i] = row == 1 ? -INFINITY : row == 2 && i % 3 == 0 ? -1e9f : uniform(-1, 0);
+        }
+        y = dqg_div(g, "scale", y, t.in[2]);
+        y = dqg_add(g, "mask", t.in[3], y);
+        break;
+    }
+    case 5:
+        y = dqg_add(g, "mask", colmask, y);
+        y = dqg_div(g, "scale", y, dqg_constant(g, "d", DQG_F32, 0, one, &eight, 4));
+        break;
+    case 6:
+        y = dqg_relu(g, "relu", y);
+        y = dqg_add(g, "shift", y, dqg_constant(g, "c", DQG_F32, 0, one, &c, 4));
+        break;
+    default:
+        break;
+    }
+    dqg_output(g, dqg_softmax(g, "probs", y, 2, log), "y");
+    finalize_ok(g);
+    t.out_elems = B * M * N;
+    return t;
+}
+
+/* Runs t compiled (fused) and on the reference; returns the compiled
+ * graph's partition count and writes its first partition's description. */
+static size_t attn_run(attn_graph *t, float *ref, float *got, char *info, size_t info_size)
+{
+    size_t bytes = (size_t)t->out_elems * sizeof(float);
+    dqg_buffer in[4];
+    for (int i = 0; i < t->n_in; i++)
+        in[i] = (dqg_buffer){.id = t->in[i], .data = t->in_data[i], .size = t->in_bytes[i]};
+    dqg_buffer out = {.id = dqg_graph_output_id(t->g, 0), .data = ref, .size = bytes};
+    cr_assert_eq(dqg_reference_run(t->g, in, t->n_in, &out, 1), DQG_OK, "%s", dqg_last_error());
+    dqg_compiled *c;
+    cr_assert_eq(dqg_compile(t->g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+    out.data = got;
+    cr_assert_eq(dqg_execute(c, in, t->n_in, &out, 1), DQG_OK, "%s", dqg_last_error());
+    size_t parts = dqg_compiled_partition_count(c);
+    snprintf(info, info_size, "%s", dqg_compiled_partition_info(c, 0));
+    dqg_compiled_destroy(c);
+    return parts;
+}
+
+/* The softmax joins the scores' matmul in one partition, with the binary
+ * ops before it applied to each row by the softmax (dqgraph's own kernel
+ * on AVX-512, oneDNN's below): every variant, shape and (Log)Softmax agrees
+ * with the reference. The scores are sums of K products of values in
+ * [-2, 2] (error K 2^-24 4 each: under 2e-5 for K <= 64, relative to a
+ * row's spread), which the softmax turns into the same relative error of
+ * its outputs, plus the exponential's 3 ulp and the sum's n ulp: within
+ * 1e-4 of the output's largest magnitude, the contract for f32 parts (at
+ * least 1e-4: rows of one element, whose LogSoftmax is 0, come out of
+ * oneDNN's kernel as 1.4e-6), and masked positions (-inf, -10000, -1e9) exactly 0. Rows whose
+ * scores are all -inf are the reference's NaN. */
+Test(softmax, attention_scores_join_their_matmul)
+{
+    test_rng = 0xa77e;
+    const int64_t shapes[][4] = {{1, 1, 8, 1},   {2, 3, 5, 7},     {1, 17, 64, 16},
+                                 {3, 9, 33, 33}, {2, 31, 64, 128}, {12, 16, 64, 100}};
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+        for (int variant = 0; variant < ATTN_VARIANTS; variant++)
+            for (int log = 0; log < 2; log++) {
+                const int64_t *s = shapes[si];
+                if (variant == 3 && s[0] * s[1] < 3)
+                    continue; /* its mask needs three rows */
+                attn_graph t = attn_build(s[0], s[1], s[2], s[3], variant, log);
+                size_t bytes = (size_t)t.out_elems * sizeof(float);
+                float *ref = malloc(bytes), *got = malloc(bytes);
+                cr_assert(ref && got);
+                char info[512];
+                size_t parts = attn_run(&t, ref, got, info, sizeof info);
+                const char *want = !dqg_cpu_has(DQG_ISA_AVX512) ? "+softmax"
+                                   : log                        ? "+own:avx512:logsoftmax"
+                                                                : "+own:avx512:softmax";
+                if (!dqg_cpu_has(DQG_ISA_AVX512) && log)
+                    want = "+logsoftmax";
+                cr_assert(parts == 1 && strstr(info, want),
+                          "shape %zu variant %d log %d: %zu partitions, [0] %s", si, variant, log,
+                          parts, info);
+                double mx = 1;
+                for (int64_t i = 0; i < t.out_elems; i++)
+                    if (isfinite(ref[i]))
+                        mx = fmax(mx, fabs(ref[i]));
+                for (int64_t i = 0; i < t.out_elems; i++) {
+                    if (isnan(ref[i])) {
+                        cr_assert(isnan(got[i]), "shape %zu variant %d log %d: y[%lld] %g, not NaN",
+                                  si, variant, log, (long long)i, got[i]);
+                        continue;
+                    }
+                    if (!log && ref[i] == 0.0f)
+                        cr_assert_eq(got[i], 0.0f, "shape %zu variant %d: y[%lld] %g, not 0", si,
+                                     variant, (long long)i, got[i]);
+                    if (isinf(ref[i]))
+                        cr_assert_eq(got[i], ref[i], "shape %zu variant %d log %d: y[%lld] %g", si,
+                                     variant, log, (long long)i, got[i]);
+                    else
+                        cr_assert(fabs((double)got[i] - ref[i]) <= 1e-4 * mx,
+                                  "shape %zu variant %d log %d: y[%lld] %.9g, ref %.9g (max %g)",
+                                  si, variant, log, (long long)i, got[i], ref[i], mx);
+                }
+                free(ref);
+                free(got);
+                attn_free(&t);
+            }
+}
+
+/* What stays apart: a Softmax over another axis than the last, and one
+ * whose input is also a graph output, keep their own partitions. */
+Test(softmax, attention_softmax_joins_only_its_own_rows)
+{
+    for (int kase = 0; kase < 2; kase++) {
+        dqg_graph *g;
+        dqg_graph_create(&g);
+        int64_t da[] = {2, 4, 8}, db[] = {2, 8, 6};
+        dqg_tensor_id y = dqg_matmul(g, "scores", dqg_input(g, "a", DQG_F32, 3, da),
+                                     dqg_input(g, "b", DQG_F32, 3, db), NULL);
+        if (kase == 1)
+            dqg_output(g, y, "scores_out");
+        dqg_output(g, dqg_softmax(g, "probs", y, kase == 0 ? 1 : 2, false), "y");
+        finalize_ok(g);
+        dqg_compiled *c;
+        cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+        cr_assert_eq(dqg_compiled_partition_count(c), 2, "case %d", kase);
+        cr_assert(!test_explain_mentions(c, "then its softmax"), "case %d", kase);
+        dqg_compiled_destroy(c);
+        dqg_graph_destroy(g);
+    }
+}
