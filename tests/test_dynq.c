@@ -113,6 +113,44 @@ Test(dynq, ties_round_half_to_even)
     same(x, 257, "negative ties");
 }
 
+/* Quotients at and a few ulps around every tie k + 0.5, at 400 scales
+ * from 2^-70 to 2^70 (past the range where the vector kernels multiply by
+ * the scale's reciprocal and correct the quotient with two FMAs, which
+ * must give the IEEE division's quotient), plus random quotients: byte
+ * for byte the reference's, which divides. */
+Test(dynq, near_ties_at_many_scales_match_the_reference)
+{
+    test_rng = 0x7135;
+    enum { N = 4096 };
+    float *x = malloc(N * sizeof *x);
+    cr_assert(x);
+    for (int it = 0; it < 400; it++) {
+        float lo =
+            -ldexpf(1.0f + (float)(test_rnd() % 1000) / 1000.0f, -70 + (int)(it * 140 / 400));
+        float hi = lo * -((float)(test_rnd() % 3000) / 1000.0f);
+        x[0] = lo;
+        x[1] = hi;
+        float s = (hi - lo) / 255.0f;
+        for (int i = 2; i < N; i++) {
+            float q = (float)((int)(test_rnd() % 256) - 128) + (i % 4 ? 0.5f : 0.0f);
+            float v = q * s;
+            if (i % 4 == 3) {
+                v = s * ((float)(test_rnd() % 100000) / 390.0f - 128.0f);
+            } else {
+                uint32_t u;
+                memcpy(&u, &v, 4);
+                u += (uint32_t)((int)(test_rnd() % 7) - 3);
+                memcpy(&v, &u, 4);
+            }
+            x[i] = fminf(fmaxf(v, lo), hi);
+        }
+        char what[64];
+        snprintf(what, sizeof what, "scale %d (%.3g)", it, (double)s);
+        same(x, N, what);
+    }
+    free(x);
+}
+
 Test(dynq, all_equal_all_zero_and_one_signed_inputs)
 {
     float x[300];
