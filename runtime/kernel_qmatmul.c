@@ -22,6 +22,13 @@ typedef struct qmatmul_kernel {
     dqg_kernel base;
     dqg_dnnl_prim prim;
     dqg_qattr q;
+    /* With a bias argument divided by the run-time scale per execution
+     * (q.bias_runtime): the same matmul with the bias as a post-op, for an
+     * execution whose scale leaves no finite quotient. */
+    bool has_safe;
+    char impl_prefix[sizeof((dqg_kernel *)0)->impl];
+    dqg_dnnl_prim prim_safe;
+    dqg_qattr q_safe;
     dqg_qsrc src;
     int dst_arg;
     void *w_packed;
@@ -72,19 +79,59 @@ static dqg_status qmatmul_execute(dqg_kernel *k, void *const *args, void *scratc
     if (m->col_factor)
         fill_row_term(m, h[0], dqg_qattr_src_zp(&m->q, args, internal),
                       (float *)((char *)scratch + m->q.row_term_offset));
-    dqg_qattr_handles(&m->q, args, internal, scratch, 3, h);
-    return dqg_dnnl_prim_execute(&m->prim, h, (char *)scratch + m->pad_offset, m->base.impl);
+    void *pad = (char *)scratch + m->pad_offset;
+    if (dqg_qattr_handles(&m->q, args, internal, scratch, 3, h) < 0) {
+        dqg_qattr_handles(&m->q_safe, args, internal, scratch, 3, h);
+        return dqg_dnnl_prim_execute(&m->prim_safe, h, pad, m->base.impl);
+    }
+    return dqg_dnnl_prim_execute(&m->prim, h, pad, m->base.impl);
 }
 
 static void qmatmul_destroy(dqg_kernel *k)
 {
     qmatmul_kernel *m = (qmatmul_kernel *)k;
     dqg_dnnl_prim_destroy(&m->prim);
+    dqg_dnnl_prim_destroy(&m->prim_safe);
     dqg_qattr_free(&m->q);
+    dqg_qattr_free(&m->q_safe);
     dqg_qsrc_free(&m->src);
     free(m->w_packed);
     free(m->col_factor);
     free(m);
+}
+
+/* With a run-time bias argument (q.bias_runtime): the descriptor of the
+ * matmul with the bias as a post-op (q_safe) into *pds, when its
+ * implementation reads the weights in the layout *pd does (both then run
+ * on one packed copy). When it does not, that one replaces *pd and q, and
+ * the bias stays a post-op. */
+static dqg_status safe_pd(qmatmul_kernel *m, const dnnl_matmul_desc_t *d,
+                          const dqg_prim_facts *facts, dnnl_primitive_desc_t *pd,
+                          dnnl_primitive_desc_t *pds)
+{
+    char impl[sizeof m->base.impl], why[sizeof m->base.why];
+    snprintf(impl, sizeof impl, "%s", m->impl_prefix);
+    why[0] = 0;
+    dnnl_matmul_desc_t ds = *d;
+    memset(&ds.bias_desc, 0, sizeof ds.bias_desc);
+    dqg_status st = dqg_dnnl_pd_create_checked(pds, &ds, m->q_safe.attr, facts, impl, sizeof impl,
+                                               why, sizeof why);
+    if (st != DQG_OK)
+        return st;
+    if (dnnl_memory_desc_equal(dnnl_primitive_desc_query_md(*pd, dnnl_query_weights_md, 0),
+                               dnnl_primitive_desc_query_md(*pds, dnnl_query_weights_md, 0))) {
+        m->has_safe = true;
+        return DQG_OK;
+    }
+    dnnl_primitive_desc_destroy(*pd);
+    *pd = *pds;
+    *pds = NULL;
+    dqg_qattr_free(&m->q);
+    m->q = m->q_safe;
+    memset(&m->q_safe, 0, sizeof m->q_safe);
+    memcpy(m->base.impl, impl, sizeof impl);
+    memcpy(m->base.why, why, sizeof why);
+    return DQG_OK;
 }
 
 dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **out)
@@ -104,7 +151,7 @@ dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **
     dqg_weights w = {0};
     int8_t *folded = NULL;
     int32_t w_zp = 0, *col = NULL;
-    dnnl_primitive_desc_t pd = NULL;
+    dnnl_primitive_desc_t pd = NULL, pds = NULL;
     dqg_status st = dqg_int8_exact_isa(m->base.impl);
     if (st == DQG_OK)
         st = dqg_weights_resolve(g, req->roles, &w, m->base.impl);
@@ -151,10 +198,16 @@ dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **
         if ((st = dqg_dnnl_md_dense(&md_y, R, yd64, y->dtype)) != DQG_OK)
             goto fail;
     }
-    if ((st = dqg_qattr_build(req, R, R - 1, N, &md_y, NULL, col != NULL, &m->q, m->base.impl)) !=
-            DQG_OK ||
+    if ((st = dqg_qattr_build_ex(req, R, R - 1, N, &md_y, NULL, col != NULL, true, &m->q,
+                                 m->base.impl)) != DQG_OK ||
         (st = dqg_qattr_weights_zp(&m->q, w_zp, m->base.impl)) != DQG_OK ||
         (st = dqg_qattr_exact_integer(req, &m->q, K, m->base.impl)) != DQG_OK)
+        goto fail;
+    if (m->q.bias_runtime &&
+        ((st = dqg_qattr_build(req, R, R - 1, N, &md_y, NULL, col != NULL, &m->q_safe,
+                               m->base.impl)) != DQG_OK ||
+         (st = dqg_qattr_weights_zp(&m->q_safe, w_zp, m->base.impl)) != DQG_OK ||
+         (st = dqg_qattr_exact_integer(req, &m->q_safe, K, m->base.impl)) != DQG_OK))
         goto fail;
     /* The quantized source (when quantized here) after the attribute's
      * scratch, the primitive's scratchpad last. */
@@ -176,7 +229,7 @@ dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **
         }
         for (int64_t n = 0; n < N; n++)
             m->col_factor[n] = (float)col[n] * m->q.row_scale[m->q.n_scales > 1 ? n : 0];
-        m->q.row_term_offset = (m->pad_offset + 63) & ~(size_t)63;
+        m->q.row_term_offset = m->q_safe.row_term_offset = (m->pad_offset + 63) & ~(size_t)63;
         m->pad_offset = m->q.row_term_offset + (((size_t)(m->rows * N) * 4 + 63) & ~(size_t)63);
     }
     dnnl_matmul_desc_t d;
@@ -186,14 +239,27 @@ dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **
         goto fail;
     }
     dqg_prim_facts facts = {.kind = DQG_FACTS_MATMUL, .K = K, .M = x->nelems / (K > 0 ? K : 1)};
+    snprintf(m->impl_prefix, sizeof m->impl_prefix, "%s", m->base.impl);
     if ((st = dqg_dnnl_pd_create_checked(&pd, &d, m->q.attr, &facts, m->base.impl,
                                          sizeof m->base.impl, m->base.why, sizeof m->base.why)) !=
         DQG_OK)
         goto fail;
+    if (m->q.bias_runtime && (st = safe_pd(m, &d, &facts, &pd, &pds)) != DQG_OK)
+        goto fail;
     if ((st = dqg_qkernel_finish(folded, pd, &md_w, &md_x, &md_y, &m->q, &m->prim, &m->w_packed,
                                  &m->base.bytes, m->base.impl)) != DQG_OK)
         goto fail;
+    if (m->has_safe) {
+        int kinds[DQG_DNNL_MAX_ARGS] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
+        dnnl_memory_desc_t mds[DQG_DNNL_MAX_ARGS] = {
+            md_x, *dnnl_primitive_desc_query_md(pds, dnnl_query_weights_md, 0), md_y};
+        int n = dqg_qattr_args(&m->q_safe, 3, kinds, mds);
+        if ((st = dqg_dnnl_prim_init(&m->prim_safe, pds, n, kinds, mds, m->base.impl)) != DQG_OK)
+            goto fail;
+    }
     m->base.scratch_size = m->pad_offset + dqg_dnnl_scratchpad(&m->prim);
+    if (m->has_safe && dqg_dnnl_scratchpad(&m->prim_safe) > dqg_dnnl_scratchpad(&m->prim))
+        m->base.scratch_size = m->pad_offset + dqg_dnnl_scratchpad(&m->prim_safe);
     /* Small M (decoders, classifier heads): say what reads the weights.
      * bench_fusion's small-M table times every oneDNN implementation of
      * these shapes against the CPU's weight-read and VNNI floors. */
@@ -208,6 +274,8 @@ dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **
     }
     dqg_qattr_note(&m->q, m->base.why, sizeof m->base.why);
     dnnl_primitive_desc_destroy(pd);
+    if (pds)
+        dnnl_primitive_desc_destroy(pds);
     free(folded);
     free(col);
     dqg_weights_release(&w);
@@ -216,6 +284,8 @@ dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **
 fail:
     if (pd)
         dnnl_primitive_desc_destroy(pd);
+    if (pds)
+        dnnl_primitive_desc_destroy(pds);
     free(folded);
     free(col);
     dqg_weights_release(&w);

@@ -1,4 +1,5 @@
 /* Building oneDNN attributes for fused partitions. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -388,6 +389,15 @@ dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int chan
                            int64_t channels, const dnnl_memory_desc_t *dst_md,
                            const int64_t *w_colsum, bool row_term, dqg_qattr *q, const char *what)
 {
+    return dqg_qattr_build_ex(req, dst_rank, channel_axis, channels, dst_md, w_colsum, row_term,
+                              false, q, what);
+}
+
+dqg_status dqg_qattr_build_ex(const dqg_kernel_request *req, int dst_rank, int channel_axis,
+                              int64_t channels, const dnnl_memory_desc_t *dst_md,
+                              const int64_t *w_colsum, bool row_term, bool runtime_bias,
+                              dqg_qattr *q, const char *what)
+{
     const dqg_graph *g = req->mini;
     const dqg_partition *p = req->roles;
     memset(q, 0, sizeof *q);
@@ -559,10 +569,12 @@ dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int chan
         if (bias[i] == DQG_NONE)
             continue;
         bool taken = false;
-        if (first && sc && q->n_factors == 0) {
+        if (first && sc && (q->n_factors == 0 || (runtime_bias && !q->folded_zp))) {
             status = bias_argument(q, &g->tensors[bias[i]], inv, sc, n_sc, channels,
                                    main->kind == DQG_OP_CONVOLUTION ? 1 : dst_rank, w_colsum, what);
             taken = q->bias != NULL;
+            q->bias_runtime = taken && q->n_factors > 0;
+            q->bias_len = channels;
         }
         first = false;
         if (status == DQG_OK && !taken)
@@ -738,6 +750,13 @@ void dqg_qattr_note(const dqg_qattr *q, char *why, size_t size)
                  used ? "; " : "", c < 0 ? '-' : '+', c < 0 ? -c : c, c);
         used = strlen(why);
     }
+    if (q->bias_runtime && used + 1 < size) {
+        snprintf(why + used, size - used,
+                 "%sthe bias as the primitive's argument, divided by the run-time scale per "
+                 "execution (as a post-op where the quotient leaves the normal range)",
+                 used ? "; " : "");
+        used = strlen(why);
+    }
     if (q->clip_in_saturation && used + 1 < size)
         snprintf(why + used, size - used,
                  "%sthe final ReLU/Clip is the %s destination's saturation", used ? "; " : "",
@@ -756,11 +775,10 @@ void dqg_qattr_free(dqg_qattr *q)
 }
 
 /* Scratch: the product of the run-time factors (f32), then the source zero
- * point (s32), each on its own cache line. */
+ * point (s32), each on its own cache line, then a run-time bias. */
 size_t dqg_qattr_scratch_size(const dqg_qattr *q)
 {
-    (void)q;
-    return 128;
+    return 128 + (q->bias_runtime ? ((size_t)q->bias_len * sizeof(float) + 63) & ~(size_t)63 : 0);
 }
 
 int dqg_qattr_args(const dqg_qattr *q, int n, int *kinds, dnnl_memory_desc_t *mds)
@@ -804,8 +822,22 @@ int dqg_qattr_handles(const dqg_qattr *q, void *const *args, const void *const *
             f *= dqg_load_float(q->factor[i].dtype, rt_value(&q->factor[i], args, internal), 0);
         *factor = f;
     }
-    if (q->bias)
+    if (q->bias_runtime) {
+        /* F s (acc + b / F) = F s acc + b (in the kernel's units). */
+        float f = *factor, *b = (float *)((char *)scratch + 128);
+        if (!(isfinite(f) && f != 0.0f))
+            return -1;
+        for (int64_t c = 0; c < q->bias_len; c++) {
+            /* A quotient past the float range, or a denormal one (few
+             * significant bits left), takes the post-op. */
+            b[c] = q->bias[c] / f;
+            if (!isfinite(b[c]) || (b[c] != 0.0f && fabsf(b[c]) < FLT_MIN))
+                return -1;
+        }
+        h[n++] = b;
+    } else if (q->bias) {
         h[n++] = q->bias;
+    }
     if (q->has_src_zp) {
         *zp = (int32_t)dqg_load_int(q->src_zp.dtype, rt_value(&q->src_zp, args, internal), 0);
         h[n++] = zp;

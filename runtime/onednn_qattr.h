@@ -66,6 +66,13 @@ typedef struct dqg_qattr {
      * bias is a post-op or absent. */
     float *bias;
     dnnl_memory_desc_t bias_md;
+    /* With run-time scale factors: the bias argument is bias[] divided by
+     * their product, per execution, into the attribute's scratch (one
+     * per-channel binary add costs an int8 matmul 128x768x768 a sixth of
+     * its time; the bias argument nothing). dqg_qattr_handles returns -1
+     * when the product or a quotient is not a finite nonzero float. */
+    bool bias_runtime;
+    int64_t bias_len;
     /* A constant source zero point folded into the bias argument (0:
      * none): oneDNN's compensation for it cost 5-30% of a 1x1
      * convolution's time. */
@@ -89,6 +96,14 @@ typedef struct dqg_qattr {
 dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int channel_axis,
                            int64_t channels, const dnnl_memory_desc_t *dst_md,
                            const int64_t *w_colsum, bool row_term, dqg_qattr *q, const char *what);
+/* The same; with `runtime_bias`, a bias beside run-time scale factors may
+ * become the primitive's bias argument (bias_runtime), for a kernel that
+ * keeps a second primitive built without it for the executions where
+ * dqg_qattr_handles returns -1. */
+dqg_status dqg_qattr_build_ex(const dqg_kernel_request *req, int dst_rank, int channel_axis,
+                              int64_t channels, const dnnl_memory_desc_t *dst_md,
+                              const int64_t *w_colsum, bool row_term, bool runtime_bias,
+                              dqg_qattr *q, const char *what);
 /* The source zero point of an execution (constant, run-time, or the one
  * the kernel computed quantizing its source: `internal` as for
  * dqg_qattr_handles). */
@@ -107,9 +122,11 @@ static inline const dnnl_memory_desc_t *dqg_qattr_bias_md(const dqg_qattr *q)
 /* Appends the run-time attribute arguments (bias, zero point, binary operands) to
  * kinds/mds; returns the new count. */
 int dqg_qattr_args(const dqg_qattr *q, int n, int *kinds, dnnl_memory_desc_t *mds);
-/* Fills the handles for those arguments. `internal` holds the kernel's own
- * source scale (f32) and zero point (u8), or NULLs. `scratch` holds
- * dqg_qattr_scratch_size bytes. */
+/* Fills the handles for those arguments and returns their new count, or
+ * -1 (bias_runtime only) when the bias cannot be an argument for this
+ * execution's scale. `internal` holds the kernel's own source scale (f32)
+ * and zero point (u8), or NULLs. `scratch` holds dqg_qattr_scratch_size
+ * bytes. */
 int dqg_qattr_handles(const dqg_qattr *q, void *const *args, const void *const *internal,
                       void *scratch, int n, void **h);
 size_t dqg_qattr_scratch_size(const dqg_qattr *q);

@@ -362,6 +362,27 @@ Test(dynamic, u8_weights_with_a_run_time_source_zero_point)
     u8_weights = false;
 }
 
+/* The bias rides in the int8 matmul's bias argument divided by the
+ * run-time scale, per execution; a scale that leaves no finite, normal
+ * quotient (0, 1e-38 and a denormal against biases near 1) runs the matmul
+ * built with the bias as a post-op, and a huge one (1e30) the argument:
+ * every one the reference's results, per tensor and per channel. */
+Test(dynamic, run_time_scales_past_the_bias_argument_take_the_post_op)
+{
+    static const float scales[] = {0.0f, 1e-38f, 3e-39f, 1e30f, 0.02f};
+    for (int i = 0; i < 5; i++)
+        for (int pc = 0; pc < 2; pc++) {
+            test_rng = 606 + (uint32_t)(i * 2 + pc);
+            dyn_case c;
+            build(&c, FORM_DYN_DEQ, 16, 64, 48, pc, false, false, 0);
+            ((float *)c.in[0].data)[0] = scales[i];
+            snprintf(c.what + strlen(c.what), sizeof c.what - strlen(c.what), " x_scale %g",
+                     (double)scales[i]);
+            check(&c, 0.0);
+            free_case(&c);
+        }
+}
+
 /* A few large layers, K and N up to 4096. */
 Test(dynamic, large_layers)
 {
