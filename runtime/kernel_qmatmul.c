@@ -249,14 +249,9 @@ dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **
     if ((st = dqg_qkernel_finish(folded, pd, &md_w, &md_x, &md_y, &m->q, &m->prim, &m->w_packed,
                                  &m->base.bytes, m->base.impl)) != DQG_OK)
         goto fail;
-    if (m->has_safe) {
-        int kinds[DQG_DNNL_MAX_ARGS] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
-        dnnl_memory_desc_t mds[DQG_DNNL_MAX_ARGS] = {
-            md_x, *dnnl_primitive_desc_query_md(pds, dnnl_query_weights_md, 0), md_y};
-        int n = dqg_qattr_args(&m->q_safe, 3, kinds, mds);
-        if ((st = dqg_dnnl_prim_init(&m->prim_safe, pds, n, kinds, mds, m->base.impl)) != DQG_OK)
-            goto fail;
-    }
+    if (m->has_safe && (st = dqg_qkernel_prim(pds, &md_x, &md_y, &m->q_safe, &m->prim_safe,
+                                              m->base.impl)) != DQG_OK)
+        goto fail;
     m->base.scratch_size = m->pad_offset + dqg_dnnl_scratchpad(&m->prim);
     if (m->has_safe && dqg_dnnl_scratchpad(&m->prim_safe) > dqg_dnnl_scratchpad(&m->prim))
         m->base.scratch_size = m->pad_offset + dqg_dnnl_scratchpad(&m->prim_safe);

@@ -951,10 +951,16 @@ dqg_status dqg_qkernel_finish(const int8_t *folded, const_dnnl_primitive_desc_t 
     dnnl_primitive_desc_query(pd, dnnl_query_primitive_kind, 0, &kind);
     dqg_status st =
         dqg_dnnl_pack(md_w_plain, folded, md_w, kind == dnnl_convolution, w_packed, bytes, what);
-    if (st != DQG_OK)
-        return st;
+    return st == DQG_OK ? dqg_qkernel_prim(pd, md_src, md_dst, q, prim, what) : st;
+}
+
+dqg_status dqg_qkernel_prim(const_dnnl_primitive_desc_t pd, const dnnl_memory_desc_t *md_src,
+                            const dnnl_memory_desc_t *md_dst, const dqg_qattr *q,
+                            dqg_dnnl_prim *prim, const char *what)
+{
     int kinds[DQG_DNNL_MAX_ARGS] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
-    dnnl_memory_desc_t mds[DQG_DNNL_MAX_ARGS] = {*md_src, *md_w, *md_dst};
+    dnnl_memory_desc_t mds[DQG_DNNL_MAX_ARGS] = {
+        *md_src, *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), *md_dst};
     int n = dqg_qattr_args(q, 3, kinds, mds);
     return dqg_dnnl_prim_init(prim, pd, n, kinds, mds, what);
 }

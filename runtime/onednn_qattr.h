@@ -189,9 +189,14 @@ dqg_status dqg_qattr_exact_integer(const dqg_kernel_request *req, const dqg_qatt
  * in saturating 16-bit arithmetic, which loses exactness. */
 dqg_status dqg_int8_exact_isa(const char *what);
 
+/* Creates the primitive of `pd` with src, weights (in the layout pd chose),
+ * dst and q's attribute arguments. */
+dqg_status dqg_qkernel_prim(const_dnnl_primitive_desc_t pd, const dnnl_memory_desc_t *md_src,
+                            const dnnl_memory_desc_t *md_dst, const dqg_qattr *q,
+                            dqg_dnnl_prim *prim, const char *what);
 /* The common end of building an int8 kernel: packs the folded s8 weights
  * (laid out as md_w_plain) into the layout `pd` chose, and creates the
- * primitive with src, weights, dst and q's attribute arguments. */
+ * primitive (dqg_qkernel_prim). */
 dqg_status dqg_qkernel_finish(const int8_t *folded, const_dnnl_primitive_desc_t pd,
                               const dnnl_memory_desc_t *md_w_plain,
                               const dnnl_memory_desc_t *md_src, const dnnl_memory_desc_t *md_dst,
