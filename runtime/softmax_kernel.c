@@ -191,22 +191,42 @@ __attribute__((target("avx512f"))) static void run_rows(const float *x, float *y
         rows_avx512(x + r * n, y + r * n, n, log_softmax, pre, n_pre, r, 1);
 }
 
-static inline float pre_op(dqg_softmax_pre_kind kind, float x, float b)
+/* One pre-op on a row: a loop per kind and operand shape, so that each
+ * vectorizes. */
+static void pre_row(float *restrict row, int64_t n, dqg_softmax_pre_kind kind,
+                    const float *restrict b, bool one)
 {
-    return kind == DQG_SOFTMAX_PRE_ADD ? x + b : kind == DQG_SOFTMAX_PRE_MUL ? x * b : x / b;
+    if (one) {
+        const float c = b[0];
+        if (kind == DQG_SOFTMAX_PRE_ADD)
+            for (int64_t k = 0; k < n; k++)
+                row[k] += c;
+        else if (kind == DQG_SOFTMAX_PRE_MUL)
+            for (int64_t k = 0; k < n; k++)
+                row[k] *= c;
+        else
+            for (int64_t k = 0; k < n; k++)
+                row[k] /= c;
+    } else if (kind == DQG_SOFTMAX_PRE_ADD) {
+        for (int64_t k = 0; k < n; k++)
+            row[k] += b[k];
+    } else if (kind == DQG_SOFTMAX_PRE_MUL) {
+        for (int64_t k = 0; k < n; k++)
+            row[k] *= b[k];
+    } else {
+        for (int64_t k = 0; k < n; k++)
+            row[k] /= b[k];
+    }
 }
 
 void dqg_softmax_pre_apply(float *x, int64_t rows, int64_t n, const dqg_softmax_pre *pre, int n_pre)
 {
-    for (int i = 0; i < n_pre; i++) {
-        const dqg_softmax_pre *p = &pre[i];
-        for (int64_t r = 0; r < rows; r++) {
-            const float *b = p->operand + r * p->row_step;
-            float *row = x + r * n;
-            for (int64_t k = 0; k < n; k++)
-                row[k] = pre_op(p->kind, row[k], b[k * p->col_step]);
-        }
-    }
+    int threads = rows > 1 && rows * n >= PARALLEL_MIN ? omp_get_max_threads() : 1;
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t r = 0; r < rows; r++)
+        for (int i = 0; i < n_pre; i++)
+            pre_row(x + r * n, n, pre[i].kind, pre[i].operand + r * pre[i].row_step,
+                    pre[i].col_step == 0);
 }
 
 static void rows_split(int64_t rows, int64_t *first, int64_t *last)

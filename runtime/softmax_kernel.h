@@ -38,7 +38,8 @@ typedef struct dqg_softmax_pre {
 } dqg_softmax_pre;
 
 /* Applies pre[0..n_pre) in order to rows x[r][0..n), r < rows, in place,
- * each op rounded to f32 as the separate ops would. */
+ * each op rounded to f32 as the separate ops would (rows split between
+ * threads). */
 void dqg_softmax_pre_apply(float *x, int64_t rows, int64_t n, const dqg_softmax_pre *pre,
                            int n_pre);
 /* In place: y[r] = softmax (or log-softmax) of pre[n_pre-1](...pre[0](y[r]))
