@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "runtime/cpu_isa.h"
+#include "runtime/gelu_kernel.h"
 #include "runtime/kernel.h"
 #include "runtime/onednn_defects.h"
 #include "runtime/onednn_layout.h"
@@ -39,6 +40,7 @@ typedef struct qmatmul_kernel {
     float *col_factor;
     int64_t rows, K, N;
     dqg_dtype src_dtype;
+    int64_t dst_elems; /* of the dense result, for the own GELU (q.own_gelu) */
 } qmatmul_kernel;
 
 /* The row term: t[m, n] = col_factor[n] * sum_k (x[m, k] - zx), the sums
@@ -82,9 +84,13 @@ static dqg_status qmatmul_execute(dqg_kernel *k, void *const *args, void *scratc
     void *pad = (char *)scratch + m->pad_offset;
     if (dqg_qattr_handles(&m->q, args, internal, scratch, 3, h) < 0) {
         dqg_qattr_handles(&m->q_safe, args, internal, scratch, 3, h);
-        return dqg_dnnl_prim_execute(&m->prim_safe, h, pad, m->base.impl);
+        st = dqg_dnnl_prim_execute(&m->prim_safe, h, pad, m->base.impl);
+    } else {
+        st = dqg_dnnl_prim_execute(&m->prim, h, pad, m->base.impl);
     }
-    return dqg_dnnl_prim_execute(&m->prim, h, pad, m->base.impl);
+    if (st == DQG_OK && m->q.own_gelu)
+        dqg_gelu_erf_inplace(h[2], m->dst_elems);
+    return st;
 }
 
 static void qmatmul_destroy(dqg_kernel *k)
@@ -198,14 +204,15 @@ dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **
         if ((st = dqg_dnnl_md_dense(&md_y, R, yd64, y->dtype)) != DQG_OK)
             goto fail;
     }
-    if ((st = dqg_qattr_build_ex(req, R, R - 1, N, &md_y, NULL, col != NULL, true, &m->q,
+    if ((st = dqg_qattr_build_ex(req, R, R - 1, N, &md_y, NULL, col != NULL,
+                                 DQG_QATTR_RUNTIME_BIAS | DQG_QATTR_OWN_GELU, &m->q,
                                  m->base.impl)) != DQG_OK ||
         (st = dqg_qattr_weights_zp(&m->q, w_zp, m->base.impl)) != DQG_OK ||
         (st = dqg_qattr_exact_integer(req, &m->q, K, m->base.impl)) != DQG_OK)
         goto fail;
     if (m->q.bias_runtime &&
-        ((st = dqg_qattr_build(req, R, R - 1, N, &md_y, NULL, col != NULL, &m->q_safe,
-                               m->base.impl)) != DQG_OK ||
+        ((st = dqg_qattr_build_ex(req, R, R - 1, N, &md_y, NULL, col != NULL, DQG_QATTR_OWN_GELU,
+                                  &m->q_safe, m->base.impl)) != DQG_OK ||
          (st = dqg_qattr_weights_zp(&m->q_safe, w_zp, m->base.impl)) != DQG_OK ||
          (st = dqg_qattr_exact_integer(req, &m->q_safe, K, m->base.impl)) != DQG_OK))
         goto fail;
@@ -266,6 +273,11 @@ dqg_status dqg_kernel_qmatmul_build(const dqg_kernel_request *req, dqg_kernel **
             snprintf(m->base.why, sizeof m->base.why, "M=%lld: oneDNN's first implementation (%s)",
                      (long long)facts.M,
                      dqg_cpu_has(DQG_ISA_AMX) ? "no AMX brgemm offered" : "this CPU has no AMX");
+    }
+    if (m->q.own_gelu) {
+        m->dst_elems = y->nelems;
+        size_t len = strlen(m->base.impl);
+        snprintf(m->base.impl + len, sizeof m->base.impl - len, "+own:avx512:gelu");
     }
     dqg_qattr_note(&m->q, m->base.why, sizeof m->base.why);
     dnnl_primitive_desc_destroy(pd);

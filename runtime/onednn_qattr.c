@@ -8,6 +8,7 @@
 #include "graph/dtype.h"
 #include "runtime/cache.h"
 #include "runtime/dynq_kernel.h"
+#include "runtime/gelu_kernel.h"
 #include "runtime/onednn_pack.h"
 #include "runtime/onednn_qattr.h"
 
@@ -389,15 +390,16 @@ dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int chan
                            int64_t channels, const dnnl_memory_desc_t *dst_md,
                            const int64_t *w_colsum, bool row_term, dqg_qattr *q, const char *what)
 {
-    return dqg_qattr_build_ex(req, dst_rank, channel_axis, channels, dst_md, w_colsum, row_term,
-                              false, q, what);
+    return dqg_qattr_build_ex(req, dst_rank, channel_axis, channels, dst_md, w_colsum, row_term, 0,
+                              q, what);
 }
 
 dqg_status dqg_qattr_build_ex(const dqg_kernel_request *req, int dst_rank, int channel_axis,
                               int64_t channels, const dnnl_memory_desc_t *dst_md,
-                              const int64_t *w_colsum, bool row_term, bool runtime_bias,
-                              dqg_qattr *q, const char *what)
+                              const int64_t *w_colsum, bool row_term, unsigned flags, dqg_qattr *q,
+                              const char *what)
 {
+    bool runtime_bias = flags & DQG_QATTR_RUNTIME_BIAS;
     const dqg_graph *g = req->mini;
     const dqg_partition *p = req->roles;
     memset(q, 0, sizeof *q);
@@ -620,6 +622,12 @@ dqg_status dqg_qattr_build_ex(const dqg_kernel_request *req, int dst_rank, int c
             q->clip_in_saturation = true;
             continue;
         }
+        if (k == last_post && (flags & DQG_QATTR_OWN_GELU) && qpos < 0 && sum_q < 0 &&
+            op->kind == DQG_OP_UNARY && op->attrs.unary.op == DQG_UNARY_GELU_ERF &&
+            g->tensors[dqg_part_result(g, p)].dtype == DQG_F32 && dqg_gelu_own_available()) {
+            q->own_gelu = true;
+            continue;
+        }
         if (op->kind == DQG_OP_RELU)
             s = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f);
         else if (op->kind == DQG_OP_CLIP)
@@ -748,6 +756,12 @@ void dqg_qattr_note(const dqg_qattr *q, char *why, size_t size)
                  "%sweights stored as w - zp %c %d in s8, with %d as oneDNN's "
                  "weights zero point",
                  used ? "; " : "", c < 0 ? '-' : '+', c < 0 ? -c : c, c);
+        used = strlen(why);
+    }
+    if (q->own_gelu && used + 1 < size) {
+        snprintf(why + used, size - used,
+                 "%sthe GELU as dqgraph's own pass over the result after the primitive",
+                 used ? "; " : "");
         used = strlen(why);
     }
     if (q->bias_runtime && used + 1 < size) {

@@ -81,6 +81,11 @@ typedef struct dqg_qattr {
      * gives the same values (its bounds lie outside what the destination
      * holds after its zero point). */
     bool clip_in_saturation;
+    /* The final GELU (erf) was left out of the post-ops (DQG_QATTR_OWN_GELU):
+     * oneDNN 2.6's gelu_erf post-op costs an int8 matmul 128x768x3072 a
+     * third of its time, dqgraph's own pass over the result well under
+     * that (runtime/gelu_kernel.h). */
+    bool own_gelu;
 } dqg_qattr;
 
 /* Fills q from the partition's roles. `dst_rank` and `channel_axis`
@@ -96,14 +101,22 @@ typedef struct dqg_qattr {
 dqg_status dqg_qattr_build(const dqg_kernel_request *req, int dst_rank, int channel_axis,
                            int64_t channels, const dnnl_memory_desc_t *dst_md,
                            const int64_t *w_colsum, bool row_term, dqg_qattr *q, const char *what);
-/* The same; with `runtime_bias`, a bias beside run-time scale factors may
- * become the primitive's bias argument (bias_runtime), for a kernel that
- * keeps a second primitive built without it for the executions where
- * dqg_qattr_handles returns -1. */
+/* What a kernel can do beyond the primitive, for dqg_qattr_build_ex. */
+enum {
+    /* A bias beside run-time scale factors may become the primitive's bias
+     * argument (bias_runtime): the kernel keeps a second primitive built
+     * without it for the executions where dqg_qattr_handles returns -1. */
+    DQG_QATTR_RUNTIME_BIAS = 1,
+    /* A final GELU (erf form) of an f32 result may be left out of the
+     * post-ops (own_gelu): the kernel applies dqg_gelu_erf_inplace to the
+     * result after the primitive. */
+    DQG_QATTR_OWN_GELU = 2,
+};
+/* The same, with the DQG_QATTR_* flags. */
 dqg_status dqg_qattr_build_ex(const dqg_kernel_request *req, int dst_rank, int channel_axis,
                               int64_t channels, const dnnl_memory_desc_t *dst_md,
-                              const int64_t *w_colsum, bool row_term, bool runtime_bias,
-                              dqg_qattr *q, const char *what);
+                              const int64_t *w_colsum, bool row_term, unsigned flags, dqg_qattr *q,
+                              const char *what);
 /* The source zero point of an execution (constant, run-time, or the one
  * the kernel computed quantizing its source: `internal` as for
  * dqg_qattr_handles). */

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "runtime/gelu_kernel.h"
 #include "test_common.h"
 
 static int64_t rin(int64_t lo, int64_t hi)
@@ -69,6 +70,9 @@ static void fill_activations(float *x, int64_t M, int64_t K)
 /* u8 weights over their whole range with a zero point anywhere in it
  * (ONNX Runtime's QUInt8 weight type), not s8. */
 static bool u8_weights;
+
+/* A GELU (erf form) last in the epilogue. */
+static bool gelu_last;
 
 /* DQ of such u8 weights [K, N] with scales s (ns values: one, or one per
  * column) and as many zero points: w - zp spans 256 values, past s8's
@@ -183,6 +187,8 @@ static void build(dyn_case *c, form f, int64_t M, int64_t K, int64_t N, bool per
     y = dqg_add(g, "bias", y, test_const_f32(g, 1, &N, bias));
     for (int i = 0; i < n_post; i++)
         y = i % 2 ? dqg_clip(g, NULL, y, -2.0f, 3.0f) : dqg_relu(g, NULL, y);
+    if (gelu_last)
+        y = dqg_unary(g, "gelu", DQG_UNARY_GELU_ERF, y, 0.0f, 0.0f);
     c->y = y;
     c->K = K;
     dqg_output(g, y, "y");
@@ -261,6 +267,10 @@ static void check(dyn_case *c, double scale)
                   "%s: a cast, scale multiply or quantization runs on its own:\n%s", c->what, log);
     else
         cr_assert(strstr(log, TEST_NO_INT8_REASON), "%s:\n%s", c->what, log);
+    if (gelu_last && test_int8_fusion())
+        cr_assert(!strstr(log, "op [Unary") &&
+                      !strstr(log, "+own:avx512:gelu") == !dqg_gelu_own_available(),
+                  "%s: the GELU is not where it belongs:\n%s", c->what, log);
     double maxabs = scale;
     for (int64_t i = 0; i < n; i++)
         maxabs = fmax(maxabs, fabs(out[2][i]));
@@ -381,6 +391,31 @@ Test(dynamic, run_time_scales_past_the_bias_argument_take_the_post_op)
             check(&c, 0.0);
             free_case(&c);
         }
+}
+
+/* A GELU last in the chain of an f32 result runs as dqgraph's own pass
+ * over the result after the primitive where the CPU has AVX-512 (oneDNN's
+ * gelu_erf post-op below it), after the primitive with the bias argument
+ * and after the one with the bias as a post-op (a zero scale) alike. The
+ * pass is within 2e-7 |x| of GELU (tests/test_nn_ops.c), far inside the
+ * contract's 1e-5 of the largest magnitude. */
+Test(dynamic, a_final_gelu_runs_after_the_primitive)
+{
+    gelu_last = true;
+    random_cases(FORM_ORT, 515, 10);
+    random_cases(FORM_DQL, 525, 10);
+    static const float scales[] = {0.0f, 3e-39f, 0.02f};
+    for (int i = 0; i < 3; i++) {
+        test_rng = 535 + (uint32_t)i;
+        dyn_case c;
+        build(&c, FORM_DYN_DEQ, 16, 64, 2100, i == 2, false, false, 0);
+        ((float *)c.in[0].data)[0] = scales[i];
+        snprintf(c.what + strlen(c.what), sizeof c.what - strlen(c.what), " x_scale %g",
+                 (double)scales[i]);
+        check(&c, 0.0);
+        free_case(&c);
+    }
+    gelu_last = false;
 }
 
 /* A few large layers, K and N up to 4096. */

@@ -11,6 +11,7 @@
 
 #include "dqgraph.h"
 #include "runtime/cpu_isa.h"
+#include "runtime/gelu_kernel.h"
 #include "test_common.h"
 
 /* Compiles g (one input x, one output y) and runs it. */
@@ -1147,6 +1148,63 @@ Test(recognize, gelu_and_silu_become_one_post_op)
         dqg_compiled_destroy(c);
         dqg_graph_destroy(g);
     }
+}
+
+/* dqgraph's own GELU pass (runtime/gelu_kernel.h) against GELU in double:
+ * within 2e-7 |x| everywhere (h = erfc(|x| / sqrt 2) / 2 from its piece's
+ * polynomial, interpolation error under 1e-9, plus the rounding of five
+ * fused multiply-adds near 0.5, of 1 - h and of the product: 1.6e-7 |x|
+ * at most; measured 8.9e-8, and half a denormal where the result rounds
+ * to one), on every piece's edges and either side of
+ * them, a dense sweep of [-20, 20], lengths that leave a tail of each size
+ * and one split between threads. Special values exactly: NaN stays NaN,
+ * GELU(inf) = inf, GELU(-inf) = NaN as the reference's formula gives, the
+ * sign of zero kept, x for x >= 8 and -0 for x <= -8. */
+Test(gelu, own_pass_is_within_its_bound)
+{
+    if (!dqg_gelu_own_available())
+        cr_skip_test("no AVX-512 here (or DQG_MAX_ISA below it)");
+    enum { N = 40000 };
+    float *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y);
+    int n = 0;
+    for (int p = 0; p <= 33; p++)
+        for (int sgn = -1; sgn <= 1; sgn += 2) {
+            float e = sgn * p / 4.0f;
+            x[n++] = e;
+            x[n++] = nextafterf(e, -INFINITY);
+            x[n++] = nextafterf(e, INFINITY);
+        }
+    while (n < N - 1000)
+        x[n] = -20.0f + 40.0f * (float)n / (N - 1000), n++;
+    test_rng = 77;
+    while (n < N)
+        x[n++] = ((float)(test_rnd() % 2000001) - 1e6f) * 1e-5f;
+    for (int len = 1; len <= N; len = len < 80 ? len + 1 : len * 3) {
+        memcpy(y, x, (size_t)len * sizeof *y);
+        dqg_gelu_erf_inplace(y, len);
+        for (int i = 0; i < len; i++) {
+            double v = x[i], ref = 0.5 * v * (1.0 + erf(v / sqrt(2.0)));
+            cr_assert(fabs(y[i] - ref) <= 2e-7 * fabs(v) + 1e-45,
+                      "len %d: GELU(%.9g) = %.9g, want %.9g", len, v, y[i], ref);
+        }
+    }
+    memcpy(y, x, N * sizeof *y);
+    dqg_gelu_erf_inplace(y, N);
+    for (int i = 0; i < N; i++) {
+        double v = x[i], ref = 0.5 * v * (1.0 + erf(v / sqrt(2.0)));
+        cr_assert(fabs(y[i] - ref) <= 2e-7 * fabs(v) + 1e-45, "GELU(%.9g) = %.9g, want %.9g", v,
+                  y[i], ref);
+    }
+    float sp[] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 8.0f, 1e30f, -8.0f, -1e30f, 1e-40f};
+    memcpy(y, sp, sizeof sp);
+    dqg_gelu_erf_inplace(y, 10);
+    cr_assert(isnan(y[0]) && y[1] == INFINITY && isnan(y[2]));
+    cr_assert(y[3] == 0.0f && !signbit(y[3]) && y[4] == 0.0f && signbit(y[4]));
+    cr_assert(y[5] == 8.0f && y[6] == 1e30f);
+    cr_assert(y[7] == 0.0f && signbit(y[7]) && y[8] == 0.0f && signbit(y[8]));
+    cr_assert_float_eq(y[9], 5e-41f, 1e-45f);
+    free(x);
+    free(y);
 }
 
 /* Mul(gate, up) of two matmuls' results: one partition takes it (both
