@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/gelu_kernel.h"
 #include "runtime/kernel.h"
 #include "runtime/onednn_defects.h"
 #include "runtime/onednn_layout.h"
@@ -47,6 +48,7 @@ typedef struct matmul_kernel {
     size_t cvt_offset[3];
     size_t pad_offset; /* the primitives' scratchpad, last in scratch */
     softmax_stage sm;
+    int64_t y_elems; /* of the result, for the own GELU (post.own_gelu) */
 } matmul_kernel;
 
 static dqg_status softmax_execute(matmul_kernel *m, void *const *args, float *scores, float *y,
@@ -95,10 +97,15 @@ static dqg_status matmul_execute(dqg_kernel *k, void *const *args, void *scratch
     dqg_status st = dqg_dnnl_prim_execute(&m->prim, h, pad, m->base.impl);
     if (st == DQG_OK && m->sm.on)
         return softmax_execute(m, args, h[2], y, pad);
-    if (st != DQG_OK || !m->convert[2])
-        return st;
-    void *rh[2] = {h[2], y};
-    return dqg_dnnl_prim_execute(&m->cvt[2], rh, pad, m->base.impl);
+    if (st == DQG_OK && m->convert[2]) {
+        void *rh[2] = {h[2], y};
+        st = dqg_dnnl_prim_execute(&m->cvt[2], rh, pad, m->base.impl);
+    }
+    /* The result is the output tensor, dense (in whatever order the
+     * matmul wrote it): the GELU goes over all of it. */
+    if (st == DQG_OK && m->post.own_gelu)
+        dqg_gelu_erf_inplace(y, m->y_elems);
+    return st;
 }
 
 static void matmul_destroy(dqg_kernel *k)
@@ -399,8 +406,9 @@ dqg_status dqg_kernel_matmul_build(const dqg_kernel_request *req, dqg_kernel **o
     }
     /* The attributes carry the epilogue (if any); an operand of the
      * result's shape is dense in it even when the result is strided. */
-    if ((st = dqg_qattr_build(req, R, R - 1, md_b.dims[R - 1], &md_y, NULL, false, &m->post,
-                              m->base.impl)) != DQG_OK)
+    if ((st = dqg_qattr_build_ex(req, R, R - 1, md_b.dims[R - 1], &md_y, NULL, false,
+                                 dqg_req_op(req, DQG_ROLE_SOFTMAX) ? 0 : DQG_QATTR_OWN_GELU,
+                                 &m->post, m->base.impl)) != DQG_OK)
         goto fail;
     size_t scratch = dqg_qattr_scratch_size(&m->post);
     bool pack = m->b_arg < 0;
@@ -504,6 +512,11 @@ dqg_status dqg_kernel_matmul_build(const dqg_kernel_request *req, dqg_kernel **o
     dnnl_primitive_desc_destroy(pd);
     if (st != DQG_OK)
         goto fail;
+    if (m->post.own_gelu) {
+        m->y_elems = g->tensors[dqg_part_result(g, req->roles)].nelems;
+        size_t len = strlen(m->base.impl);
+        snprintf(m->base.impl + len, sizeof m->base.impl - len, "+own:avx512:gelu");
+    }
     *out = &m->base;
     return DQG_OK;
 fail:
