@@ -83,7 +83,7 @@ typedef struct dqg_qattr {
     bool clip_in_saturation;
     /* The final GELU (erf) was left out of the post-ops (DQG_QATTR_OWN_GELU):
      * oneDNN 2.6's gelu_erf post-op costs an int8 matmul 128x768x3072 a
-     * third of its time, dqgraph's own pass over the result well under
+     * third of its time, dqgraph's own pass over the result about 0.7 of
      * that (runtime/gelu_kernel.h). */
     bool own_gelu;
 } dqg_qattr;

@@ -1,5 +1,5 @@
 /* e^d for d <= 0 on sixteen f32 lanes (internal), shared by the own
- * kernels that need an exponential (softmax, GELU). */
+ * kernels that need an exponential (the softmax today). */
 #ifndef DQG_RUNTIME_VEC_EXP_H
 #define DQG_RUNTIME_VEC_EXP_H
 
