@@ -70,8 +70,9 @@ typedef struct tables {
     __m512 lo[DEGREE + 1], hi[DEGREE + 1];
 } tables;
 
-/* x Phi(x) on sixteen lanes: the piece's coefficients come from two-table
- * permutes (the shuffle port), the rest is eleven arithmetic operations. */
+/* x Phi(x) on sixteen lanes: the piece's coefficients come from six
+ * two-table permutes (the shuffle port), the rest is sixteen arithmetic,
+ * conversion and compare operations. */
 __attribute__((target("avx512f"), always_inline)) static inline __m512 gelu16(__m512 x,
                                                                               const tables *t)
 {
