@@ -489,6 +489,14 @@ Test(cnn_zoo, inception_v1, .timeout = 120)
     net_test(ZOO_INCEPTION_V1, 32, false);
 }
 
+/* BN-Inception: padded average pools (count_include_pad) before 1x1
+ * projections, and stride-2 modules whose max pool passes the input
+ * through into the Concat with its own parameters. */
+Test(cnn_zoo, inception_v2, .timeout = 120)
+{
+    net_test(ZOO_INCEPTION_V2, 32, false);
+}
+
 Test(cnn_zoo, densenet121, .timeout = 120)
 {
     net_test(ZOO_DENSENET121, 32, true);
@@ -589,6 +597,7 @@ Test(cnn_zoo, qoperator_forms_match_the_qdq_networks, .timeout = 240)
     qoperator_net(ZOO_RESNET50, 32, false);
     qoperator_net(ZOO_VGG19, 32, true);
     qoperator_net(ZOO_INCEPTION_V1, 32, false);
+    qoperator_net(ZOO_INCEPTION_V2, 32, true);
     qoperator_net(ZOO_DENSENET121, 32, true);
     qoperator_net(ZOO_SQUEEZENET11, 64, false);
     qoperator_net(ZOO_SHUFFLENET_V1, 32, false);

@@ -55,6 +55,10 @@ typedef enum zoo_cnn_net {
     /* HardSwish, squeeze-and-excitation gates (HardSigmoid), 5x5
      * depthwise convolutions */
     ZOO_MOBILENET_V3,
+    /* BN-Inception: two 3x3 convolutions in place of the 5x5, average
+     * pools with 1x1 projections, stride-2 modules with a max-pool
+     * pass-through */
+    ZOO_INCEPTION_V2,
     ZOO_CNN_COUNT
 } zoo_cnn_net;
 

@@ -635,6 +635,61 @@ static cv inception_v1(cnn *b, cv x)
     return gemm(b, gap_flatten(b, x), classes(b), ACT_NONE);
 }
 
+/* One module of Inception v2 (BN-Inception, Ioffe and Szegedy 2015, its
+ * batch normalizations folded into the convolutions): a 1x1 branch, a 3x3
+ * one after a 1x1 reduction, two 3x3 after another, and a 3x3 pool (average
+ * or max, stride 1) with a 1x1 projection. */
+static cv inception_bn(cnn *b, cv x, int64_t c1, int64_t r3, int64_t c3, int64_t rd, int64_t cd,
+                       bool max_pool, int64_t cp)
+{
+    cv br[4];
+    br[0] = conv(b, x, c1, 1, 1, 0, 1, ACT_RELU, 1.0f);
+    br[1] = conv(b, conv(b, x, r3, 1, 1, 0, 1, ACT_RELU, 1.0f), c3, 3, 1, 1, 1, ACT_RELU, 1.0f);
+    br[2] = conv(b, conv(b, x, rd, 1, 1, 0, 1, ACT_RELU, 1.0f), cd, 3, 1, 1, 1, ACT_RELU, 1.0f);
+    br[2] = conv(b, br[2], cd, 3, 1, 1, 1, ACT_RELU, 1.0f);
+    br[3] = conv(b, pool(b, x, max_pool, 3, 1, 1), cp, 1, 1, 0, 1, ACT_RELU, 1.0f);
+    return concat(b, br, 4, ACT_NONE);
+}
+
+/* Its stride-2 modules (3c, 4e): the two 3x3 branches end with stride 2,
+ * and a 3x3 max pool of stride 2 passes the input through. */
+static cv inception_bn_reduce(cnn *b, cv x, int64_t r3, int64_t c3, int64_t rd, int64_t cd)
+{
+    cv br[3];
+    br[0] = conv(b, conv(b, x, r3, 1, 1, 0, 1, ACT_RELU, 1.0f), c3, 3, 2, 1, 1, ACT_RELU, 1.0f);
+    br[1] = conv(b, conv(b, x, rd, 1, 1, 0, 1, ACT_RELU, 1.0f), cd, 3, 1, 1, 1, ACT_RELU, 1.0f);
+    br[1] = conv(b, br[1], cd, 3, 2, 1, 1, ACT_RELU, 1.0f);
+    br[2] = pool(b, x, true, 3, 2, 1);
+    return concat(b, br, 3, ACT_NONE);
+}
+
+/* Inception v2 as in the paper's table: 3a, 3b, 3c (stride 2), 4a .. 4e
+ * (4e stride 2), 5a and 5b (whose pool branch is a max pool). */
+static cv inception_v2(cnn *b, cv x)
+{
+    /* c1, r3, c3, rd, cd, max pool, cp; c1 < 0: a stride-2 module */
+    static const int64_t mod[10][7] = {
+        {64, 64, 64, 64, 96, 0, 32},       {64, 64, 96, 64, 96, 0, 64},
+        {-1, 128, 160, 64, 96, 0, 0},      {224, 64, 96, 96, 128, 0, 128},
+        {192, 96, 128, 96, 128, 0, 128},   {160, 128, 160, 128, 160, 0, 96},
+        {96, 128, 192, 160, 192, 0, 96},   {-1, 128, 192, 192, 256, 0, 0},
+        {352, 192, 320, 160, 224, 0, 128}, {352, 192, 320, 192, 224, 1, 128}};
+    x = conv(b, x, 64, 7, 2, 3, 1, ACT_RELU, 1.0f);
+    x = pool(b, x, true, 3, 2, 1);
+    x = conv(b, x, 64, 1, 1, 0, 1, ACT_RELU, 1.0f);
+    x = conv(b, x, 192, 3, 1, 1, 1, ACT_RELU, 1.0f);
+    x = pool(b, x, true, 3, 2, 1);
+    for (int i = 0; i < 10; i++) {
+        const int64_t *m = mod[i];
+        /* Reduced: 3a, both stride-2 modules, 4a and 5b. */
+        if (b->o->reduced && i != 0 && i != 2 && i != 3 && i != 7 && i != 9)
+            continue;
+        x = m[0] < 0 ? inception_bn_reduce(b, x, m[1], m[2], m[3], m[4])
+                     : inception_bn(b, x, m[0], m[1], m[2], m[3], m[4], m[5] != 0, m[6]);
+    }
+    return gemm(b, gap_flatten(b, x), classes(b), ACT_NONE);
+}
+
 static cv densenet121(cnn *b, cv x)
 {
     static const int depth[] = {6, 12, 24, 16};
@@ -942,6 +997,7 @@ static const struct {
     [ZOO_ALEXNET] = {"alexnet", alexnet},
     [ZOO_MOBILENET_V2] = {"mobilenet_v2", mobilenet_v2},
     [ZOO_MOBILENET_V3] = {"mobilenet_v3_large", mobilenet_v3, 14},
+    [ZOO_INCEPTION_V2] = {"inception_v2", inception_v2},
 };
 
 const char *zoo_cnn_name(zoo_cnn_net net)
