@@ -136,6 +136,12 @@ typedef struct dqg_op {
         struct {
             int axis; /* normalized to [0, rank) */
             float epsilon;
+            /* RMS normalization (internal: the recognize pass makes it of
+             * Pow, ReduceMean, Add, Sqrt, Div and Mul, with the f32
+             * roundings of those ops): y = x / sqrt(mean(x^2) + epsilon)
+             * * scale, with no mean subtracted and no bias; rms_recip: x
+             * times the reciprocal of that root instead of divided by it. */
+            bool rms, rms_recip;
         } layer_norm;
         struct {
             int64_t start[DQG_MAX_RANK]; /* per axis of x, after clamping */

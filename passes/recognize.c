@@ -4,7 +4,12 @@
  *       x * 0.5 * (1 + erf(x / sqrt 2))   (Div or Mul by 1/sqrt 2; the
  *       products in either order, the halving first or last)
  *     becomes Unary Gelu(x);
- *   - SiLU, x * sigmoid(x), becomes Unary Swish(x) with alpha 1.
+ *   - SiLU, x * sigmoid(x), becomes Unary Swish(x) with alpha 1;
+ *   - RMS normalization, as Llama exporters write it:
+ *       Mul(x / Sqrt(ReduceMean(x^2) + eps), gamma)   (the square as Pow
+ *       or Mul(x, x); the division as Div, or Mul by Reciprocal or by
+ *       Div(1, root); gamma of the reduced dimensions)
+ *     becomes LayerNorm with its rms flag, which rounds as those ops do.
  * The op that produced the pattern's result becomes the new op; the others,
  * whose results nothing else reads, are removed. Float32 only; the
  * constants must match to 1e-6 relative. Off when fusion is off. */
@@ -169,6 +174,129 @@ static bool silu_at(dqg_pass_state *s, int32_t i, int32_t *removed, int *n_remov
     return false;
 }
 
+/* x, when t is x^2: Pow(x, 2) (binary, or the unary form a constant
+ * exponent becomes) or Mul(x, x). */
+static dqg_tensor_id square_source(const dqg_pass_state *s, dqg_tensor_id t, int32_t *op)
+{
+    const dqg_graph *g = s->graph;
+    const dqg_op *u = sole(s, t, DQG_OP_UNARY, op);
+    if (u && u->attrs.unary.op == DQG_UNARY_POW && u->attrs.unary.alpha == 2.0f)
+        return u->inputs[0];
+    const dqg_op *p = sole(s, t, DQG_OP_POW, op);
+    if (p && const_scalar(g, p->inputs[1]) == 2.0)
+        return p->inputs[0];
+    const dqg_op *m = sole(s, t, DQG_OP_MUL, op);
+    if (m && m->inputs[0] == m->inputs[1])
+        return m->inputs[0];
+    return DQG_NONE;
+}
+
+/* The first reduced axis when `axes` holds every axis from it to the last
+ * of a rank-`rank` tensor, else -1. */
+static int trailing_axes(uint32_t axes, int rank)
+{
+    for (int a = 0; a < rank; a++)
+        if (axes == ((1u << rank) - 1) - ((1u << a) - 1))
+            return a;
+    return -1;
+}
+
+/* Whether gamma multiplies x's dimensions from `axis` on, one value each,
+ * without broadcasting x itself. */
+static bool scale_shape(const dqg_tensor *gamma, const dqg_tensor *x, int axis)
+{
+    if (gamma->dtype != DQG_F32 || gamma->rank > x->rank)
+        return false;
+    for (int j = 0; j < gamma->rank; j++) {
+        int p = x->rank - gamma->rank + j;
+        if (gamma->dims[j] != (p < axis ? 1 : x->dims[p]))
+            return false;
+    }
+    return gamma->rank >= x->rank - axis;
+}
+
+/* RMS normalization ending at Mul op `i`: Mul(n, gamma) (either order),
+ * n = x / root, x * Reciprocal(root) or x * Div(1, root), root =
+ * Sqrt(Add(ReduceMean(x^2, trailing axes, kept), eps)). */
+static bool rms_at(dqg_pass_state *s, int32_t i, int32_t *removed, int *n_removed)
+{
+    dqg_graph *g = s->graph;
+    const dqg_op *fin = &g->ops[i];
+    if (fin->n_inputs != 2 || g->tensors[fin->outputs[0]].dtype != DQG_F32)
+        return false;
+    for (int side = 0; side < 2; side++) {
+        dqg_tensor_id n = fin->inputs[side], gamma = fin->inputs[1 - side];
+        int32_t dead[6] = {-1, -1, -1, -1, -1, -1};
+        dqg_tensor_id x = DQG_NONE, root = DQG_NONE;
+        bool recip = false;
+        const dqg_op *d = sole(s, n, DQG_OP_DIV, &dead[0]);
+        const dqg_op *m = d ? NULL : sole(s, n, DQG_OP_MUL, &dead[0]);
+        if (d) {
+            x = d->inputs[0];
+            root = d->inputs[1];
+        } else if (m) {
+            recip = true;
+            for (int k = 0; k < 2 && root == DQG_NONE; k++) {
+                const dqg_op *r = sole(s, m->inputs[k], DQG_OP_UNARY, &dead[1]);
+                if (r && r->attrs.unary.op == DQG_UNARY_RECIPROCAL) {
+                    root = r->inputs[0];
+                } else {
+                    const dqg_op *q = sole(s, m->inputs[k], DQG_OP_DIV, &dead[1]);
+                    if (q && const_scalar(g, q->inputs[0]) == 1.0 &&
+                        g->tensors[q->inputs[0]].rank == 0)
+                        root = q->inputs[1];
+                }
+                if (root != DQG_NONE)
+                    x = m->inputs[1 - k];
+            }
+        }
+        if (x == DQG_NONE)
+            continue;
+        const dqg_op *sq = sole(s, root, DQG_OP_UNARY, &dead[2]);
+        if (!sq || sq->attrs.unary.op != DQG_UNARY_SQRT)
+            continue;
+        const dqg_op *add = sole(s, sq->inputs[0], DQG_OP_ADD, &dead[3]);
+        if (!add)
+            continue;
+        double eps = NAN;
+        dqg_tensor_id ms = DQG_NONE;
+        for (int k = 0; k < 2; k++)
+            if (g->tensors[add->inputs[k]].dtype == DQG_F32 &&
+                isfinite(const_scalar(g, add->inputs[k])) &&
+                const_scalar(g, add->inputs[k]) >= 0.0) {
+                eps = const_scalar(g, add->inputs[k]);
+                ms = add->inputs[1 - k];
+            }
+        const dqg_op *mean = ms == DQG_NONE ? NULL : sole(s, ms, DQG_OP_REDUCE, &dead[4]);
+        if (!mean || mean->attrs.reduce.op != DQG_REDUCE_MEAN)
+            continue;
+        const dqg_tensor *xt = &g->tensors[x];
+        int axis = trailing_axes(mean->attrs.reduce.axes, xt->rank);
+        if (xt->dtype != DQG_F32 || axis < 0 || g->tensors[ms].rank != xt->rank ||
+            square_source(s, mean->inputs[0], &dead[5]) != x ||
+            !scale_shape(&g->tensors[gamma], xt, axis))
+            continue;
+        dqg_op *op = &g->ops[i];
+        op->kind = DQG_OP_LAYER_NORM;
+        op->n_inputs = 3;
+        op->inputs[0] = x;
+        op->inputs[1] = gamma;
+        op->inputs[2] = DQG_NONE;
+        memset(&op->attrs, 0, sizeof op->attrs);
+        op->attrs.layer_norm.axis = axis;
+        op->attrs.layer_norm.epsilon = (float)eps;
+        op->attrs.layer_norm.rms = true;
+        op->attrs.layer_norm.rms_recip = recip;
+        for (int k = 0; k < 6; k++)
+            if (dead[k] >= 0) {
+                g->ops[dead[k]].removed = true;
+                removed[(*n_removed)++] = dead[k];
+            }
+        return true;
+    }
+    return false;
+}
+
 dqg_status dqg_pass_recognize(dqg_pass_state *s)
 {
     if (s->options->disable_fusion)
@@ -178,13 +306,15 @@ dqg_status dqg_pass_recognize(dqg_pass_state *s)
         dqg_op *op = &g->ops[i];
         if (op->removed || op->kind != DQG_OP_MUL)
             continue;
-        int32_t removed[5];
+        int32_t removed[6];
         int n = 0;
         const char *what = NULL;
         if (gelu_at(s, i, removed, &n))
             what = "Gelu (the Erf form)";
         else if (silu_at(s, i, removed, &n))
             what = "Swish (SiLU, x * sigmoid(x))";
+        else if (rms_at(s, i, removed, &n))
+            what = "RMS normalization";
         if (!what)
             continue;
         dqg_status st = dqg_explain(s, "recognized: '%s' and %d ops before it compute %s: one op",

@@ -88,6 +88,8 @@ dqg_status dqg_kernel_norm_build(const dqg_kernel_request *req, dqg_kernel **out
     if (x->channels_last || y->channels_last)
         return dqg_set_error(DQG_UNSUPPORTED, "%s of a channels-last tensor",
                              dqg_op_kind_name(op->kind));
+    if (op->kind == DQG_OP_LAYER_NORM && op->attrs.layer_norm.rms)
+        return dqg_kernel_rms_norm_build(req, out);
     norm_kernel *m = calloc(1, sizeof *m);
     if (!m)
         return dqg_set_error(DQG_OUT_OF_MEMORY, "kernel: out of memory");

@@ -1272,6 +1272,171 @@ Test(gather, rules)
     dqg_graph_destroy(g);
 }
 
+/* RMS normalization as Llama exporters write it: x / Sqrt(ReduceMean(x^2)
+ * + eps) * gamma. Built here with the square as Pow or Mul(x, x), the
+ * division as Div, Mul by Reciprocal or Mul by Div(1, root), gamma on
+ * either side. */
+typedef struct rms_form {
+    int64_t rank, dims[4];
+    int n_axes; /* the trailing axes reduced */
+    int square, inverse, gamma_first;
+} rms_form;
+
+static dqg_tensor_id rms_graph(dqg_graph *g, dqg_tensor_id x, const rms_form *f, dqg_tensor_id eps,
+                               dqg_tensor_id gamma)
+{
+    dqg_tensor_id sq = f->square ? dqg_mul(g, "sq", x, x) : dqg_pow(g, "sq", x, scalar_c(g, 2.0f));
+    int64_t axes[4];
+    for (int i = 0; i < f->n_axes; i++)
+        axes[i] = f->rank - f->n_axes + i;
+    dqg_tensor_id ms = dqg_reduce(g, "ms", DQG_REDUCE_MEAN, sq, f->n_axes, axes, true);
+    dqg_tensor_id root = dqg_unary(g, "root", DQG_UNARY_SQRT, dqg_add(g, "plus", ms, eps), 0, 0);
+    dqg_tensor_id n =
+        f->inverse == 0 ? dqg_div(g, "n", x, root)
+        : f->inverse == 1
+            ? dqg_mul(g, "n", x, dqg_unary(g, "inv", DQG_UNARY_RECIPROCAL, root, 0, 0))
+            : dqg_mul(g, "n", dqg_div(g, "inv", scalar_c(g, 1.0f), root), x);
+    return f->gamma_first ? dqg_mul(g, "y", gamma, n) : dqg_mul(g, "y", n, gamma);
+}
+
+/* Each form becomes one LayerNorm with its rms flag on dqgraph's own
+ * kernel, which rounds as the ops do (squares, mean, root, quotient and
+ * product in f32, the sum in double): within 2 ulp of the op-by-op
+ * reference, whose double sum runs in another order (op by op on oneDNN,
+ * whose reduction sums in f32, within 1e-6). Rows of 2048 (a
+ * Llama layer's), of 40 (a tail after two vectors), over two trailing
+ * axes, and a tensor split between threads; zero rows (the root is then
+ * sqrt(eps)) and large values whose squares leave f32 as the ops' do. */
+Test(recognize, rms_normalization_becomes_one_op)
+{
+    static const rms_form forms[] = {
+        {2, {1, 2048}, 1, 0, 0, 0},  {3, {3, 5, 40}, 1, 1, 1, 1}, {4, {2, 3, 4, 6}, 2, 0, 2, 0},
+        {2, {64, 1024}, 1, 1, 0, 1}, {2, {4, 17}, 1, 0, 1, 0},    {2, {3, 33}, 1, 1, 2, 1},
+    };
+    for (size_t fi = 0; fi < sizeof forms / sizeof forms[0]; fi++) {
+        const rms_form *f = &forms[fi];
+        int64_t n = 1, inner = 1;
+        for (int i = 0; i < f->rank; i++)
+            n *= f->dims[i];
+        for (int i = (int)f->rank - f->n_axes; i < f->rank; i++)
+            inner *= f->dims[i];
+        float *xv = malloc((size_t)n * sizeof *xv), *ref = malloc((size_t)n * sizeof *ref),
+              *got = malloc((size_t)n * sizeof *got), *gv = malloc((size_t)inner * sizeof *gv);
+        test_rng = 500 + (uint32_t)fi;
+        for (int64_t i = 0; i < n; i++)
+            xv[i] = uniform(-3.0f, 3.0f);
+        for (int64_t i = 0; i < inner; i++)
+            gv[i] = uniform(0.5f, 1.5f);
+        for (int64_t i = 0; i < inner; i++) /* a row of zeros */
+            xv[i] = 0.0f;
+        if (n > inner) /* a row of squares beyond f32: the ops give 0 */
+            for (int64_t i = inner; i < 2 * inner; i++)
+                xv[i] = (i % 2 ? 3e19f : -2e20f);
+        dqg_graph *g;
+        dqg_graph_create(&g);
+        dqg_tensor_id x = dqg_input(g, "x", DQG_F32, (int)f->rank, f->dims);
+        dqg_tensor_id gamma = test_const_f32(g, f->n_axes, f->dims + f->rank - f->n_axes, gv);
+        dqg_output(g, rms_graph(g, x, f, scalar_c(g, 1e-6f), gamma), "y");
+        finalize_ok(g);
+        size_t bytes = (size_t)n * sizeof *xv;
+        cr_assert_eq(run_ref_1(g, x, xv, bytes, dqg_graph_output_id(g, 0), ref, bytes), DQG_OK);
+        dqg_compile_options o = dqg_compile_options_default();
+        for (int fused = 1; fused >= 0; fused--) {
+            o.disable_fusion = !fused;
+            dqg_compiled *c;
+            cr_assert_eq(dqg_compile(g, &o, &c), DQG_OK, "%s", dqg_last_error());
+            cr_assert_eq(explained(c, "compute RMS normalization"), fused, "form %zu", fi);
+            if (fused) {
+                cr_assert_eq(dqg_compiled_partition_count(c), 1, "form %zu: %s", fi,
+                             dqg_compiled_partition_info(c, 1));
+                cr_assert(strstr(dqg_compiled_partition_info(c, 0), "rms-norm"), "form %zu: %s", fi,
+                          dqg_compiled_partition_info(c, 0));
+            }
+            dqg_buffer in = {.name = "x", .data = xv, .size = bytes};
+            dqg_buffer out = {.name = "y", .data = got, .size = bytes};
+            cr_assert_eq(dqg_execute(c, &in, 1, &out, 1), DQG_OK, "%s", dqg_last_error());
+            /* unfused, oneDNN's reduction sums in f32: a few ulp */
+            double w = worst_ratio(got, ref, n, fused ? 2.4e-7 : 1e-6, 1e-37);
+            cr_assert(w <= 1.0, "form %zu, fused %d: %.3g times the tolerance", fi, fused, w);
+            for (int64_t i = 0; i < inner; i++)
+                cr_assert(got[i] == 0.0f, "form %zu: a zero row gives %g", fi, got[i]);
+            /* Fused, the only difference is the double sum's order, which
+             * moves a row's f32 mean only at a rounding boundary: all but
+             * a rare row bit-identical (a quotient taken as a product by
+             * the reciprocal, or the reverse, changes a fifth of them). */
+            int64_t same = 0;
+            for (int64_t i = 0; i < n; i++)
+                same += memcmp(&got[i], &ref[i], sizeof got[i]) == 0;
+            cr_assert(!fused || same >= n - n / 100, "form %zu: %lld of %lld bit-identical", fi,
+                      (long long)same, (long long)n);
+            dqg_compiled_destroy(c);
+        }
+        dqg_graph_destroy(g);
+        free(xv);
+        free(ref);
+        free(got);
+        free(gv);
+    }
+}
+
+/* What is not RMS normalization stays op by op (and right): epsilon given
+ * at run time, a cube, a mean over a leading axis, a square that is also
+ * an output, a gamma that broadcasts x. */
+Test(recognize, near_rms_normalizations_stay_as_they_are)
+{
+    const rms_form f = {2, {4, 24}, 1, 0, 0, 0};
+    for (int v = 0; v < 5; v++) {
+        dqg_graph *g;
+        dqg_graph_create(&g);
+        int64_t one = 1, gd[2] = {v == 4 ? 4 : 1, 24};
+        dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 2, f.dims);
+        dqg_tensor_id eps = v == 0 ? dqg_input(g, "eps", DQG_F32, 1, &one) : scalar_c(g, 1e-5f);
+        float gv[4 * 24];
+        for (int i = 0; i < 4 * 24; i++)
+            gv[i] = 1.0f + 0.01f * (float)i;
+        dqg_tensor_id gamma = test_const_f32(g, 2, gd, gv), y;
+        if (v == 1 || v == 2) {
+            dqg_tensor_id sq =
+                v == 1 ? dqg_pow(g, "sq", x, scalar_c(g, 3.0f)) : dqg_mul(g, "sq", x, x);
+            int64_t ax = v == 2 ? 0 : 1;
+            dqg_tensor_id ms = dqg_reduce(g, "ms", DQG_REDUCE_MEAN, sq, 1, &ax, true);
+            dqg_tensor_id root =
+                dqg_unary(g, "root", DQG_UNARY_SQRT, dqg_add(g, "plus", ms, eps), 0, 0);
+            y = dqg_mul(g, "y", dqg_div(g, "n", x, root), gamma);
+        } else if (v == 3) {
+            dqg_tensor_id sq = dqg_mul(g, "sq", x, x);
+            dqg_output(g, sq, "sq");
+            int64_t ax = 1;
+            dqg_tensor_id ms = dqg_reduce(g, "ms", DQG_REDUCE_MEAN, sq, 1, &ax, true);
+            dqg_tensor_id root =
+                dqg_unary(g, "root", DQG_UNARY_SQRT, dqg_add(g, "plus", ms, eps), 0, 0);
+            y = dqg_mul(g, "y", dqg_div(g, "n", x, root), gamma);
+        } else {
+            y = rms_graph(g, x, &f, eps, gamma);
+        }
+        dqg_output(g, y, "y");
+        finalize_ok(g);
+        float xv[4 * 24], eps_v = 1e-5f, ref[4 * 24], got[4 * 24], sq_out[4 * 24];
+        for (int i = 0; i < 4 * 24; i++)
+            xv[i] = sinf((float)i) * 2.0f;
+        dqg_buffer in[2] = {{.name = "x", .data = xv, .size = sizeof xv},
+                            {.name = "eps", .data = &eps_v, .size = sizeof eps_v}};
+        dqg_buffer out[2] = {{.name = "y", .data = ref, .size = sizeof ref},
+                             {.name = "sq", .data = sq_out, .size = sizeof sq_out}};
+        int n_in = v == 0 ? 2 : 1, n_out = v == 3 ? 2 : 1;
+        cr_assert_eq(dqg_reference_run(g, in, n_in, out, n_out), DQG_OK, "%s", dqg_last_error());
+        dqg_compiled *c;
+        cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+        cr_assert(!explained(c, "RMS normalization"), "variant %d was taken", v);
+        out[0].data = got;
+        cr_assert_eq(dqg_execute(c, in, n_in, out, n_out), DQG_OK, "%s", dqg_last_error());
+        double w = worst_ratio(got, ref, 4 * 24, 1e-6, 1e-30);
+        cr_assert(w <= 1.0, "variant %d: %.3g times the tolerance", v, w);
+        dqg_compiled_destroy(c);
+        dqg_graph_destroy(g);
+    }
+}
+
 /* Two Swish functions of different alpha after a MatMul: oneDNN 2.6 would
  * run the second post-op with the first one's alpha (its defect E), so the
  * second runs on its own, and the result matches the reference. */

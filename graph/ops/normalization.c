@@ -89,6 +89,24 @@ static dqg_status layer_norm_reference(const dqg_graph *g, const dqg_op *op, dqg
     for (int i = op->attrs.layer_norm.axis; i < x->rank; i++)
         inner *= x->dims[i];
     int64_t outer = x->nelems / inner;
+    if (op->attrs.layer_norm.rms) {
+        /* The ops it stands for, rounding as they do: Pow's square in
+         * f32, ReduceMean's sum in double, Add, Sqrt, Div (or Reciprocal
+         * and Mul) and the scale's Mul in f32. */
+        for (int64_t o = 0; o < outer; o++) {
+            const float *xr = X + o * inner;
+            double sum = 0;
+            for (int64_t i = 0; i < inner; i++)
+                sum += (float)((double)xr[i] * xr[i]);
+            float ms = (float)(sum / (double)inner);
+            float root = sqrtf(ms + op->attrs.layer_norm.epsilon), r = 1.0f / root;
+            for (int64_t i = 0; i < inner; i++) {
+                float n = op->attrs.layer_norm.rms_recip ? xr[i] * r : xr[i] / root;
+                Y[o * inner + i] = n * S[i];
+            }
+        }
+        return DQG_OK;
+    }
     for (int64_t o = 0; o < outer; o++) {
         const float *xr = X + o * inner;
         double mean = 0, var = 0;
@@ -107,8 +125,11 @@ static dqg_status layer_norm_reference(const dqg_graph *g, const dqg_op *op, dqg
 
 static void layer_norm_format(const dqg_op *op, char *buf, size_t size)
 {
-    snprintf(buf, size, "axis=%d epsilon=%g", op->attrs.layer_norm.axis,
-             (double)op->attrs.layer_norm.epsilon);
+    snprintf(buf, size, "axis=%d epsilon=%g%s", op->attrs.layer_norm.axis,
+             (double)op->attrs.layer_norm.epsilon,
+             !op->attrs.layer_norm.rms        ? ""
+             : op->attrs.layer_norm.rms_recip ? " rms (times the reciprocal)"
+                                              : " rms");
 }
 
 const dqg_op_def dqg_op_def_layer_norm = {
