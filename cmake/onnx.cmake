@@ -57,7 +57,7 @@ function(dqg_register_onnx_conformance)
       test_gather_1 test_gather_2d_indices test_gather_negative_indices test_gather_elements_*
       test_equal test_equal_bcast test_less test_less_* test_greater test_greater_* test_not_*
       test_and?d test_and_bcast* test_or?d test_or_bcast* test_xor?d test_xor_bcast* test_where_*
-      test_maxpool_* test_averagepool_* test_globalmaxpool* test_globalaveragepool*
+      test_maxpool_* test_averagepool_* test_globalmaxpool* test_globalaveragepool* test_expand_*
       # Cast between the float types dqgraph has (it has no DOUBLE or STRING;
       # FLOAT_to_BFLOAT16's expected data is truncated, dqgraph rounds to
       # nearest even).

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/dtype.h"
 #include "onnx/onnx_import.h"
 #include "onnx/onnx_ops.h"
 
@@ -965,6 +966,79 @@ static dqg_status import_gather_elements(onnx_import *c)
     return import_gather_with(c, dqg_gather_elements);
 }
 
+/* ---- Expand ------------------------------------------------------------------ */
+
+/* Expand(input, shape): input broadcast with the constant shape (both ways,
+ * as NumPy does). An unchanged shape is the input itself; otherwise a
+ * Mul by ones (Or with false for bool) whose ones span only the axes that
+ * grow, which every float and integer type passes through unchanged (x * 1
+ * is x, -0 and NaN included). */
+static dqg_status import_expand(onnx_import *c)
+{
+    dqg_status st;
+    dqg_tensor_id x;
+    int64_t shape[DQG_MAX_RANK];
+    int n;
+    if ((st = onnx_check_arity(c, 2, 2, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, no_attrs)) != DQG_OK ||
+        (st = onnx_input(c, 0, "input", true, &x)) != DQG_OK ||
+        (st = const_ints(c, 1, "shape", true, shape, &n)) != DQG_OK)
+        return st;
+    onnx_shape xs = onnx_tensor_shape(c, x);
+    int rank = xs.rank > n ? xs.rank : n;
+    int64_t out[DQG_MAX_RANK], ones[DQG_MAX_RANK], count = 1;
+    bool grows = rank > xs.rank;
+    for (int i = 0; i < rank; i++) {
+        int ix = i - (rank - xs.rank), is = i - (rank - n);
+        int64_t a = ix >= 0 ? xs.dims[ix] : 1, b = is >= 0 ? shape[is] : 1;
+        if (b < 1)
+            return onnx_node_fail(c, is >= 0 && b == 0 ? DQG_UNSUPPORTED : DQG_INVALID_ARGUMENT,
+                                  "input 1 (shape) holds %lld at %d; dimensions must be >= 1%s",
+                                  (long long)b, is,
+                                  b == 0 ? " (dqgraph has no empty tensors)" : "");
+        if (a != b && a != 1 && b != 1)
+            return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                                  "input 0 (input) has %lld on axis %d where input 1 (shape) asks "
+                                  "for %lld; each pair must be equal or hold a 1",
+                                  (long long)a, i, (long long)b);
+        out[i] = a > b ? a : b;
+        ones[i] = a == 1 ? out[i] : 1;
+        grows = grows || out[i] != a;
+        if (ones[i] > ((int64_t)1 << 40) / count)
+            return onnx_node_fail(c, DQG_UNSUPPORTED,
+                                  "the result would have more than 2^40 elements");
+        count *= ones[i];
+    }
+    if (!grows)
+        return onnx_alias_output(c, 0, 0);
+    bool is_bool = xs.dtype == DQG_BOOL;
+    size_t bytes = dqg_dtype_storage_size(xs.dtype, count);
+    void *data = calloc(1, bytes ? bytes : 1);
+    if (!data)
+        return onnx_node_fail(c, DQG_OUT_OF_MEMORY, "out of memory for %lld ones",
+                              (long long)count);
+    for (int64_t i = 0; i < count && !is_bool; i++) {
+        if (dqg_dtype_is_integer(xs.dtype))
+            dqg_store_int(xs.dtype, data, i, 1);
+        else
+            dqg_store_float(xs.dtype, data, i, 1.0f);
+    }
+    dqg_tensor_id one =
+        onnx_add_constant(c, is_bool ? "false" : "ones", xs.dtype, rank, ones, data);
+    free(data);
+    if (one == DQG_NONE)
+        return onnx_builder_failed(c);
+    const char *name = onnx_op_name(c, NULL);
+    return output_of(c, is_bool ? dqg_logical(c->g, name, DQG_LOGICAL_OR, x, one)
+                                : dqg_mul(c->g, name, x, one));
+}
+
+static unsigned expand_const_inputs(int64_t opset)
+{
+    (void)opset;
+    return 1u << 1; /* shape */
+}
+
 static unsigned all_const_inputs(int64_t opset)
 {
     (void)opset;
@@ -1008,5 +1082,6 @@ const onnx_op_entry onnx_more_ops[] = {
     {"", "Range", import_range, all_const_inputs},
     {"", "Gather", import_gather, NULL},
     {"", "GatherElements", import_gather_elements, NULL},
+    {"", "Expand", import_expand, expand_const_inputs},
 };
 const size_t onnx_n_more_ops = sizeof onnx_more_ops / sizeof onnx_more_ops[0];

@@ -1,6 +1,7 @@
 /* ONNX shape computations as exporters write them, folded at import, and
  * Gather as embeddings use it. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -133,4 +134,104 @@ Test(onnx_shapes, errors_name_the_node)
     tm_node(m, "Reshape", NULL, "r", "x,dim", "y");
     tm_output(m, "y", T_FLOAT, 2, xd);
     expect_error(load(m, &g), DQG_INVALID_ARGUMENT, "'gs'", "element 0 is 12");
+}
+
+/* Expand broadcasts both ways (x [3, 1] with shape [2, 1, 4] gives
+ * [2, 3, 4]) for floats, integers and bool, exactly (-0, NaN and infinity
+ * pass through), compiled and on the reference; a shape that changes
+ * nothing is the input itself. */
+Test(onnx_shapes, expand_broadcasts_every_type)
+{
+    enum { T_UINT8 = 2, T_BOOL = 9 };
+    static const int types[] = {T_FLOAT, T_INT64, T_UINT8, T_BOOL};
+    for (int v = 0; v < 4; v++) {
+        int type = types[v];
+        tm_model *m = tm_new(13);
+        int64_t xd[] = {3, 1}, three = 3, yd[] = {2, 3, 4};
+        const int64_t shp[] = {2, 1, 4};
+        tm_input(m, "x", type, 2, xd, NULL);
+        tm_init(m, "s", T_INT64, 1, &three, shp, sizeof shp);
+        tm_node(m, "Expand", NULL, "e", "x,s", "y");
+        tm_output(m, "y", type, 3, yd);
+        dqg_graph *g;
+        cr_assert_eq(load(m, &g), DQG_OK, "%s", dqg_last_error());
+        int64_t d[8];
+        cr_assert_eq(dqg_tensor_dims(g, dqg_graph_output_id(g, 0), d), 3);
+        cr_assert(d[0] == 2 && d[1] == 3 && d[2] == 4);
+        float xf[3] = {-0.0f, NAN, -INFINITY};
+        int64_t xi[3] = {-5, 1LL << 40, 7};
+        uint8_t xb[3] = {1, 0, 1}, xu[3] = {0, 200, 255};
+        void *x = v == 0 ? (void *)xf : v == 1 ? (void *)xi : v == 2 ? (void *)xu : (void *)xb;
+        size_t es = v == 0 ? 4 : v == 1 ? 8 : 1;
+        uint8_t ref[24 * 8], got[24 * 8];
+        dqg_buffer in = {.name = "x", .data = x, .size = 3 * es};
+        dqg_buffer out = {.name = "y", .data = ref, .size = 24 * es};
+        cr_assert_eq(dqg_reference_run(g, &in, 1, &out, 1), DQG_OK, "%s", dqg_last_error());
+        for (int fuse = 0; fuse < 2; fuse++) {
+            dqg_compile_options o = dqg_compile_options_default();
+            o.disable_fusion = !fuse;
+            dqg_compiled *c;
+            cr_assert_eq(dqg_compile(g, &o, &c), DQG_OK, "%s", dqg_last_error());
+            memset(got, 0xAA, sizeof got);
+            out.data = got;
+            cr_assert_eq(dqg_execute(c, &in, 1, &out, 1), DQG_OK, "%s", dqg_last_error());
+            out.data = ref;
+            dqg_compiled_destroy(c);
+            for (int i = 0; i < 24; i++) {
+                int row = (i / 4) % 3; /* y[a][b][k] = x[b][0] */
+                const uint8_t *want = (const uint8_t *)x + row * es;
+                cr_assert(memcmp(got + i * es, want, es) == 0, "type %d element %d", type, i);
+                cr_assert(memcmp(ref + i * es, want, es) == 0, "type %d reference %d", type, i);
+            }
+        }
+        dqg_graph_destroy(g);
+    }
+    /* shape [1, 4] on x [3, 4]: the input itself, no op */
+    tm_model *m = tm_new(13);
+    int64_t xd[] = {3, 4}, two = 2;
+    const int64_t shp[] = {1, 4};
+    tm_input(m, "x", T_FLOAT, 2, xd, NULL);
+    tm_init(m, "s", T_INT64, 1, &two, shp, sizeof shp);
+    tm_node(m, "Expand", NULL, "e", "x,s", "y");
+    tm_node(m, "Relu", NULL, "r", "y", "z");
+    tm_output(m, "z", T_FLOAT, 2, xd);
+    dqg_graph *g;
+    cr_assert_eq(load(m, &g), DQG_OK, "%s", dqg_last_error());
+    cr_assert_eq(dqg_graph_op_count(g), 1);
+    dqg_graph_destroy(g);
+}
+
+/* Expand's errors name the node, the input and the rule. */
+Test(onnx_shapes, expand_errors_name_the_rule)
+{
+    static const struct {
+        int64_t shape[2];
+        bool runtime;
+        dqg_status st;
+        const char *want;
+    } cases[] = {
+        {{2, 5}, false, DQG_INVALID_ARGUMENT, "has 3 on axis 0 where input 1 (shape) asks for 2"},
+        {{-1, 4}, false, DQG_INVALID_ARGUMENT, "holds -1 at 0; dimensions must be >= 1"},
+        {{0, 4}, false, DQG_UNSUPPORTED, "no empty tensors"},
+        {{3, 4}, true, DQG_INVALID_ARGUMENT, "shape"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tm_model *m = tm_new(13);
+        int64_t xd[] = {3, 1}, two = 2;
+        tm_input(m, "x", T_FLOAT, 2, xd, NULL);
+        if (cases[i].runtime)
+            tm_input(m, "s", T_INT64, 1, &two, NULL);
+        else
+            tm_init(m, "s", T_INT64, 1, &two, cases[i].shape, sizeof cases[i].shape);
+        tm_node(m, "Expand", NULL, "ex", "x,s", "y");
+        tm_output(m, "y", T_FLOAT, 2, xd);
+        dqg_graph *g;
+        dqg_status st = load(m, &g);
+        cr_assert_neq(st, DQG_OK, "case %zu loaded", i);
+        if (!cases[i].runtime)
+            cr_assert_eq(st, cases[i].st, "case %zu: %s", i, dqg_last_error());
+        cr_assert(strstr(dqg_last_error(), "Expand") && strstr(dqg_last_error(), "'ex'") &&
+                      strstr(dqg_last_error(), cases[i].want),
+                  "case %zu: %s", i, dqg_last_error());
+    }
 }
