@@ -129,9 +129,10 @@ Test(transformers, bert_layer_fuses_every_projection)
 /* One Llama layer: compiled against the reference within 1e-4 of the
  * output's largest magnitude, its 7 projections weight-only partitions,
  * its RMSNorms recognized (no ReduceMean left alone). */
-static void llama_case(int64_t S, int64_t H, int64_t heads, int64_t F, uint32_t seed, size_t xk)
+static void llama_gqa_case(int64_t S, int64_t H, int64_t heads, int64_t kv_heads, int64_t F,
+                           uint32_t seed, size_t xk)
 {
-    dqg_graph *g = load(zoo_llama_layer(S, H, heads, F, seed));
+    dqg_graph *g = load(zoo_llama_layer_gqa(S, H, heads, kv_heads, F, seed));
     size_t n = (size_t)(S * H);
     float *x = malloc(n * sizeof *x), *ref = malloc(n * sizeof *ref),
           *got = malloc(n * sizeof *got);
@@ -175,6 +176,20 @@ Test(transformers, explain_counts_weight_only_macs)
               "int8 %g, weight-only %g of %g; the projections do %g", int8, wo, total, projections);
     dqg_compiled_destroy(c);
     dqg_graph_destroy(g);
+}
+
+static void llama_case(int64_t S, int64_t H, int64_t heads, int64_t F, uint32_t seed, size_t xk)
+{
+    llama_gqa_case(S, H, heads, heads, F, seed, xk);
+}
+
+/* Grouped-query attention: 2 and 1 key/value heads for 4 query heads,
+ * repeated by Reshape -> Expand -> Reshape; the same contract. */
+Test(transformers, llama_layer_with_grouped_query_attention)
+{
+    for (int64_t S = 1; S <= 8; S += 7)
+        for (int64_t kv = 2; kv >= 1; kv--)
+            llama_gqa_case(S, 128, 4, kv, 256, 31, (size_t)kv);
 }
 
 Test(transformers, llama_layer_keeps_int4_weights_packed)

@@ -290,10 +290,39 @@ static void rotary(tm_model *m, const char *x, const char *out, int64_t d)
     (void)d;
 }
 
+/* Grouped-query attention's repeat_kv as exporters write it: `x` [kv, S, d]
+ * reshaped to [kv, 1, S, d], expanded to [kv, rep, S, d] and reshaped to
+ * [kv rep, S, d], each key and value head serving rep query heads. */
+static void repeat_kv(tm_model *m, const char *x, const char *out, int64_t kv, int64_t rep,
+                      int64_t S, int64_t d)
+{
+    char t[4][96], nm[96];
+    for (int i = 0; i < 4; i++)
+        snprintf(t[i], 96, "%s_rep%d", out, i);
+    shape_const(m, t[0], 4, (const int64_t[]){kv, 1, S, d});
+    shape_const(m, t[1], 4, (const int64_t[]){kv, rep, S, d});
+    shape_const(m, t[2], 3, (const int64_t[]){kv * rep, S, d});
+    snprintf(nm, 96, "%s_Reshape_in", out);
+    node(m, "Reshape", nm, t[3], "%s,%s", x, t[0]);
+    snprintf(nm, 96, "%s_Expand", out);
+    char e[96];
+    snprintf(e, 96, "%s_expanded", out);
+    node(m, "Expand", nm, e, "%s,%s", t[3], t[1]);
+    snprintf(nm, 96, "%s_Reshape_out", out);
+    node(m, "Reshape", nm, out, "%s,%s", e, t[2]);
+}
+
 tm_model *zoo_llama_layer(int64_t S, int64_t H, int64_t heads, int64_t F, uint32_t seed)
+{
+    return zoo_llama_layer_gqa(S, H, heads, heads, F, seed);
+}
+
+tm_model *zoo_llama_layer_gqa(int64_t S, int64_t H, int64_t heads, int64_t kv_heads, int64_t F,
+                              uint32_t seed)
 {
     tm_model *m = tm_new(21);
     int64_t xd[] = {S, H}, d = H / heads;
+    bool gqa = kv_heads != heads;
     tm_input(m, "x", T_FLOAT, 2, xd, NULL);
     /* Shared constants: Slice bounds, the rotary tables (positions 0..S-1,
      * base 10000) and the causal mask. */
@@ -322,13 +351,17 @@ tm_model *zoo_llama_layer(int64_t S, int64_t H, int64_t heads, int64_t F, uint32
 
     rms_norm(m, "x", "xn", H, &seed);
     wo_projection(m, "q", "xn", H, H, &seed);
-    wo_projection(m, "k", "xn", H, H, &seed);
-    wo_projection(m, "v", "xn", H, H, &seed);
+    wo_projection(m, "k", "xn", H, kv_heads * d, &seed);
+    wo_projection(m, "v", "xn", H, kv_heads * d, &seed);
     heads_of(m, "q", "qh", S, heads, d, false);
-    heads_of(m, "k", "kh", S, heads, d, false);
-    heads_of(m, "v", "vh", S, heads, d, false);
+    heads_of(m, "k", "kh", S, kv_heads, d, false);
+    heads_of(m, "v", gqa ? "vkv" : "vh", S, kv_heads, d, false);
     rotary(m, "qh", "qr", d);
-    rotary(m, "kh", "kr", d);
+    rotary(m, "kh", gqa ? "krkv" : "kr", d);
+    if (gqa) {
+        repeat_kv(m, "krkv", "kr", kv_heads, heads / kv_heads, S, d);
+        repeat_kv(m, "vkv", "vh", kv_heads, heads / kv_heads, S, d);
+    }
     tm_attr_ints(m, node(m, "Transpose", "kt_Transpose", "kt", "kr"), "perm",
                  (const int64_t[]){0, 2, 1}, 3);
     node(m, "MatMul", "scores_MatMul", "scores", "qr,kt");

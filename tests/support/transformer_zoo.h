@@ -28,5 +28,10 @@
 tm_model *zoo_bert_layer(int64_t S, int64_t H, int64_t heads, int64_t F, uint32_t seed,
                          double *step_bound);
 tm_model *zoo_llama_layer(int64_t S, int64_t H, int64_t heads, int64_t F, uint32_t seed);
+/* The same with grouped-query attention: the key and value projections
+ * give kv_heads heads (a divisor of heads), repeated to `heads` by
+ * Reshape -> Expand -> Reshape as exporters write repeat_kv. */
+tm_model *zoo_llama_layer_gqa(int64_t S, int64_t H, int64_t heads, int64_t kv_heads, int64_t F,
+                              uint32_t seed);
 
 #endif
