@@ -4,7 +4,7 @@
  * range and the parameters go through the same function
  * (dqg_dynamic_quantize_range), x / scale is the IEEE division's quotient
  * in every path (the vector ones compute it without dividing:
- * markstein_safe), and the vector roundings are round-half-to-even like the
+ * runtime/quotient.h), and the vector roundings are round-half-to-even like the
  * reference's. */
 #include <immintrin.h>
 #include <math.h>
@@ -14,6 +14,7 @@
 #include "graph/ops/dynamic_quantize.h"
 #include "runtime/cpu_isa.h"
 #include "runtime/dynq_kernel.h"
+#include "runtime/quotient.h"
 
 #define PARALLEL_MIN (64 * 1024)
 
@@ -86,19 +87,6 @@ __attribute__((target("avx512f"))) static void range_avx512(const float *x, int6
 
 /* ---- Quantize: saturate(rne(x / scale) + zp) ----------------------------- */
 
-/* Whether x / s may be computed as Markstein's correction of x * r, with
- * r = RN(1 / s): q = RN(x r) is within an ulp of x / s, so the remainder
- * x - q s is exact (one FMA) and RN(q + (x - q s) r) is RN(x / s), the
- * IEEE division's result, for every x whose quotient is not tiny. Three
- * FMA-unit operations instead of a division that issues once in ten
- * cycles. The scale is kept where neither r nor the remainders of
- * quotients from 0.5 up can leave the normal range; a quotient under 0.5
- * rounds to 0 either way. */
-static bool markstein_safe(float s)
-{
-    return s >= 0x1p-60f && s <= 0x1p60f;
-}
-
 static void quantize_c(const float *x, int64_t n, uint8_t *y, float s, float z)
 {
     for (int64_t i = 0; i < n; i++) {
@@ -112,16 +100,11 @@ __attribute__((target("avx2,fma"))) static void quantize_avx2(const float *x, in
 {
     __m256 vs = _mm256_set1_ps(s), vz = _mm256_set1_ps(z), zero = _mm256_setzero_ps(),
            top = _mm256_set1_ps(255.0f), vr = _mm256_set1_ps(1.0f / s);
-    bool markstein = markstein_safe(s);
+    bool fast = dqg_quotient_safe(s);
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
-        __m256 v = _mm256_loadu_ps(x + i), d;
-        if (markstein) {
-            d = _mm256_mul_ps(v, vr);
-            d = _mm256_fmadd_ps(_mm256_fnmadd_ps(d, vs, v), vr, d);
-        } else {
-            d = _mm256_div_ps(v, vs);
-        }
+        __m256 v = _mm256_loadu_ps(x + i);
+        __m256 d = fast ? dqg_quotient256(v, vs, vr) : _mm256_div_ps(v, vs);
         __m256 q = _mm256_round_ps(d, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
         q = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(q, vz), zero), top);
         __m256i w = _mm256_cvtps_epi32(q);
@@ -131,21 +114,16 @@ __attribute__((target("avx2,fma"))) static void quantize_avx2(const float *x, in
     quantize_c(x + i, n - i, y + i, s, z);
 }
 
-__attribute__((target("avx512f"))) static void quantize_avx512(const float *x, int64_t n,
-                                                               uint8_t *y, float s, float z)
+__attribute__((target("avx512f,avx512dq"))) static void
+quantize_avx512(const float *x, int64_t n, uint8_t *y, float s, float z)
 {
     __m512 vs = _mm512_set1_ps(s), vz = _mm512_set1_ps(z), zero = _mm512_setzero_ps(),
            top = _mm512_set1_ps(255.0f), vr = _mm512_set1_ps(1.0f / s);
-    bool markstein = markstein_safe(s);
+    bool fast = dqg_quotient_safe(s);
     for (int64_t i = 0; i < n; i += 16) {
         __mmask16 m = n - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - i)) - 1);
-        __m512 v = _mm512_maskz_loadu_ps(m, x + i), d;
-        if (markstein) {
-            d = _mm512_mul_ps(v, vr);
-            d = _mm512_fmadd_ps(_mm512_fnmadd_ps(d, vs, v), vr, d);
-        } else {
-            d = _mm512_div_ps(v, vs);
-        }
+        __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+        __m512 d = fast ? dqg_quotient512(v, vs, vr) : _mm512_div_ps(v, vs);
         __m512 q = _mm512_roundscale_ps(d, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
         q = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(q, vz), zero), top);
         /* vpmovusdb to memory under a mask is slow on some cores: full

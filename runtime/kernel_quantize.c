@@ -19,6 +19,7 @@
 #include "graph/dtype.h"
 #include "runtime/cpu_isa.h"
 #include "runtime/kernel.h"
+#include "runtime/quotient.h"
 
 #define PARALLEL_MIN (64 * 1024)
 
@@ -52,12 +53,15 @@ static void row_scalar(const quantize_kernel *k, const float *x, const float *s,
     }
 }
 
-__attribute__((target("avx512f,avx512bw,avx512vl"))) static void
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static void
 row_avx512(const quantize_kernel *k, const float *x, const float *s, const float *z, bool vec,
            void *y, int64_t first, int64_t n)
 {
     const __m512 lo = _mm512_set1_ps(k->lo), hi = _mm512_set1_ps(k->hi);
     __m512 vs = _mm512_set1_ps(s[0]), vz = _mm512_set1_ps(z[0]);
+    /* one scale: the quotient without a division (runtime/quotient.h) */
+    bool fast = !vec && dqg_quotient_safe(s[0]);
+    __m512 vr = _mm512_set1_ps(1.0f / s[0]);
     bool wide = k->y_dtype == DQG_U16 || k->y_dtype == DQG_S16;
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) {
@@ -65,7 +69,8 @@ row_avx512(const quantize_kernel *k, const float *x, const float *s, const float
             vs = _mm512_loadu_ps(s + i);
             vz = _mm512_loadu_ps(z + i);
         }
-        __m512 q = _mm512_div_ps(_mm512_loadu_ps(x + first + i), vs);
+        __m512 xv = _mm512_loadu_ps(x + first + i);
+        __m512 q = fast ? dqg_quotient512(xv, vs, vr) : _mm512_div_ps(xv, vs);
         __mmask16 nan = _mm512_cmp_ps_mask(q, q, _CMP_UNORD_Q);
         __m512 r = _mm512_roundscale_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
         r = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(r, vz), lo), hi);

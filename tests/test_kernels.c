@@ -563,3 +563,84 @@ Test(kernels, quantize_own_kernel)
         dqg_graph_destroy(g);
     }
 }
+
+/* A per-tensor QuantizeLinear divides without a division instruction
+ * (runtime/quotient.h: Markstein's correction of x times the reciprocal)
+ * for scales in [2^-60, 2^60], and must give the division's result
+ * everywhere: quotients at and next to the ties k + 1/2 (where x * (1 /
+ * scale) alone rounds the wrong way for scales whose reciprocal is
+ * inexact), next to 1/2 itself, tiny and subnormal inputs, quotients that
+ * overflow f32 (3e38 / 2^-59), infinities and NaN; u8 with an odd zero
+ * point and s16, against the reference bit for bit. */
+Test(kernels, quantize_without_division_matches_the_division)
+{
+    const float scales[] = {0x1p-60f, 1.3f * 0x1p-59f, 0.0173f, 0.1f,      1.0f / 3.0f,
+                            7.0f,     0x1p60f,         3e17f,   0.999e-18f};
+    enum { N = 4099 };
+    float *in = malloc(N * sizeof *in);
+    for (size_t si = 0; si < sizeof scales / sizeof scales[0]; si++)
+        for (int t = 0; t < 2; t++) {
+            dqg_dtype yt = t ? DQG_S16 : DQG_U8;
+            float s = scales[si];
+            rng_state = 0x51u + (uint32_t)si;
+            for (int i = 0; i < N; i++) {
+                float k = (float)((int)(next_u32() % 601) - 300);
+                float v = (k + 0.5f) * s; /* a tie, as close as f32 holds it */
+                switch (i % 8) {
+                case 0:
+                    break;
+                case 1:
+                    v = nextafterf(v, INFINITY);
+                    break;
+                case 2:
+                    v = nextafterf(v, -INFINITY);
+                    break;
+                case 3: /* next to a quotient of 1/2 */
+                    v = nextafterf(0.5f * s, (i & 8) ? INFINITY : 0.0f);
+                    break;
+                case 4:
+                    v = rand_f() * 200.0f * s;
+                    break;
+                case 5:
+                    v = (i & 8) ? 1e-41f * (float)(i % 50) : -1e-30f;
+                    break;
+                case 6:
+                    v = (i & 8) ? 3e38f : -3.3e38f;
+                    break;
+                default:
+                    v = (i & 8) ? NAN : (i & 16) ? INFINITY : -INFINITY;
+                }
+                in[i] = v;
+            }
+            dqg_graph *g = G();
+            int64_t n = N, one = 1;
+            int16_t z16 = -77;
+            uint8_t z8 = 131;
+            dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 1, &n);
+            dqg_tensor_id st = dqg_constant(g, "s", DQG_F32, 0, &one, &s, 4);
+            dqg_tensor_id zt =
+                dqg_constant(g, "z", yt, 0, &one, t ? (void *)&z16 : (void *)&z8, t ? 2u : 1u);
+            dqg_quantize_linear_attrs a = {.opset = 21};
+            dqg_tensor_id y = dqg_quantize_linear(g, "q", x, st, zt, &a);
+            dqg_output(g, y, "y");
+            finalize_ok(g);
+            uint16_t got[N], want[N];
+            size_t ysize = dqg_tensor_byte_size(g, y);
+            dqg_buffer ib = {.name = "x", .data = in, .size = N * 4};
+            dqg_buffer o1 = {.name = "y", .data = got, .size = ysize};
+            dqg_buffer o2 = {.name = "y", .data = want, .size = ysize};
+            dqg_compiled *c = NULL;
+            cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+            cr_assert_eq(dqg_execute(c, &ib, 1, &o1, 1), DQG_OK, "%s", dqg_last_error());
+            cr_assert_eq(dqg_reference_run(g, &ib, 1, &o2, 1), DQG_OK, "%s", dqg_last_error());
+            for (int i = 0; i < N; i++) {
+                int gv = t ? (int16_t)got[i] : ((uint8_t *)got)[i];
+                int wv = t ? (int16_t)want[i] : ((uint8_t *)want)[i];
+                cr_assert_eq(gv, wv, "scale %g, %s, x[%d] = %.9g: %d, reference %d", (double)s,
+                             dqg_dtype_name(yt), i, (double)in[i], gv, wv);
+            }
+            dqg_compiled_destroy(c);
+            dqg_graph_destroy(g);
+        }
+    free(in);
+}
