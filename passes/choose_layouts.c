@@ -2,7 +2,9 @@
  * stored channels-last. oneDNN's fast convolutions (int8 always, f32 often)
  * want channels-last activations; a row-major graph (NCHW, as ONNX writes
  * it) otherwise pays a reorder into and out of every convolution. Graph
- * inputs and outputs stay row-major: the convolutions at the edges reorder.
+ * inputs and outputs stay row-major: the convolutions at the edges reorder,
+ * except after the quantize of an image input, which writes its result in
+ * the layout the convolution wants.
  *
  * Activations are grouped into classes that must share a layout: the
  * inputs and output of a layout-agnostic partition (element-wise ops, a
@@ -189,6 +191,20 @@ static void visit_partition(const dqg_pass_state *s, layout_state *L, int p)
         for (int o = 0; o < part->n_outputs; o++)
             if (part->outputs[o] != result)
                 touch(g, L, part->outputs[o], true, false);
+        return;
+    }
+    /* A lone per-tensor QuantizeLinear of a row-major image (a graph
+     * input of 3 or 4 channels, as networks take pictures) writes its
+     * result in whichever layout that result's class takes: the quantize
+     * kernel transposes as it goes, where a channels-last first
+     * convolution would otherwise reorder the quantized image on its own
+     * pass. */
+    if (main->kind == DQG_OP_QUANTIZE && part->kind == DQG_PART_SINGLE && part->n_ops == 1 &&
+        main->attrs.quant.granularity == DQG_PER_TENSOR && !candidate(g, main->inputs[0]) &&
+        movable(g, main->inputs[0]) && g->tensors[main->inputs[0]].dims[1] <= 4 &&
+        dqg_dtype_bits(g->tensors[main->outputs[0]].dtype) == 8) {
+        touch(g, L, main->inputs[0], true, false);
+        touch(g, L, main->outputs[0], false, false);
         return;
     }
     if (main->kind == DQG_OP_POOL && part->n_ops == 1) {

@@ -2,7 +2,10 @@
  * constant or run-time scales and zero points: dqgraph's own kernel
  * (AVX-512 or plain C, chosen at run time; OpenMP over rows), bit-identical
  * to the definition y = saturate(round_half_even(x / scale) + zp), NaN
- * giving 0 as in the reference.
+ * giving 0 as in the reference. A row-major image (a graph input of at
+ * most 4 channels) whose 8-bit result the layout pass stores channels-last
+ * is transposed as it is quantized: 16 pixels of 3 channels at a time on
+ * AVX-512, else per block of 64 pixels.
  *
  * oneDNN 2.6's reorder is not used: it multiplies by 1 / scale and rounds
  * x / scale + zp as one value, which differs from the definition by one
@@ -32,6 +35,10 @@ typedef struct quantize_kernel {
     int64_t outer, D, inner; /* x as [outer, D, inner] around the axis */
     float lo, hi;            /* the output type's range */
     bool avx512;
+    /* Per tensor, 8-bit: a row-major x [N, C, spatial] into a
+     * channels-last y [N, spatial, C] (choose_layouts: an image input). */
+    bool to_channels_last;
+    int64_t N, C, S;
 } quantize_kernel;
 
 /* ---- Rows: n elements at y[first..], one scale (vec = false) or one per
@@ -93,6 +100,72 @@ static void row(const quantize_kernel *k, const float *x, const float *s, const 
         row_scalar(k, x, s, z, vec, y, first, n);
 }
 
+/* ---- Row-major image to channels-last ---------------------------------- */
+
+#define PIXELS 64 /* pixels per block: the channels' codes in L1, then interleaved */
+
+/* Three channels of 16 pixels (codes in the low bytes of the dwords of
+ * q0, q1, q2) as 48 interleaved bytes at y: each pixel's three bytes
+ * joined in a dword, each 128-bit lane's four pixels packed to 12 bytes,
+ * the lanes' 12 bytes packed to 48. */
+__attribute__((target("avx512f,avx512bw"))) static void interleave3(__m512i q0, __m512i q1,
+                                                                    __m512i q2, uint8_t *y)
+{
+    __m512i v = _mm512_or_si512(
+        _mm512_and_si512(q0, _mm512_set1_epi32(0xFF)),
+        _mm512_or_si512(_mm512_slli_epi32(_mm512_and_si512(q1, _mm512_set1_epi32(0xFF)), 8),
+                        _mm512_slli_epi32(_mm512_and_si512(q2, _mm512_set1_epi32(0xFF)), 16)));
+    const __m512i lane = _mm512_set4_epi32(-1, 0x0E0D0C0A, 0x09080605, 0x04020100);
+    v = _mm512_shuffle_epi8(v, lane);
+    v = _mm512_permutexvar_epi32(
+        _mm512_setr_epi32(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, 15, 15, 15, 15), v);
+    _mm512_mask_storeu_epi32(y, 0x0FFF, v);
+}
+
+/* Codes of x[c][0..16) (one scale) as dwords, rounding as row_avx512. */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static __m512i
+codes16(const quantize_kernel *k, const float *x, __m512 vs, __m512 vr, bool fast, __m512 vz)
+{
+    const __m512 lo = _mm512_set1_ps(k->lo), hi = _mm512_set1_ps(k->hi);
+    __m512 xv = _mm512_loadu_ps(x);
+    __m512 q = fast ? dqg_quotient512(xv, vs, vr) : _mm512_div_ps(xv, vs);
+    __mmask16 nan = _mm512_cmp_ps_mask(q, q, _CMP_UNORD_Q);
+    __m512 r = _mm512_roundscale_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    r = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(r, vz), lo), hi);
+    return _mm512_cvtps_epi32(_mm512_maskz_mov_ps((__mmask16)~nan, r));
+}
+
+/* Pixels p0 .. p0 + n of image `img`: three channels 16 pixels at a time
+ * on AVX-512, else each channel's codes into `tmp` and then interleaved. */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static int64_t
+block3_avx512(const quantize_kernel *k, const float *x, const float *s, const float *z, uint8_t *y,
+              int64_t n)
+{
+    __m512 vs = _mm512_set1_ps(s[0]), vr = _mm512_set1_ps(1.0f / s[0]), vz = _mm512_set1_ps(z[0]);
+    bool fast = dqg_quotient_safe(s[0]);
+    int64_t p = 0;
+    for (; p + 16 <= n; p += 16)
+        interleave3(codes16(k, x + p, vs, vr, fast, vz), codes16(k, x + k->S + p, vs, vr, fast, vz),
+                    codes16(k, x + 2 * k->S + p, vs, vr, fast, vz), y + 3 * p);
+    return p;
+}
+
+static void block_to_channels_last(const quantize_kernel *k, const float *x, const float *s,
+                                   const float *z, uint8_t *y, int64_t p0, int64_t n)
+{
+    int64_t done = 0;
+    if (k->avx512 && k->C == 3)
+        done = block3_avx512(k, x + p0, s, z, y + p0 * 3, n);
+    if (done == n)
+        return;
+    uint8_t tmp[4 * PIXELS];
+    for (int64_t c = 0; c < k->C; c++)
+        row_scalar(k, x + c * k->S + p0 + done, s, z, false, tmp + c * PIXELS, 0, n - done);
+    for (int64_t p = 0; p < n - done; p++)
+        for (int64_t c = 0; c < k->C; c++)
+            y[(p0 + done + p) * k->C + c] = tmp[c * PIXELS + p];
+}
+
 static dqg_status quantize_into(const quantize_kernel *k, void *const *args, void *scratch, void *y)
 {
     const float *x = args[k->x_arg];
@@ -106,7 +179,16 @@ static dqg_status quantize_into(const quantize_kernel *k, void *const *args, voi
     }
     int64_t total = k->outer * k->D * k->inner;
     int threads = total >= PARALLEL_MIN ? omp_get_max_threads() : 1;
-    if (k->ns == 1) {
+    if (k->to_channels_last) {
+        int64_t blocks = (k->S + PIXELS - 1) / PIXELS;
+#pragma omp parallel for num_threads(threads) schedule(static)
+        for (int64_t b = 0; b < k->N * blocks; b++) {
+            int64_t img = b / blocks, p0 = (b % blocks) * PIXELS;
+            int64_t n = k->S - p0 < PIXELS ? k->S - p0 : PIXELS;
+            block_to_channels_last(k, x + img * k->C * k->S, s, z, (uint8_t *)y + img * k->C * k->S,
+                                   p0, n);
+        }
+    } else if (k->ns == 1) {
         int64_t per = (total + threads - 1) / threads;
 #pragma omp parallel for num_threads(threads) schedule(static)
         for (int t = 0; t < threads; t++) {
@@ -166,6 +248,12 @@ dqg_status dqg_kernel_quantize_build_op(const dqg_kernel_request *req, const dqg
               (!z || z->dtype == yt) &&
               (qa->granularity == DQG_PER_TENSOR || qa->granularity == DQG_PER_AXIS) &&
               dqg_kernel_arg_index(g, op->inputs[0]) >= 0;
+    /* A change of layout only as choose_layouts asks for it: a row-major
+     * image of at most 4 channels into a channels-last 8-bit result. */
+    bool to_cl = y->channels_last && !x->channels_last;
+    ok = ok && (x->channels_last == y->channels_last ||
+                (to_cl && qa->granularity == DQG_PER_TENSOR && x->rank >= 3 && x->dims[1] <= 4 &&
+                 dqg_dtype_bits(yt) == 8));
     if (!ok)
         return dqg_set_error(DQG_UNSUPPORTED, "no own kernel for this quantize");
     quantize_kernel *k = calloc(1, sizeof *k);
@@ -193,6 +281,12 @@ dqg_status dqg_kernel_quantize_build_op(const dqg_kernel_request *req, const dqg
     }
     k->ns = k->D;
     k->avx512 = dqg_cpu_has(DQG_ISA_AVX512);
+    if (to_cl) {
+        k->to_channels_last = true;
+        k->N = x->dims[0];
+        k->C = x->dims[1];
+        k->S = x->nelems / (k->N * k->C);
+    }
     /* Constant parameters as f32 (a zero point converts exactly). */
     size_t bytes = (size_t)k->ns * sizeof(float);
     bool oom = false;
@@ -213,8 +307,8 @@ dqg_status dqg_kernel_quantize_build_op(const dqg_kernel_request *req, const dqg
         return dqg_set_error(DQG_OUT_OF_MEMORY, "quantize kernel: out of memory");
     }
     k->base.bytes = 2 * bytes;
-    snprintf(k->base.impl, sizeof k->base.impl, "own:%s:quantize:f32->%s",
-             k->avx512 ? "avx512" : "scalar", dqg_dtype_name(yt));
+    snprintf(k->base.impl, sizeof k->base.impl, "own:%s:quantize:f32->%s%s",
+             k->avx512 ? "avx512" : "scalar", dqg_dtype_name(yt), to_cl ? ":to-channels-last" : "");
     *out = &k->base;
     return DQG_OK;
 }

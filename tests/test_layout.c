@@ -280,3 +280,62 @@ Test(layout, conv_with_a_folded_bias_and_post_ops)
     dqg_compiled_destroy(c);
     dqg_graph_destroy(g);
 }
+
+/* An f32 image input quantized before the first convolution: the quantize
+ * writes its u8 result channels-last itself (3 or 4 channels; its impl
+ * says to-channels-last), so no convolution reorders its source, only the
+ * last one its result; 2 images of 9 x 11 pixels (a block of 64 and a
+ * tail of 35, 16 at a time and one by one), ties, NaN and values beyond
+ * the range. Five channels keep the row-major quantize and the first
+ * convolution's reorder. Within one unit (0.05) of the reference. */
+Test(layout, an_image_input_is_quantized_into_channels_last)
+{
+    for (int64_t C = 3; C <= 5; C++) {
+        dqg_graph *g;
+        cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+        int64_t xd[] = {2, C, 9, 11}, one = 1, n = 2 * C * 99;
+        float s = 0.05f;
+        uint8_t z = 128;
+        dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 4, xd);
+        dqg_quantize_linear_attrs qa = {.opset = 13};
+        dqg_tensor_id q = dqg_quantize_linear(g, "quantize_x", x, test_const_f32(g, 0, &one, &s),
+                                              dqg_constant(g, NULL, DQG_U8, 0, &one, &z, 1), &qa);
+        dqg_tensor_id c = qconv(g, "c2", qconv(g, "c1", q, C, 16, true, 4), 16, 8, false, 5);
+        dqg_dequantize_linear_attrs da = {.opset = 13};
+        dqg_output(g,
+                   dqg_dequantize_linear(g, "out_dq", c, test_const_f32(g, 0, &one, &s),
+                                         dqg_constant(g, NULL, DQG_U8, 0, &one, &z, 1), &da),
+                   "y");
+        finalize_ok(g);
+        float *xv = malloc((size_t)n * sizeof *xv), ref[2 * 8 * 99], got[2 * 8 * 99];
+        for (int64_t i = 0; i < n; i++)
+            xv[i] = i % 17 == 0   ? NAN
+                    : i % 13 == 0 ? (float)(i % 5) * 20.0f - 40.0f
+                    : i % 7 == 0  ? 0.05f * ((float)(i % 9) + 0.5f)
+                                  : sinf((float)i) * 3.0f;
+        dqg_buffer in = {.name = "x", .data = xv, .size = (size_t)n * sizeof *xv};
+        dqg_buffer out = {.name = "y", .data = ref, .size = sizeof ref};
+        cr_assert_eq(dqg_reference_run(g, &in, 1, &out, 1), DQG_OK, "%s", dqg_last_error());
+        dqg_compiled *cc = NULL;
+        cr_assert_eq(dqg_compile(g, NULL, &cc), DQG_OK, "%s", dqg_last_error());
+        static char log[16384];
+        log[0] = 0;
+        for (size_t i = 0; i < dqg_compiled_explain_count(cc); i++) {
+            strncat(log, dqg_compiled_explain(cc, i), sizeof log - strlen(log) - 2);
+            strncat(log, "\n", sizeof log - strlen(log) - 1);
+        }
+        bool to_cl = false;
+        for (size_t i = 0; i < dqg_compiled_partition_count(cc); i++)
+            to_cl |= strstr(dqg_compiled_partition_info(cc, i), "to-channels-last") != NULL;
+        cr_assert_eq(to_cl, C <= 4, "C %lld", (long long)C);
+        cr_assert_eq(count(log, "reorders its"), C <= 4 ? 1 : 2, "C %lld:\n%s", (long long)C, log);
+        out.data = got;
+        cr_assert_eq(dqg_execute(cc, &in, 1, &out, 1), DQG_OK, "%s", dqg_last_error());
+        for (int i = 0; i < 2 * 8 * 99; i++)
+            cr_assert(fabsf(got[i] - ref[i]) <= 0.05f + 1e-6f, "C %lld [%d] %g vs %g", (long long)C,
+                      i, got[i], ref[i]);
+        dqg_compiled_destroy(cc);
+        dqg_graph_destroy(g);
+        free(xv);
+    }
+}
