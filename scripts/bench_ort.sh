@@ -120,24 +120,55 @@ for f in "$models"/*.onnx; do
 done
 # Agreement: models written with a tolerance (NAME.atol: one quantization
 # step of every activation, or for the CNNs a tenth of the logits'
-# magnitude) are run once on ONNX Runtime, whose outputs
-# become a backend-test case that dqgraph must reproduce within it.
+# magnitude) are run once on ONNX Runtime with its graph optimizations
+# off (the QDQ graph as written: dequantize, float op, quantize), whose
+# outputs become a backend-test case that dqgraph must reproduce within
+# it; for the CNNs also the logits' cosine similarity (at least 0.99) and
+# the same top-1 class.
+# Every value of a TensorProto file, one per line.
+logit_values() {
+  ./build/dqgraph tensor "$1" --all | sed -n '/^values/,$p' | tail -n +2 |
+    sed 's/^ *\[[0-9]*\] //' | tr ' ' '\n' | awk 'NF'
+}
 checked=0
 for tol in "$models"/*.atol; do
   [ -e "$tol" ] || continue
   name=$(basename "$tol" .atol)
   [[ "$name" =~ $filter ]] || continue
   if [ "$checked" = 0 ]; then
-    printf '\nAgreement with ONNX Runtime (same inputs; |dqgraph - ORT| <= atol: one quantization step of the activations for the projections, a tenth of the logits'"'"' calibrated magnitude for the CNNs):\n\n' >>"$table"
+    printf '\nAgreement with ONNX Runtime, graph optimizations off (same inputs; |dqgraph - ORT| <= atol: one quantization step of the activations for the projections, a tenth of the logits'"'"' calibrated magnitude for the CNNs, whose logits must also have a cosine similarity of at least 0.99 and the same top-1 class, a tie at the top counting as either):\n\n' >>"$table"
     checked=1
   fi
   case_dir="$models/$name.case"
   rm -rf "$case_dir"
   DQG_ORT_DIR="$ort_dir" node bench/ort_bench.js "$models/$name.onnx" --threads "$threads" \
-    --case "$case_dir"
+    --no-opt --case "$case_dir"
   atol=$(cat "$tol")
+  logits=""
+  if [[ "$name" == *_cnn_* ]]; then
+    out_dir=$(mktemp -d)
+    ort_out="$case_dir/test_data_set_0/output_0.pb"
+    ./build/dqgraph run "$models/$name.onnx" -i "$case_dir/test_data_set_0" -o "$out_dir" >/dev/null
+    cosine=$(./build/dqgraph compare "$out_dir/output_0.pb" "$ort_out" --atol "$atol" |
+      awk '/^cosine:/ {print $2}')
+    # Top-1: the class one engine ranks first is among those the other
+    # ranks first (quantized logits tie: equal values share the rank).
+    top=$(paste <(logit_values "$out_dir/output_0.pb") <(logit_values "$ort_out") | awk '
+      NR == 1 || $1 > m1 { m1 = $1; a1 = NR - 1 }
+      NR == 1 || $2 > m2 { m2 = $2; a2 = NR - 1 }
+      { v1[NR - 1] = $1; v2[NR - 1] = $2 }
+      END { print a1, a2, (v1[a2] == m1 || v2[a1] == m2) ? "same" : "differs" }')
+    read -r top_dqg top_ort top_same <<<"$top"
+    rm -rf "$out_dir"
+    logits=", cosine $cosine, top-1 $top_dqg (ORT $top_ort)"
+    [ "$top_dqg" = "$top_ort" ] || logits="$logits, tied in one engine"
+    if ! awk -v c="$cosine" 'BEGIN {exit !(c >= 0.99)}' || [ "$top_same" != same ]; then
+      logits="$logits: FAIL"
+      agreement_failed=1
+    fi
+  fi
   if result=$(./build/dqgraph test "$case_dir" --rtol 0 --atol "$atol" 2>&1); then
-    printf -- '- %s: PASS (atol %s)\n' "$name" "$atol" >>"$table"
+    printf -- '- %s: PASS (atol %s%s)\n' "$name" "$atol" "$logits" >>"$table"
   else
     printf -- '- %s: FAIL (atol %s): %s\n' "$name" "$atol" "$(echo "$result" | head -3 | tr '\n' ' ')" >>"$table"
     agreement_failed=1

@@ -175,8 +175,9 @@ const char USAGE_TENSOR[] =
     "\n"
     "Prints a TensorProto file (as written by 'dqgraph run' or found in ONNX\n"
     "test data): its name, data type, shape and element count; the statistics of\n"
-    "its values (min, max, mean and standard deviation over the finite values,\n"
-    "and the number of NaNs and infinities); and its first 16 values, eight per\n"
+    "its values (min, max, the flat indexes of the first of each, mean and\n"
+    "standard deviation over the finite values, and the number of NaNs and\n"
+    "infinities); and its first 16 values, eight per\n"
     "line, each line starting with the flat index of its first value.\n"
     "\n"
     "Options:\n"
@@ -203,7 +204,7 @@ int cmd_tensor(const tool_opts *o)
 
     double v[CHUNK];
     double lo = INFINITY, hi = -INFINITY, sum = 0;
-    int64_t finite = 0, nans = 0, infs = 0;
+    int64_t finite = 0, nans = 0, infs = 0, arg_lo = -1, arg_hi = -1;
     for (int64_t first = 0; first < n; first += CHUNK) {
         int64_t m = n - first < CHUNK ? n - first : CHUNK;
         read_elements(t.dtype, t.data, first, m, v);
@@ -215,8 +216,14 @@ int cmd_tensor(const tool_opts *o)
             } else {
                 finite++;
                 sum += v[i];
-                lo = v[i] < lo ? v[i] : lo;
-                hi = v[i] > hi ? v[i] : hi;
+                if (v[i] < lo) {
+                    lo = v[i];
+                    arg_lo = first + i;
+                }
+                if (v[i] > hi) {
+                    hi = v[i];
+                    arg_hi = first + i;
+                }
             }
         }
     }
@@ -233,9 +240,12 @@ int cmd_tensor(const tool_opts *o)
         format_value(a, sizeof a, t.dtype, lo);
         format_value(b, sizeof b, t.dtype, hi);
         printf("min: %s\nmax: %s\n", a, b);
+        /* flat indexes of the first smallest and largest finite values (a
+         * classifier's top-1 is the argmax of its logits) */
+        printf("argmin: %lld\nargmax: %lld\n", (long long)arg_lo, (long long)arg_hi);
         printf("mean: %.9g\nstd: %.9g\n", mean, sqrt(sq / (double)finite));
     } else {
-        printf("min: none\nmax: none\nmean: none\nstd: none\n");
+        printf("min: none\nmax: none\nargmin: none\nargmax: none\nmean: none\nstd: none\n");
     }
     printf("nan: %lld\ninf: %lld\n", (long long)nans, (long long)infs);
 
