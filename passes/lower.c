@@ -50,20 +50,68 @@ static void match_layouts(const dqg_pass_state *s, dqg_fusion_match *m, int32_t 
  * the chain (x / sqrt(d) + mask) become its SM_PRE ops: the softmax applies
  * them to each row in its first pass, where as oneDNN 2.6 post-ops a
  * broadcast mask alone cost the matmul a third of its time (128x128 scores
- * of 12 heads: 0.13 against 0.085 ms). Not with a transposed result. */
+ * of 12 heads: 0.13 against 0.085 ms). So do binary ops between the
+ * epilogue and the softmax whose operand the epilogue does not take but
+ * the softmax can (periodic_operand: a causal mask [S, S] over [heads, S,
+ * S]). Not with a transposed result. */
+/* The operand of binary op `op` on the chain value `cur` when the softmax
+ * kernel can apply the op to each row and the epilogue could not take it:
+ * an f32 operand that repeats over the leading axes, such as a causal mask
+ * [S, S] on the scores of every head [heads, S, S] (row r reads its row r
+ * % S). DQG_NONE otherwise. */
+static dqg_tensor_id periodic_operand(const dqg_graph *g, const dqg_op *op, dqg_tensor_id cur)
+{
+    if ((op->kind != DQG_OP_ADD && op->kind != DQG_OP_MUL && op->kind != DQG_OP_DIV) ||
+        (op->kind == DQG_OP_DIV && op->inputs[0] != cur))
+        return DQG_NONE;
+    dqg_tensor_id b = op->inputs[0] == cur ? op->inputs[1] : op->inputs[0];
+    const dqg_tensor *x = &g->tensors[cur], *bt = &g->tensors[b], *y = &g->tensors[op->outputs[0]];
+    if (b == cur || bt->dtype != DQG_F32 || y->dtype != DQG_F32 || y->nelems != x->nelems ||
+        bt->rank > x->rank)
+        return DQG_NONE;
+    if (bt->nelems == 1) /* one value (after a periodic op, which the epilogue left) */
+        return b;
+    bool leading = true; /* still among the operand's leading 1s */
+    for (int j = 0; j < bt->rank; j++) {
+        int64_t d = bt->dims[j], xd = x->dims[x->rank - bt->rank + j];
+        if (leading && d == 1 && xd != 1)
+            continue;
+        leading = false;
+        if (d != xd)
+            return DQG_NONE;
+    }
+    return b;
+}
+
 static bool match_softmax(const dqg_pass_state *s, dqg_fusion_match *m)
 {
     const dqg_graph *g = s->graph;
     dqg_tensor_id cur = dqg_match_result(g, m);
     int32_t c = dqg_pass_single_consumer(s, cur);
+    /* Ops after the epilogue whose operand only the softmax can apply
+     * (periodic_operand), when the softmax follows them. */
+    int32_t rows_ops[4];
+    int n_rows_ops = 0;
+    dqg_tensor_id after = cur;
+    while (c >= 0 && s->group[c] < 0 && n_rows_ops < 4 && !g->ops[c].removed &&
+           periodic_operand(g, &g->ops[c], after) != DQG_NONE) {
+        rows_ops[n_rows_ops++] = c;
+        after = g->ops[c].outputs[0];
+        c = dqg_pass_single_consumer(s, after);
+    }
     if (c < 0 || s->group[c] >= 0 || g->ops[c].kind != DQG_OP_SOFTMAX)
         return false;
     const dqg_tensor *x = &g->tensors[cur], *y = &g->tensors[g->ops[c].outputs[0]];
     if (x->dtype != DQG_F32 || y->dtype != DQG_F32 || x->rank < 2 || x->channels_last ||
-        y->channels_last || g->ops[c].attrs.softmax.axis != x->rank - 1 ||
-        !dqg_match_add(m, c, DQG_ROLE_SOFTMAX))
+        y->channels_last || g->ops[c].attrs.softmax.axis != x->rank - 1)
         return false;
-    /* Back from the softmax's input over the chain's trailing binary ops. */
+    for (int k = 0; k < n_rows_ops; k++)
+        if (!dqg_match_add(m, rows_ops[k], DQG_ROLE_SM_PRE))
+            return false;
+    if (!dqg_match_add(m, c, DQG_ROLE_SOFTMAX))
+        return false;
+    /* Back from the epilogue's result (the softmax's input, or the first
+     * op taken above) over the chain's trailing binary ops. */
     for (;;) {
         int32_t p = g->tensors[cur].producer;
         int k = 0;

@@ -293,6 +293,13 @@ static dqg_status softmax_build(matmul_kernel *m, const dqg_kernel_request *req,
         } else if (b->nelems == sm->rows * sm->n && b->dims[b->rank - 1] == sm->n) {
             q->row_step = sm->n;
             q->col_step = 1;
+        } else if (b->dims[b->rank - 1] == sm->n && sm->rows % (b->nelems / sm->n) == 0 &&
+                   b->nelems % sm->n == 0) {
+            /* rows of its own repeated over the leading axes (the match
+             * checked the shapes): row r reads row r % P */
+            q->row_step = sm->n;
+            q->col_step = 1;
+            q->row_period = b->nelems / sm->n;
         } else {
             return dqg_set_error(DQG_UNSUPPORTED, "%s: operand of %s '%s' before the softmax",
                                  m->base.impl, dqg_op_kind_name(p->kind), p->name);

@@ -96,7 +96,7 @@ apply_pre(__m512 v, int64_t r, int64_t k, __mmask16 l, const dqg_softmax_pre *pr
 {
     for (int i = 0; i < n_pre; i++) {
         const dqg_softmax_pre *p = &pre[i];
-        const float *b = p->operand + r * p->row_step;
+        const float *b = p->operand + (p->row_period ? r % p->row_period : r) * p->row_step;
         __m512 w = p->col_step ? _mm512_maskz_loadu_ps(l, b + k) : _mm512_set1_ps(b[0]);
         v = p->kind == DQG_SOFTMAX_PRE_ADD   ? _mm512_add_ps(v, w)
             : p->kind == DQG_SOFTMAX_PRE_MUL ? _mm512_mul_ps(v, w)
@@ -225,7 +225,9 @@ void dqg_softmax_pre_apply(float *x, int64_t rows, int64_t n, const dqg_softmax_
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (int64_t r = 0; r < rows; r++)
         for (int i = 0; i < n_pre; i++)
-            pre_row(x + r * n, n, pre[i].kind, pre[i].operand + r * pre[i].row_step,
+            pre_row(x + r * n, n, pre[i].kind,
+                    pre[i].operand +
+                        (pre[i].row_period ? r % pre[i].row_period : r) * pre[i].row_step,
                     pre[i].col_step == 0);
 }
 

@@ -22,7 +22,9 @@ void dqg_softmax_rows(const float *x, float *y, int64_t rows, int64_t n, bool lo
  * the mask of attention scores (x / sqrt(d) + mask), moved out of the
  * matmul that made them. The operand holds one value (row_step = col_step
  * = 0), one value per column shared by every row (row_step 0, col_step 1)
- * or one per element (row_step n, col_step 1). */
+ * or one per element (row_step n, col_step 1); with row_period P > 0, row
+ * r reads the operand's row r % P (a causal mask [S, S] over the scores
+ * of every head, [heads, S, S]). */
 typedef enum dqg_softmax_pre_kind {
     DQG_SOFTMAX_PRE_ADD,
     DQG_SOFTMAX_PRE_MUL,
@@ -35,6 +37,7 @@ typedef struct dqg_softmax_pre {
     dqg_softmax_pre_kind kind;
     const float *operand;
     int64_t row_step, col_step;
+    int64_t row_period; /* 0: none */
 } dqg_softmax_pre;
 
 /* Applies pre[0..n_pre) in order to rows x[r][0..n), r < rows, in place,

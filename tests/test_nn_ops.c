@@ -1492,8 +1492,11 @@ Test(gather, folded_indices_are_checked_when_compiled)
  * column holding -10000 and -inf; 3 Div by a run-time scalar, then Add of
  * a run-time mask of the scores' shape (one row all -inf, one -1e9); 4
  * nothing; 5 Add of a mask per column, then Div by 8 (the order kept); 6
- * ReLU, then Add of a constant scalar (the ReLU stays a oneDNN post-op). */
-#define ATTN_VARIANTS 7
+ * ReLU, then Add of a constant scalar (the ReLU stays a oneDNN post-op);
+ * 7 Div by 8, then Add of a constant causal mask [M, N] shared by every
+ * batch (the softmax reads its row r % M); 8 Add of a run-time mask [1,
+ * M, N] shared the same way, then Div by 8. */
+#define ATTN_VARIANTS 9
 typedef struct attn_graph {
     dqg_graph *g;
     dqg_tensor_id in[4]; /* a, b, then the run-time divisor and mask (variant 3) */
@@ -1573,6 +1576,25 @@ static attn_graph attn_build(int64_t B, int64_t M, int64_t K, int64_t N, int var
         y = dqg_relu(g, "relu", y);
         y = dqg_add(g, "shift", y, dqg_constant(g, "c", DQG_F32, 0, one, &c, 4));
         break;
+    case 7:
+    case 8: {
+        int64_t dm[] = {1, M, N};
+        float *mask = variant == 8 ? attn_input(&t, "m", 3, dm) : malloc((size_t)(M * N) * 4);
+        cr_assert(mask);
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++)
+                mask[i * N + j] = j > i + N - M ? -1e9f : uniform(-0.5f, 0.0f);
+        dqg_tensor_id dt = dqg_constant(g, "d", DQG_F32, 0, one, &eight, 4);
+        if (variant == 7) {
+            dqg_tensor_id mt =
+                dqg_constant(g, "causal", DQG_F32, 2, dm + 1, mask, (size_t)(M * N) * 4);
+            free(mask);
+            y = dqg_add(g, "mask", dqg_div(g, "scale", y, dt), mt);
+        } else {
+            y = dqg_div(g, "scale", dqg_add(g, "mask", t.in[t.n_in - 1], y), dt);
+        }
+        break;
+    }
     default:
         break;
     }
@@ -1665,23 +1687,27 @@ Test(softmax, attention_scores_join_their_matmul)
             }
 }
 
-/* What stays apart: a Softmax over another axis than the last, and one
- * whose input is also a graph output, keep their own partitions. */
+/* What stays apart: a Softmax over another axis than the last, one whose
+ * input is also a graph output, and one after an Add whose operand [2, 1,
+ * 6] varies by batch but not by row (neither the epilogue nor the
+ * softmax's row pre-ops take it) keep their own partitions. */
 Test(softmax, attention_softmax_joins_only_its_own_rows)
 {
-    for (int kase = 0; kase < 2; kase++) {
+    for (int kase = 0; kase < 3; kase++) {
         dqg_graph *g;
         dqg_graph_create(&g);
-        int64_t da[] = {2, 4, 8}, db[] = {2, 8, 6};
+        int64_t da[] = {2, 4, 8}, db[] = {2, 8, 6}, dm[] = {2, 1, 6};
         dqg_tensor_id y = dqg_matmul(g, "scores", dqg_input(g, "a", DQG_F32, 3, da),
                                      dqg_input(g, "b", DQG_F32, 3, db), NULL);
         if (kase == 1)
             dqg_output(g, y, "scores_out");
+        if (kase == 2)
+            y = dqg_add(g, "mask", y, dqg_input(g, "m", DQG_F32, 3, dm));
         dqg_output(g, dqg_softmax(g, "probs", y, kase == 0 ? 1 : 2, false), "y");
         finalize_ok(g);
         dqg_compiled *c;
         cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
-        cr_assert_eq(dqg_compiled_partition_count(c), 2, "case %d", kase);
+        cr_assert_eq(dqg_compiled_partition_count(c), kase == 2 ? 3 : 2, "case %d", kase);
         cr_assert(!test_explain_mentions(c, "then its softmax"), "case %d", kase);
         dqg_compiled_destroy(c);
         dqg_graph_destroy(g);
