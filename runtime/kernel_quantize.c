@@ -60,11 +60,25 @@ static void row_scalar(const quantize_kernel *k, const float *x, const float *s,
     }
 }
 
+/* The codes of x[0..16) as dwords: the quotient (without a division when
+ * `fast`: runtime/quotient.h), rounded half to even, plus the zero point,
+ * saturated; NaN gives 0. */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static __m512i
+codes16(const quantize_kernel *k, const float *x, __m512 vs, __m512 vr, bool fast, __m512 vz)
+{
+    const __m512 lo = _mm512_set1_ps(k->lo), hi = _mm512_set1_ps(k->hi);
+    __m512 xv = _mm512_loadu_ps(x);
+    __m512 q = fast ? dqg_quotient512(xv, vs, vr) : _mm512_div_ps(xv, vs);
+    __mmask16 nan = _mm512_cmp_ps_mask(q, q, _CMP_UNORD_Q);
+    __m512 r = _mm512_roundscale_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    r = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(r, vz), lo), hi);
+    return _mm512_cvtps_epi32(_mm512_maskz_mov_ps((__mmask16)~nan, r));
+}
+
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static void
 row_avx512(const quantize_kernel *k, const float *x, const float *s, const float *z, bool vec,
            void *y, int64_t first, int64_t n)
 {
-    const __m512 lo = _mm512_set1_ps(k->lo), hi = _mm512_set1_ps(k->hi);
     __m512 vs = _mm512_set1_ps(s[0]), vz = _mm512_set1_ps(z[0]);
     /* one scale: the quotient without a division (runtime/quotient.h) */
     bool fast = !vec && dqg_quotient_safe(s[0]);
@@ -76,12 +90,7 @@ row_avx512(const quantize_kernel *k, const float *x, const float *s, const float
             vs = _mm512_loadu_ps(s + i);
             vz = _mm512_loadu_ps(z + i);
         }
-        __m512 xv = _mm512_loadu_ps(x + first + i);
-        __m512 q = fast ? dqg_quotient512(xv, vs, vr) : _mm512_div_ps(xv, vs);
-        __mmask16 nan = _mm512_cmp_ps_mask(q, q, _CMP_UNORD_Q);
-        __m512 r = _mm512_roundscale_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        r = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(r, vz), lo), hi);
-        __m512i v = _mm512_cvtps_epi32(_mm512_maskz_mov_ps((__mmask16)~nan, r));
+        __m512i v = codes16(k, x + first + i, vs, vr, fast, vz);
         if (wide)
             _mm256_storeu_si256((__m256i *)((uint16_t *)y + first + i), _mm512_cvtepi32_epi16(v));
         else
@@ -122,21 +131,9 @@ __attribute__((target("avx512f,avx512bw"))) static void interleave3(__m512i q0, 
     _mm512_mask_storeu_epi32(y, 0x0FFF, v);
 }
 
-/* Codes of x[c][0..16) (one scale) as dwords, rounding as row_avx512. */
-__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static __m512i
-codes16(const quantize_kernel *k, const float *x, __m512 vs, __m512 vr, bool fast, __m512 vz)
-{
-    const __m512 lo = _mm512_set1_ps(k->lo), hi = _mm512_set1_ps(k->hi);
-    __m512 xv = _mm512_loadu_ps(x);
-    __m512 q = fast ? dqg_quotient512(xv, vs, vr) : _mm512_div_ps(xv, vs);
-    __mmask16 nan = _mm512_cmp_ps_mask(q, q, _CMP_UNORD_Q);
-    __m512 r = _mm512_roundscale_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    r = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(r, vz), lo), hi);
-    return _mm512_cvtps_epi32(_mm512_maskz_mov_ps((__mmask16)~nan, r));
-}
-
-/* Pixels p0 .. p0 + n of image `img`: three channels 16 pixels at a time
- * on AVX-512, else each channel's codes into `tmp` and then interleaved. */
+/* The first whole groups of 16 of the n pixels of a 3-channel image
+ * (x: its first channel at the first pixel, y: that pixel's first byte);
+ * returns how many pixels it wrote. */
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static int64_t
 block3_avx512(const quantize_kernel *k, const float *x, const float *s, const float *z, uint8_t *y,
               int64_t n)
@@ -150,6 +147,9 @@ block3_avx512(const quantize_kernel *k, const float *x, const float *s, const fl
     return p;
 }
 
+/* Pixels p0 .. p0 + n of one image x [C, S] into y [S, C]: 16 at a time
+ * with 3 channels on AVX-512, the rest each channel's codes into `tmp`
+ * and then interleaved. */
 static void block_to_channels_last(const quantize_kernel *k, const float *x, const float *s,
                                    const float *z, uint8_t *y, int64_t p0, int64_t n)
 {
