@@ -45,15 +45,6 @@ static void match_layouts(const dqg_pass_state *s, dqg_fusion_match *m, int32_t 
         dqg_match_add(m, t, DQG_ROLE_Y_LAYOUT);
 }
 
-/* The Softmax over the last axis that alone reads an f32 MatMul's chain
- * (attention scores) joins its partition, and the binary ops at the end of
- * the chain (x / sqrt(d) + mask) become its SM_PRE ops: the softmax applies
- * them to each row in its first pass, where as oneDNN 2.6 post-ops a
- * broadcast mask alone cost the matmul a third of its time (128x128 scores
- * of 12 heads: 0.13 against 0.085 ms). So do binary ops between the
- * epilogue and the softmax whose operand the epilogue does not take but
- * the softmax can (periodic_operand: a causal mask [S, S] over [heads, S,
- * S]). Not with a transposed result. */
 /* The operand of binary op `op` on the chain value `cur` when the softmax
  * kernel can apply the op to each row and the epilogue could not take it:
  * an f32 operand that repeats over the leading axes, such as a causal mask
@@ -83,6 +74,15 @@ static dqg_tensor_id periodic_operand(const dqg_graph *g, const dqg_op *op, dqg_
     return b;
 }
 
+/* The Softmax over the last axis that alone reads an f32 MatMul's chain
+ * (attention scores) joins its partition, and the binary ops at the end of
+ * the chain (x / sqrt(d) + mask) become its SM_PRE ops: the softmax applies
+ * them to each row in its first pass, where as oneDNN 2.6 post-ops a
+ * broadcast mask alone cost the matmul a third of its time (128x128 scores
+ * of 12 heads: 0.13 against 0.085 ms). So do binary ops between the
+ * epilogue and the softmax whose operand the epilogue does not take but
+ * the softmax can (periodic_operand: a causal mask [S, S] over [heads, S,
+ * S]). Not with a transposed result. */
 static bool match_softmax(const dqg_pass_state *s, dqg_fusion_match *m)
 {
     const dqg_graph *g = s->graph;
@@ -105,11 +105,11 @@ static bool match_softmax(const dqg_pass_state *s, dqg_fusion_match *m)
     if (x->dtype != DQG_F32 || y->dtype != DQG_F32 || x->rank < 2 || x->channels_last ||
         y->channels_last || g->ops[c].attrs.softmax.axis != x->rank - 1)
         return false;
+    if (m->n + n_rows_ops + 1 > DQG_MAX_PART_OPS)
+        return false; /* all of them or none */
     for (int k = 0; k < n_rows_ops; k++)
-        if (!dqg_match_add(m, rows_ops[k], DQG_ROLE_SM_PRE))
-            return false;
-    if (!dqg_match_add(m, c, DQG_ROLE_SOFTMAX))
-        return false;
+        dqg_match_add(m, rows_ops[k], DQG_ROLE_SM_PRE);
+    dqg_match_add(m, c, DQG_ROLE_SOFTMAX);
     /* Back from the epilogue's result (the softmax's input, or the first
      * op taken above) over the chain's trailing binary ops. */
     for (;;) {
