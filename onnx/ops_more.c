@@ -447,6 +447,63 @@ static dqg_status import_lrn(onnx_import *c)
 
 /* ---- LayerNormalization -------------------------------------------------- */
 
+/* RMSNormalization (opset 23) as its function body: Mul(X, X),
+ * ReduceMean over the axes from `axis` (kept), Add(epsilon), Sqrt,
+ * Div(X, root), Mul(Scale); the recognize pass makes those one op again
+ * when fusion is on (runtime/rms_norm.c), and each op's rounding is the
+ * definition's with stash_type 1 on f32 X. */
+static dqg_status import_rms_norm(onnx_import *c)
+{
+    static const char *const known[] = {"axis", "epsilon", "stash_type", NULL};
+    dqg_status st;
+    int64_t axis, stash;
+    float eps;
+    dqg_tensor_id x, scale;
+    if ((st = onnx_check_arity(c, 2, 2, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, known)) != DQG_OK ||
+        (st = onnx_attr_int(c, "axis", -1, &axis)) != DQG_OK ||
+        (st = onnx_attr_float(c, "epsilon", 1e-5f, &eps)) != DQG_OK ||
+        (st = onnx_attr_int(c, "stash_type", 1, &stash)) != DQG_OK)
+        return st;
+    if (stash != 1)
+        return onnx_node_fail(c, DQG_UNSUPPORTED,
+                              "stash_type %lld; dqgraph computes it in float (stash_type 1)",
+                              (long long)stash);
+    if ((st = onnx_input(c, 0, "X", true, &x)) != DQG_OK ||
+        (st = onnx_input(c, 1, "scale", true, &scale)) != DQG_OK)
+        return st;
+    onnx_shape xs = onnx_tensor_shape(c, x);
+    if (xs.dtype != DQG_F32)
+        return onnx_node_fail(c, DQG_UNSUPPORTED,
+                              "input 0 (X) is %s; dqgraph computes RMSNormalization on f32 only",
+                              dqg_dtype_name(xs.dtype));
+    if (axis < -xs.rank || axis >= xs.rank)
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                              "axis %lld is outside [-%d, %d) for input 0 (X) of rank %d",
+                              (long long)axis, xs.rank, xs.rank, xs.rank);
+    if (!isfinite(eps) || eps < 0.0f)
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "epsilon is %g; it must be finite and >= 0",
+                              (double)eps);
+    int64_t axes[DQG_MAX_RANK];
+    int n = 0;
+    for (int64_t a = axis < 0 ? axis + xs.rank : axis; a < xs.rank; a++)
+        axes[n++] = a;
+    dqg_graph *g = c->g;
+    dqg_tensor_id sq = dqg_mul(g, onnx_op_name(c, "square"), x, x);
+    dqg_tensor_id ms = sq == DQG_NONE ? DQG_NONE
+                                      : dqg_reduce(g, onnx_op_name(c, "mean_square"),
+                                                   DQG_REDUCE_MEAN, sq, n, axes, true);
+    dqg_tensor_id e = onnx_add_scalar(c, "epsilon", DQG_F32, eps);
+    dqg_tensor_id a = ms == DQG_NONE || e == DQG_NONE
+                          ? DQG_NONE
+                          : dqg_add(g, onnx_op_name(c, "plus_epsilon"), ms, e);
+    dqg_tensor_id root =
+        a == DQG_NONE ? DQG_NONE : dqg_unary(g, onnx_op_name(c, "root"), DQG_UNARY_SQRT, a, 0, 0);
+    dqg_tensor_id d =
+        root == DQG_NONE ? DQG_NONE : dqg_div(g, onnx_op_name(c, "normalized"), x, root);
+    return output_of(c, d == DQG_NONE ? DQG_NONE : dqg_mul(g, onnx_op_name(c, NULL), d, scale));
+}
+
 static dqg_status import_layer_norm(onnx_import *c)
 {
     static const char *const known[] = {"axis", "epsilon", "stash_type", NULL};
@@ -1069,6 +1126,7 @@ const onnx_op_entry onnx_more_ops[] = {
     {"", "BatchNormalization", import_batchnorm, NULL},
     {"", "LRN", import_lrn, NULL},
     {"", "LayerNormalization", import_layer_norm, NULL},
+    {"", "RMSNormalization", import_rms_norm, NULL},
     {"", "ReduceSum", import_reduce, reduce_const_inputs},
     {"", "ReduceMean", import_reduce, reduce_const_inputs},
     {"", "ReduceMax", import_reduce, reduce_const_inputs},

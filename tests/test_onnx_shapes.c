@@ -235,3 +235,91 @@ Test(onnx_shapes, expand_errors_name_the_rule)
                   "case %zu: %s", i, dqg_last_error());
     }
 }
+
+/* RMSNormalization (opset 23) imports as its function body and compiles
+ * to one op (the recognize pass): over the last axis with a [64] scale and
+ * over the last two with a [5, 64] one, within 2.4e-7 relative of the
+ * definition computed here in double (the ops round in f32; unfused, on
+ * oneDNN's f32 reduction, 1e-6). */
+Test(onnx_shapes, rms_normalization_becomes_one_op)
+{
+    for (int v = 0; v < 2; v++) {
+        tm_model *m = tm_new(23);
+        int64_t xd[] = {2, 5, 64}, sd[] = {5, 64};
+        int srank = v ? 2 : 1;
+        int64_t inner = v ? 320 : 64, n = 640;
+        float scale[320], x[640];
+        for (int i = 0; i < 320; i++)
+            scale[i] = 0.5f + (float)(i % 13) * 0.07f;
+        for (int i = 0; i < 640; i++)
+            x[i] = sinf((float)i * 0.37f) * (1.0f + (float)(i % 5));
+        tm_input(m, "x", T_FLOAT, 3, xd, NULL);
+        tm_init(m, "scale", T_FLOAT, srank, v ? sd : sd + 1, scale, (size_t)inner * 4);
+        Onnx__NodeProto *node = tm_node(m, "RMSNormalization", NULL, "rms", "x,scale", "y");
+        tm_attr_int(m, node, "axis", v ? -2 : -1);
+        tm_attr_float(m, node, "epsilon", 1e-6f);
+        tm_output(m, "y", T_FLOAT, 3, xd);
+        dqg_graph *g;
+        cr_assert_eq(load(m, &g), DQG_OK, "%s", dqg_last_error());
+        float got[640];
+        dqg_buffer in = {.name = "x", .data = x, .size = sizeof x};
+        dqg_buffer out = {.name = "y", .data = got, .size = sizeof got};
+        for (int fused = 1; fused >= 0; fused--) {
+            dqg_compile_options o = dqg_compile_options_default();
+            o.disable_fusion = !fused;
+            dqg_compiled *c;
+            cr_assert_eq(dqg_compile(g, &o, &c), DQG_OK, "%s", dqg_last_error());
+            cr_assert_eq(test_explain_mentions(c, "RMS normalization"), fused, "v %d", v);
+            if (fused)
+                cr_assert(dqg_compiled_partition_count(c) == 1 &&
+                              strstr(dqg_compiled_partition_info(c, 0), "rms-norm"),
+                          "v %d: %s", v, dqg_compiled_partition_info(c, 0));
+            cr_assert_eq(dqg_execute(c, &in, 1, &out, 1), DQG_OK, "%s", dqg_last_error());
+            dqg_compiled_destroy(c);
+            for (int64_t r = 0; r < n / inner; r++) {
+                double ss = 0;
+                for (int64_t i = 0; i < inner; i++)
+                    ss += (double)x[r * inner + i] * x[r * inner + i];
+                double root = sqrt(ss / (double)inner + 1e-6);
+                for (int64_t i = 0; i < inner; i++) {
+                    double want = x[r * inner + i] / root * scale[i];
+                    /* unfused, oneDNN's reduction sums in f32: 1e-6 */
+                    double tol = fused ? 2.4e-7 : 1e-6;
+                    cr_assert(fabs(got[r * inner + i] - want) <= tol * fabs(want) + 1e-30,
+                              "v %d fused %d y[%lld] %.9g, want %.9g", v, fused,
+                              (long long)(r * inner + i), got[r * inner + i], want);
+                }
+            }
+        }
+        dqg_graph_destroy(g);
+    }
+}
+
+/* Its errors name the node and the rule. */
+Test(onnx_shapes, rms_normalization_errors)
+{
+    static const struct {
+        int64_t axis, stash;
+        dqg_status st;
+        const char *want;
+    } cases[] = {
+        {3, 1, DQG_INVALID_ARGUMENT, "axis 3 is outside [-3, 3) for input 0 (X) of rank 3"},
+        {-1, 0, DQG_UNSUPPORTED, "stash_type 0"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tm_model *m = tm_new(23);
+        int64_t xd[] = {2, 5, 64}, sd = 64;
+        float scale[64] = {0};
+        tm_input(m, "x", T_FLOAT, 3, xd, NULL);
+        tm_init(m, "scale", T_FLOAT, 1, &sd, scale, sizeof scale);
+        Onnx__NodeProto *node = tm_node(m, "RMSNormalization", NULL, "rn", "x,scale", "y");
+        tm_attr_int(m, node, "axis", cases[i].axis);
+        tm_attr_int(m, node, "stash_type", cases[i].stash);
+        tm_output(m, "y", T_FLOAT, 3, xd);
+        dqg_graph *g;
+        cr_assert_eq(load(m, &g), cases[i].st, "case %zu: %s", i, dqg_last_error());
+        cr_assert(strstr(dqg_last_error(), "RMSNormalization") &&
+                      strstr(dqg_last_error(), "'rn'") && strstr(dqg_last_error(), cases[i].want),
+                  "case %zu: %s", i, dqg_last_error());
+    }
+}
