@@ -48,7 +48,78 @@ typedef struct eltwise_kernel {
     /* Where each operand comes from: an arg index, or a constant copy. */
     int in_arg[2], out_arg;
     void *in_const[2];
+    /* f32 Add/Sub/Mul/Div whose operands oneDNN cannot broadcast (both
+     * broadcast, or the first of Sub/Div): dqgraph's own loop over the
+     * output's rows, each operand read with its strides in the output's
+     * index space (0 along its broadcast axes). */
+    bool own_bcast;
+    dqg_op_kind bop;
+    int brank;
+    int64_t bdims[DQG_MAX_RANK], sa[DQG_MAX_RANK], sb[DQG_MAX_RANK];
 } eltwise_kernel;
+
+/* One row of y = a op b, n elements, each operand stepping by 1 or by 0. */
+#define BCAST_ROW(EXPR)                                                                            \
+    do {                                                                                           \
+        if (sa && sb)                                                                              \
+            for (int64_t k = 0; k < n; k++) {                                                      \
+                float u = a[k], v = b[k];                                                          \
+                y[k] = EXPR;                                                                       \
+            }                                                                                      \
+        else if (sa)                                                                               \
+            for (int64_t k = 0; k < n; k++) {                                                      \
+                float u = a[k], v = b[0];                                                          \
+                y[k] = EXPR;                                                                       \
+            }                                                                                      \
+        else if (sb)                                                                               \
+            for (int64_t k = 0; k < n; k++) {                                                      \
+                float u = a[0], v = b[k];                                                          \
+                y[k] = EXPR;                                                                       \
+            }                                                                                      \
+        else                                                                                       \
+            for (int64_t k = 0; k < n; k++) {                                                      \
+                float u = a[0], v = b[0];                                                          \
+                y[k] = EXPR;                                                                       \
+            }                                                                                      \
+    } while (0)
+
+static void bcast_row(dqg_op_kind op, const float *a, int64_t sa, const float *b, int64_t sb,
+                      float *y, int64_t n)
+{
+    switch (op) {
+    case DQG_OP_ADD:
+        BCAST_ROW(u + v);
+        break;
+    case DQG_OP_SUB:
+        BCAST_ROW(u - v);
+        break;
+    case DQG_OP_MUL:
+        BCAST_ROW(u * v);
+        break;
+    default:
+        BCAST_ROW(u / v);
+        break;
+    }
+}
+#undef BCAST_ROW
+
+static void bcast_run(const eltwise_kernel *e, const float *a, const float *b, float *y)
+{
+    const int R = e->brank;
+    const int64_t n = e->bdims[R - 1], rows = e->nelems / n;
+    int threads = e->nelems >= 64 * 1024 ? omp_get_max_threads() : 1;
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t oa = 0, ob = 0, rest = r;
+        for (int i = R - 2; i >= 0; i--) {
+            int64_t k = rest % e->bdims[i];
+            rest /= e->bdims[i];
+            oa += k * e->sa[i];
+            ob += k * e->sb[i];
+        }
+        bcast_row(e->bop, a + oa, e->sa[R - 1], b + ob, e->sb[R - 1], y + r * n, n);
+    }
+}
 
 /* ReLU and Clip on f32: min(hi, max(lo, x)), NaN and -0 coming through as
  * the reference has them (vmaxps/vminps return their second operand, x,
@@ -127,6 +198,10 @@ static dqg_status eltwise_execute(dqg_kernel *k, void *const *args, void *scratc
     }
     if (e->own_softmax) {
         dqg_softmax_rows(in[0], out, e->rows, e->row_len, e->log_softmax);
+        return DQG_OK;
+    }
+    if (e->own_bcast) {
+        bcast_run(e, in[0], in[1], out);
         return DQG_OK;
     }
     if (e->own_unary) {
@@ -221,6 +296,37 @@ static dqg_status operand_md(const dqg_tensor *t, int rank, const int64_t *dims,
         return dqg_set_error(DQG_UNSUPPORTED, "oneDNN has no %s type", dqg_dtype_name(t->dtype));
     dnnl_status_t r = dnnl_memory_desc_init_by_strides(md, rank, d, dt, s);
     return r == dnnl_success ? DQG_OK : dqg_dnnl_error(r, "binary", "operand descriptor");
+}
+
+/* The own broadcasting loop for f32 a op b (row-major tensors). */
+static dqg_status bcast_kernel(eltwise_kernel *e, dqg_op_kind op, const dqg_tensor *a,
+                               const dqg_tensor *b, const dqg_tensor *y, dqg_kernel **out)
+{
+    if (a->dtype != DQG_F32 || b->dtype != DQG_F32 || y->dtype != DQG_F32 || a->channels_last ||
+        b->channels_last || y->channels_last)
+        return dqg_set_error(DQG_UNSUPPORTED, "both operands broadcast (%s, not f32 row-major)",
+                             dqg_dtype_name(y->dtype));
+    int R = y->rank ? y->rank : 1;
+    e->own_bcast = true;
+    e->bop = op;
+    e->brank = R;
+    e->nelems = y->nelems;
+    const dqg_tensor *t[2] = {a, b};
+    int64_t *st[2] = {e->sa, e->sb};
+    for (int o = 0; o < 2; o++) {
+        int64_t stride = 1;
+        for (int i = R - 1; i >= 0; i--) {
+            int j = i - (R - t[o]->rank);
+            int64_t d = j >= 0 ? t[o]->dims[j] : 1;
+            st[o][i] = d == 1 ? 0 : stride;
+            stride *= d;
+        }
+    }
+    for (int i = 0; i < R; i++)
+        e->bdims[i] = y->rank ? y->dims[i] : 1;
+    snprintf(e->base.impl, sizeof e->base.impl, "dqgraph:broadcast:%s", dqg_op_kind_name(op));
+    *out = &e->base;
+    return DQG_OK;
 }
 
 /* Binary op; the output shape is the broadcast shape. */
@@ -496,13 +602,16 @@ dqg_status dqg_kernel_eltwise_build(const dqg_kernel_request *req, dqg_kernel **
                               : op->kind == DQG_OP_SUB ? dnnl_binary_sub
                                                        : dnnl_binary_div;
         /* oneDNN broadcasts only its second source: a - b and a / b with a
-         * broadcast `a` cannot swap their operands. */
-        if ((op->kind == DQG_OP_SUB || op->kind == DQG_OP_DIV) && x->nelems != y->nelems) {
-            st = dqg_set_error(DQG_UNSUPPORTED, "%s with a broadcast first operand",
-                               dqg_op_kind_name(op->kind));
+         * broadcast `a` cannot swap their operands, and neither can two
+         * operands that both broadcast; f32 ones take dqgraph's loop. */
+        const dqg_tensor *b = &g->tensors[op->inputs[1]];
+        bool a_full = x->nelems == y->nelems, b_full = b->nelems == y->nelems;
+        if ((!a_full && !b_full) ||
+            ((op->kind == DQG_OP_SUB || op->kind == DQG_OP_DIV) && !a_full)) {
+            st = bcast_kernel(e, op->kind, x, b, y, out);
             break;
         }
-        st = binary_kernel(e, alg, x, &g->tensors[op->inputs[1]], y, out);
+        st = binary_kernel(e, alg, x, b, y, out);
         break;
     }
     case DQG_OP_BIAS_ADD: {
