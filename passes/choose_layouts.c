@@ -194,7 +194,7 @@ static void visit_partition(const dqg_pass_state *s, layout_state *L, int p)
         return;
     }
     /* A lone per-tensor QuantizeLinear of a row-major image (a graph
-     * input of 3 or 4 channels, as networks take pictures) writes its
+     * input of at most 4 channels, as networks take pictures) writes its
      * result in whichever layout that result's class takes: the quantize
      * kernel transposes as it goes, where a channels-last first
      * convolution would otherwise reorder the quantized image on its own
