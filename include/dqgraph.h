@@ -818,7 +818,12 @@ typedef enum dqg_backend {
 
 typedef enum dqg_fpmath_mode {
     DQG_FPMATH_STRICT = 0, /**< float math in f32 (default) */
-    DQG_FPMATH_BF16 = 1,   /**< f32 MatMul/Convolution may compute in bf16 (opt-in) */
+    /** f32 MatMul/Convolution may compute in bf16 (opt-in). A permission:
+     * used where bf16 is faster than f32 (AMX; AVX512-BF16 dot products
+     * issued as fast as FMAs, as on AMD Zen 4; DQG_BF16_DOT=fast asserts
+     * that on any CPU with AVX512-BF16); elsewhere the graph compiles as
+     * DQG_FPMATH_STRICT and the explain log says so. */
+    DQG_FPMATH_BF16 = 1,
     /** Weight-only MatMuls with 4- or 8-bit integer weights may quantize
      * their f32 activations to int8 per row and K-block and use
      * integer dot products (approximate, as ONNX Runtime's MatMulNBits does

@@ -52,6 +52,9 @@ static void put_context(dqg_key_buf *k, const dqg_compile_options *o)
     put_i64(k, o->disable_fusion);
     put_i64(k, (int64_t)dnnl_get_effective_cpu_isa());
     put_i64(k, dqg_cpu_isa());
+    /* Which copy of some own kernels runs, and whether fpmath bf16 computes
+     * in bf16 (DQG_BF16_DOT may change it between compiles). */
+    put_i64(k, dqg_cpu_bf16_dot_fast());
 }
 
 /* Tensors by shape, type and kind; constants by value when small, by the

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "runtime/cache_key.h"
+#include "runtime/cpu_isa.h"
 #include "runtime/runtime_internal.h"
 
 /* Graphs whose key is larger than this are not kept whole in the plan
@@ -564,10 +565,25 @@ static dqg_status build_plan(void *ctx, void **out, size_t *bytes)
     if (!c)
         return dqg_set_error(DQG_OUT_OF_MEMORY, "compile: out of memory");
     c->options = *pc->options;
+    /* fpmath bf16 permits bf16 math; it is used only where it is faster
+     * than f32 (dqg_cpu_bf16_matmul_fast): elsewhere the graph compiles as
+     * strict, exact and faster. */
+    bool kept_f32 = c->options.fpmath == DQG_FPMATH_BF16 && !dqg_cpu_bf16_matmul_fast();
+    if (kept_f32)
+        c->options.fpmath = DQG_FPMATH_STRICT;
     double t0 = now_ms();
     dqg_status st = dqg_run_passes(pc->graph, &c->options, &c->passes);
     dqg_cache_add_time(DQG_TIME_PASSES, now_ms() - t0);
     if (st != DQG_OK) {
+        free(c);
+        return st;
+    }
+    if (kept_f32 &&
+        (st = dqg_explain(&c->passes,
+                          "fpmath bf16: f32 math kept: without AMX or bf16 dot products as "
+                          "fast as f32 FMAs, a bf16 MatMul is slower here (DQG_BF16_DOT=fast "
+                          "uses bf16 on a CPU with AVX512-BF16)")) != DQG_OK) {
+        dqg_pass_state_free(&c->passes);
         free(c);
         return st;
     }

@@ -1,4 +1,5 @@
 /* CPU feature detection for dqgraph's own kernels, with the DQG_MAX_ISA cap. */
+#include <oneapi/dnnl/dnnl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,4 +80,13 @@ bool dqg_cpu_bf16_dot_fast(void)
     if (v && strcasecmp(v, "slow") == 0)
         return false;
     return __builtin_cpu_is("amd");
+}
+
+bool dqg_cpu_bf16_matmul_fast(void)
+{
+    dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+    if ((isa & dnnl_cpu_isa_avx512_core_amx) == dnnl_cpu_isa_avx512_core_amx)
+        return true;
+    return (isa & dnnl_cpu_isa_avx512_core_bf16) == dnnl_cpu_isa_avx512_core_bf16 &&
+           dqg_cpu_bf16_dot_fast();
 }

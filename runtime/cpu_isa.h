@@ -36,5 +36,13 @@ const char *dqg_isa_name(dqg_isa isa);
  * one core). DQG_BF16_DOT=fast or slow overrides the vendor (read at each
  * call), so tests can run either copy on any CPU with the instructions. */
 bool dqg_cpu_bf16_dot_fast(void);
+/* Whether oneDNN's bf16 matmul and convolution beat its f32 ones here, the
+ * condition for the opt-in fpmath bf16 mode to compute in bf16: AMX tiles
+ * (as ONEDNN_MAX_CPU_ISA leaves them to oneDNN), or AVX512-BF16 dot
+ * products issued as fast as FMAs (dqg_cpu_bf16_dot_fast). Without either
+ * a bf16 matmul runs at about half the f32 rate (a quarter-rate vdpbf16ps
+ * doing two products per lane), or on a reference loop where oneDNN has no
+ * bf16 kernel at all. */
+bool dqg_cpu_bf16_matmul_fast(void);
 
 #endif

@@ -2,11 +2,15 @@
  * oneDNN's bf16 kernels (the operands rounded to bf16, accumulation and
  * epilogue in f32), within the bound that rounding implies: each operand
  * is off by at most 2^-9 of itself, so a product by at most about 2^-8, and
- * |y - reference| <= 2^-8 * sum_k |a_k * b_k| (plus f32 accumulation). */
+ * |y - reference| <= 2^-8 * sum_k |a_k * b_k| (plus f32 accumulation).
+ * The mode computes in bf16 only where that is faster than f32 (AMX, or
+ * AVX512-BF16 dot products as fast as FMAs: DQG_BF16_DOT=fast says so on
+ * any CPU with the instructions); elsewhere it is strict, exact. */
 #include <math.h>
 #include <oneapi/dnnl/dnnl.h>
 #include <stdlib.h>
 
+#include "runtime/cpu_isa.h"
 #include "test_common.h"
 
 static uint32_t rs = 77;
@@ -18,10 +22,20 @@ static float rf(void)
     return (float)(rs % 20001) / 10000.0f - 1.0f;
 }
 
-static bool cpu_has_bf16(void)
+static bool onednn_has(dnnl_cpu_isa_t level)
 {
-    dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
-    return (isa & dnnl_cpu_isa_avx512_core_bf16) == dnnl_cpu_isa_avx512_core_bf16;
+    return (dnnl_get_effective_cpu_isa() & level) == level;
+}
+
+/* Whether the bf16 mode computes in bf16 here: AMX, or AVX512-BF16 (for
+ * oneDNN and dqgraph's own level) with DQG_BF16_DOT=fast or an AMD CPU. */
+static bool bf16_math_expected(void)
+{
+    if (onednn_has(dnnl_cpu_isa_avx512_core_amx))
+        return true;
+    const char *v = getenv("DQG_BF16_DOT");
+    bool fast = v ? strcmp(v, "fast") == 0 : __builtin_cpu_is("amd");
+    return onednn_has(dnnl_cpu_isa_avx512_core_bf16) && dqg_cpu_has(DQG_ISA_AVX512_BF16) && fast;
 }
 
 /* y = relu(a @ b + bias) with a [M, K] an input and b [K, N] a constant or
@@ -54,10 +68,17 @@ static void check(int64_t M, int64_t K, int64_t N, bool b_runtime, dqg_fpmath_mo
     dqg_compiled *c = NULL;
     cr_assert_eq(dqg_compile(g, &o, &c), DQG_OK, "%s", dqg_last_error());
     const char *info = dqg_compiled_partition_info(c, 0);
-    if (mode == DQG_FPMATH_BF16 && cpu_has_bf16())
+    bool bf16 = mode == DQG_FPMATH_BF16 && bf16_math_expected();
+    if (bf16)
         cr_assert(strstr(info, "bf16"), "bf16 mode without a bf16 kernel: %s", info);
-    if (mode == DQG_FPMATH_STRICT)
-        cr_assert(!strstr(info, "bf16"), "strict mode on a bf16 kernel: %s", info);
+    else
+        cr_assert(!strstr(info, "bf16"), "f32 math on a bf16 kernel: %s", info);
+    /* The explain log says when the bf16 mode kept f32 math. */
+    bool said = false;
+    for (size_t i = 0; i < dqg_compiled_explain_count(c); i++)
+        said |= strstr(dqg_compiled_explain(c, i), "fpmath bf16: f32 math kept") != NULL;
+    cr_assert_eq(said, mode == DQG_FPMATH_BF16 && !bf16, "explain log: f32 kept %d, bf16 %d", said,
+                 bf16);
     float *out = malloc((size_t)(M * N) * sizeof *out);
     dqg_buffer in[2] = {{.name = "a", .data = a, .size = (size_t)(M * K) * sizeof(float)},
                         {.name = "b", .data = b, .size = (size_t)(K * N) * sizeof(float)}};
@@ -71,7 +92,7 @@ static void check(int64_t M, int64_t K, int64_t N, bool b_runtime, dqg_fpmath_mo
                 mag += fabs((double)a[m * K + k] * b[k * N + n]);
             }
             ref = ref > 0 ? ref : 0;
-            double bound = mode == DQG_FPMATH_BF16 ? ldexp(mag, -8) : 1e-6 * mag;
+            double bound = bf16 ? ldexp(mag, -8) : 1e-6 * mag;
             cr_assert(fabs(out[m * N + n] - ref) <= bound + 1e-6,
                       "[%lld,%lld] %g vs %g (bound %g) %s", (long long)m, (long long)n,
                       out[m * N + n], ref, bound, info);
@@ -86,13 +107,101 @@ static void check(int64_t M, int64_t K, int64_t N, bool b_runtime, dqg_fpmath_mo
 
 Test(fpmath, bf16_matmul_with_constant_weights)
 {
+    setenv("DQG_BF16_DOT", "fast", 1); /* bf16 on any CPU with AVX512-BF16 */
     check(1, 256, 64, false, DQG_FPMATH_BF16);
     check(33, 100, 17, false, DQG_FPMATH_BF16);
 }
 
 Test(fpmath, bf16_matmul_of_two_runtime_operands)
 {
+    setenv("DQG_BF16_DOT", "fast", 1);
     check(16, 128, 48, true, DQG_FPMATH_BF16);
+}
+
+/* Where bf16 dot products are slow and there is no AMX (an Intel CPU
+ * without AMX, one without AVX512-BF16), bf16 would be slower: the mode
+ * keeps f32 math, exact, and says so; the same graph compiled again once
+ * bf16 is known fast is another plan (the cache key tells them apart). */
+Test(fpmath, bf16_mode_keeps_f32_where_bf16_is_slower)
+{
+    setenv("DQG_BF16_DOT", "slow", 1);
+    check(33, 100, 17, false, DQG_FPMATH_BF16);
+    check(16, 128, 48, true, DQG_FPMATH_BF16);
+    setenv("DQG_BF16_DOT", "fast", 1);
+    check(33, 100, 17, false, DQG_FPMATH_BF16);
+    unsetenv("DQG_BF16_DOT");
+    check(33, 100, 17, false, DQG_FPMATH_BF16);
+}
+
+/* A weight-only MatMul above 16 rows (s4 weights in K-blocks of 32, f32
+ * scales): where bf16 is faster, the bf16 mode runs oneDNN's bf16 matmul
+ * on the weights decoded to bf16 (each off by at most 2^-9 of itself, as
+ * the activations: the bound above); elsewhere the exact own kernel. */
+static void check_weight_only(int64_t M, int64_t K, int64_t N)
+{
+    const int64_t B = 32, nb = (K + B - 1) / B;
+    dqg_graph *g;
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    int8_t *q = malloc((size_t)(K * N));
+    uint8_t *packed = calloc((size_t)(K * N + 1) / 2, 1);
+    float *sc = malloc((size_t)(nb * N) * sizeof *sc), *a = malloc((size_t)(M * K) * sizeof *a);
+    for (int64_t i = 0; i < K * N; i++) {
+        q[i] = (int8_t)(rs % 16) - 8;
+        rf();
+        packed[i / 2] |= (uint8_t)((q[i] & 15) << (i % 2 * 4));
+    }
+    for (int64_t i = 0; i < nb * N; i++)
+        sc[i] = 0.01f + 0.02f * fabsf(rf());
+    for (int64_t i = 0; i < M * K; i++)
+        a[i] = rf();
+    int64_t ad[] = {M, K}, wd[] = {K, N}, sd[] = {nb, N};
+    dqg_tensor_id ta = dqg_input(g, "a", DQG_F32, 2, ad);
+    dqg_tensor_id tw = dqg_constant(g, "w", DQG_S4, 2, wd, packed, (size_t)(K * N + 1) / 2);
+    dqg_tensor_id ts = dqg_constant(g, "s", DQG_F32, 2, sd, sc, (size_t)(nb * N) * sizeof(float));
+    dqg_dequantize_linear_attrs at = {.opset = 21, .has_axis = true, .axis = 0, .block_size = B};
+    dqg_tensor_id y =
+        dqg_matmul(g, "mm", ta, dqg_dequantize_linear(g, "dq", tw, ts, DQG_NONE, &at), NULL);
+    dqg_output(g, y, "y");
+    finalize_ok(g);
+    dqg_compile_options o = dqg_compile_options_default();
+    o.fpmath = DQG_FPMATH_BF16;
+    dqg_compiled *c = NULL;
+    cr_assert_eq(dqg_compile(g, &o, &c), DQG_OK, "%s", dqg_last_error());
+    const char *info = dqg_compiled_partition_info(c, 0);
+    bool bf16 = bf16_math_expected();
+    cr_assert_eq(strstr(info, "bf16") != NULL, bf16, "bf16 expected %d: %s", bf16, info);
+    float *out = malloc((size_t)(M * N) * sizeof *out);
+    dqg_buffer in = {.name = "a", .data = a, .size = (size_t)(M * K) * sizeof(float)};
+    dqg_buffer ob = {.name = "y", .data = out, .size = (size_t)(M * N) * sizeof(float)};
+    cr_assert_eq(dqg_execute(c, &in, 1, &ob, 1), DQG_OK, "%s", dqg_last_error());
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t n = 0; n < N; n++) {
+            double ref = 0, mag = 0;
+            for (int64_t k = 0; k < K; k++) {
+                double w = (double)(float)(q[k * N + n] * sc[k / B * N + n]);
+                ref += (double)a[m * K + k] * w;
+                mag += fabs((double)a[m * K + k] * w);
+            }
+            double bound = bf16 ? ldexp(mag, -8) : 1e-6 * mag;
+            cr_assert(fabs(out[m * N + n] - ref) <= bound + 1e-6,
+                      "[%lld,%lld] %g vs %g (bound %g) %s", (long long)m, (long long)n,
+                      out[m * N + n], ref, bound, info);
+        }
+    dqg_compiled_destroy(c);
+    dqg_graph_destroy(g);
+    free(q);
+    free(packed);
+    free(sc);
+    free(a);
+    free(out);
+}
+
+Test(fpmath, bf16_weight_only_matmul_above_16_rows)
+{
+    setenv("DQG_BF16_DOT", "fast", 1);
+    check_weight_only(33, 96, 40);
+    setenv("DQG_BF16_DOT", "slow", 1);
+    check_weight_only(33, 96, 40);
 }
 
 Test(fpmath, strict_stays_f32)

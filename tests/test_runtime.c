@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "runtime/cpu_isa.h"
 #include "test_common.h"
 
 static dqg_graph *new_graph(void)
@@ -118,7 +119,8 @@ Test(runtime, any_key_field_change_misses)
         {"fpmath", relu_chain(1, 4, 4, DQG_F32), dqg_compile_options_default()},
     };
     cases[2].o.backend = DQG_BACKEND_REFERENCE;
-    cases[3].o.fpmath = DQG_FPMATH_BF16;
+    /* (bf16 would compile as strict where bf16 is slower: see below) */
+    cases[3].o.fpmath = DQG_FPMATH_INT8;
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         dqg_compiled *c = compile_ok(cases[i].g, &cases[i].o);
         cr_assert_eq(dqg_compiled_cache_hits(c), 0, "changing the %s must miss", cases[i].what);
@@ -127,6 +129,27 @@ Test(runtime, any_key_field_change_misses)
     }
     dqg_compiled_destroy(c0);
     dqg_graph_destroy(base);
+}
+
+/* fpmath bf16 where bf16 is slower than f32 compiles the strict kernels:
+ * the partitions are the ones a strict compile made (cache hits); where
+ * bf16 is faster they are other kernels (misses). */
+Test(runtime, bf16_mode_kept_f32_shares_the_strict_kernels)
+{
+    setenv("DQG_BF16_DOT", "slow", 1);
+    dqg_cache_clear();
+    dqg_graph *g = relu_chain(1, 4, 4, DQG_F32);
+    dqg_compiled *c0 = compile_ok(g, NULL);
+    dqg_compile_options o = dqg_compile_options_default();
+    o.fpmath = DQG_FPMATH_BF16;
+    dqg_compiled *c = compile_ok(g, &o);
+    if (dqg_cpu_bf16_matmul_fast())
+        cr_assert_eq(dqg_compiled_cache_hits(c), 0);
+    else
+        cr_assert_eq(dqg_compiled_cache_hits(c), dqg_compiled_partition_count(c));
+    dqg_compiled_destroy(c);
+    dqg_compiled_destroy(c0);
+    dqg_graph_destroy(g);
 }
 
 Test(runtime, dead_ops_are_removed_and_explained)
