@@ -31,8 +31,8 @@ cmake --build "$build" --target dqg_fuzz -j "$jobs"
 onnx_tests() {
   [ -d "$testdata" ] || return 0
   find "$testdata" -maxdepth 1 -type d -name 'test_*' |
-    grep -Ei 'quant|matmul|conv|gemm|relu|clip|reshape|transpose|cast_FLOAT|flatten|squeeze|_add|_mul|identity|constant' |
-    grep -vi 'convtranspose\|expanded\|string\|double' | sort | head -n 80
+    grep -Ei 'quant|matmul|conv|gemm|relu|clip|reshape|transpose|cast_FLOAT|flatten|squeeze|_add|_mul|identity|constant|pool|softmax|layer_norm|rms_norm|batchnorm|lrn|expand|gather|slice|concat|split|where|equal|reduce_(mean|sum|max)|sigmoid|tanh|erf|gelu|pow|sqrt|_div|_sub|_neg|hardswish|hardsigmoid|reciprocal|dropout|_sum|shape|range' |
+    grep -vi 'convtranspose\|expanded\|string\|double\|training\|_random' | sort | head -n 400
 }
 
 seed_corpus() { # target corpus_dir
@@ -48,7 +48,7 @@ seed_corpus() { # target corpus_dir
       done
       ;;
     fuzz_tensor_proto)
-      for t in $(onnx_tests | head -n 40); do
+      for t in $(onnx_tests | head -n 80); do
         for pb in "$t"/test_data_set_0/input_0.pb "$t"/test_data_set_0/output_0.pb; do
           if [ -f "$pb" ] && [ "$(stat -c %s "$pb")" -le 65536 ]; then
             cp -n "$pb" "$dir/$(basename "$t")_$(basename "$pb")"
