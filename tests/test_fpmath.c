@@ -38,6 +38,39 @@ static bool bf16_math_expected(void)
     return onednn_has(dnnl_cpu_isa_avx512_core_bf16) && dqg_cpu_has(DQG_ISA_AVX512_BF16) && fast;
 }
 
+/* out [M, N] against a @ b (+ bias, then relu, when bias is given) in
+ * double: within the bf16 bound or, for f32 math, 1e-6 of the products'
+ * magnitudes. */
+static void expect_product(const float *out, const float *a, const float *b, const float *bias,
+                           int64_t M, int64_t K, int64_t N, bool bf16, const char *info)
+{
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t n = 0; n < N; n++) {
+            double ref = bias ? bias[n] : 0.0, mag = fabs(ref);
+            for (int64_t k = 0; k < K; k++) {
+                ref += (double)a[m * K + k] * b[k * N + n];
+                mag += fabs((double)a[m * K + k] * b[k * N + n]);
+            }
+            ref = bias && ref < 0 ? 0 : ref;
+            double bound = bf16 ? ldexp(mag, -8) : 1e-6 * mag;
+            cr_assert(fabs(out[m * N + n] - ref) <= bound + 1e-6,
+                      "[%lld,%lld] %g vs %g (bound %g) %s", (long long)m, (long long)n,
+                      out[m * N + n], ref, bound, info);
+        }
+}
+
+/* g with output y ("y"), finalized and compiled under `mode`. */
+static dqg_compiled *finish_and_compile(dqg_graph *g, dqg_tensor_id y, dqg_fpmath_mode mode)
+{
+    dqg_output(g, y, "y");
+    finalize_ok(g);
+    dqg_compile_options o = dqg_compile_options_default();
+    o.fpmath = mode;
+    dqg_compiled *c = NULL;
+    cr_assert_eq(dqg_compile(g, &o, &c), DQG_OK, "%s", dqg_last_error());
+    return c;
+}
+
 /* y = relu(a @ b + bias) with a [M, K] an input and b [K, N] a constant or
  * a second input. */
 static void check(int64_t M, int64_t K, int64_t N, bool b_runtime, dqg_fpmath_mode mode)
@@ -61,12 +94,7 @@ static void check(int64_t M, int64_t K, int64_t N, bool b_runtime, dqg_fpmath_mo
     y = dqg_relu(g, NULL,
                  dqg_add(g, NULL, y,
                          dqg_constant(g, "bias", DQG_F32, 1, &N, bias, (size_t)N * sizeof(float))));
-    dqg_output(g, y, "y");
-    finalize_ok(g);
-    dqg_compile_options o = dqg_compile_options_default();
-    o.fpmath = mode;
-    dqg_compiled *c = NULL;
-    cr_assert_eq(dqg_compile(g, &o, &c), DQG_OK, "%s", dqg_last_error());
+    dqg_compiled *c = finish_and_compile(g, y, mode);
     const char *info = dqg_compiled_partition_info(c, 0);
     bool bf16 = mode == DQG_FPMATH_BF16 && bf16_math_expected();
     if (bf16)
@@ -84,19 +112,7 @@ static void check(int64_t M, int64_t K, int64_t N, bool b_runtime, dqg_fpmath_mo
                         {.name = "b", .data = b, .size = (size_t)(K * N) * sizeof(float)}};
     dqg_buffer ob = {.name = "y", .data = out, .size = (size_t)(M * N) * sizeof(float)};
     cr_assert_eq(dqg_execute(c, in, b_runtime ? 2 : 1, &ob, 1), DQG_OK, "%s", dqg_last_error());
-    for (int64_t m = 0; m < M; m++)
-        for (int64_t n = 0; n < N; n++) {
-            double ref = bias[n], mag = fabs(bias[n]);
-            for (int64_t k = 0; k < K; k++) {
-                ref += (double)a[m * K + k] * b[k * N + n];
-                mag += fabs((double)a[m * K + k] * b[k * N + n]);
-            }
-            ref = ref > 0 ? ref : 0;
-            double bound = bf16 ? ldexp(mag, -8) : 1e-6 * mag;
-            cr_assert(fabs(out[m * N + n] - ref) <= bound + 1e-6,
-                      "[%lld,%lld] %g vs %g (bound %g) %s", (long long)m, (long long)n,
-                      out[m * N + n], ref, bound, info);
-        }
+    expect_product(out, a, b, bias, M, K, N, bf16, info);
     dqg_compiled_destroy(c);
     dqg_graph_destroy(g);
     free(a);
@@ -161,12 +177,7 @@ static void check_weight_only(int64_t M, int64_t K, int64_t N)
     dqg_dequantize_linear_attrs at = {.opset = 21, .has_axis = true, .axis = 0, .block_size = B};
     dqg_tensor_id y =
         dqg_matmul(g, "mm", ta, dqg_dequantize_linear(g, "dq", tw, ts, DQG_NONE, &at), NULL);
-    dqg_output(g, y, "y");
-    finalize_ok(g);
-    dqg_compile_options o = dqg_compile_options_default();
-    o.fpmath = DQG_FPMATH_BF16;
-    dqg_compiled *c = NULL;
-    cr_assert_eq(dqg_compile(g, &o, &c), DQG_OK, "%s", dqg_last_error());
+    dqg_compiled *c = finish_and_compile(g, y, DQG_FPMATH_BF16);
     const char *info = dqg_compiled_partition_info(c, 0);
     bool bf16 = bf16_math_expected();
     cr_assert_eq(strstr(info, "bf16") != NULL, bf16, "bf16 expected %d: %s", bf16, info);
@@ -174,19 +185,12 @@ static void check_weight_only(int64_t M, int64_t K, int64_t N)
     dqg_buffer in = {.name = "a", .data = a, .size = (size_t)(M * K) * sizeof(float)};
     dqg_buffer ob = {.name = "y", .data = out, .size = (size_t)(M * N) * sizeof(float)};
     cr_assert_eq(dqg_execute(c, &in, 1, &ob, 1), DQG_OK, "%s", dqg_last_error());
-    for (int64_t m = 0; m < M; m++)
-        for (int64_t n = 0; n < N; n++) {
-            double ref = 0, mag = 0;
-            for (int64_t k = 0; k < K; k++) {
-                double w = (double)(float)(q[k * N + n] * sc[k / B * N + n]);
-                ref += (double)a[m * K + k] * w;
-                mag += fabs((double)a[m * K + k] * w);
-            }
-            double bound = bf16 ? ldexp(mag, -8) : 1e-6 * mag;
-            cr_assert(fabs(out[m * N + n] - ref) <= bound + 1e-6,
-                      "[%lld,%lld] %g vs %g (bound %g) %s", (long long)m, (long long)n,
-                      out[m * N + n], ref, bound, info);
-        }
+    float *w = malloc((size_t)(K * N) * sizeof *w); /* the dequantized weights */
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t n = 0; n < N; n++)
+            w[k * N + n] = (float)q[k * N + n] * sc[k / B * N + n];
+    expect_product(out, a, w, NULL, M, K, N, bf16, info);
+    free(w);
     dqg_compiled_destroy(c);
     dqg_graph_destroy(g);
     free(q);
