@@ -60,12 +60,32 @@ __attribute__((target("avx2,fma"))) static void range_avx2(const float *x, int64
     *nan = tn || _mm256_movemask_ps(u) != 0;
 }
 
+/* Four independent minimum and maximum chains: one chain waits out the
+ * latency of vminps (4 cycles) per vector, four keep up with the loads. */
 __attribute__((target("avx512f"))) static void range_avx512(const float *x, int64_t n, float *lo,
                                                             float *hi, bool *nan)
 {
     __m512 l = _mm512_setzero_ps(), h = _mm512_setzero_ps();
     __mmask16 u = 0;
     int64_t i = 0;
+    if (n >= 64) {
+        __m512 l1 = l, l2 = l, l3 = l, h1 = h, h2 = h, h3 = h;
+        for (; i + 64 <= n; i += 64) {
+            __m512 a = _mm512_loadu_ps(x + i), b = _mm512_loadu_ps(x + i + 16);
+            __m512 c = _mm512_loadu_ps(x + i + 32), d = _mm512_loadu_ps(x + i + 48);
+            u |= _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q) | _mm512_cmp_ps_mask(c, d, _CMP_UNORD_Q);
+            l = _mm512_min_ps(l, a);
+            l1 = _mm512_min_ps(l1, b);
+            l2 = _mm512_min_ps(l2, c);
+            l3 = _mm512_min_ps(l3, d);
+            h = _mm512_max_ps(h, a);
+            h1 = _mm512_max_ps(h1, b);
+            h2 = _mm512_max_ps(h2, c);
+            h3 = _mm512_max_ps(h3, d);
+        }
+        l = _mm512_min_ps(_mm512_min_ps(l, l1), _mm512_min_ps(l2, l3));
+        h = _mm512_max_ps(_mm512_max_ps(h, h1), _mm512_max_ps(h2, h3));
+    }
     for (; i + 16 <= n; i += 16) {
         __m512 v = _mm512_loadu_ps(x + i);
         u |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);

@@ -188,6 +188,20 @@ Test(dynq, nan_and_infinite_ranges_are_refused_alike)
         cr_assert(strstr(r.message, "DynamicQuantizeLinear 'dql'"), "%s", r.message);
         free(r.y);
     }
+    /* A NaN in each of the four vectors the kernel's range reads at once,
+     * and in the vectors and elements after them. */
+    static const int at[] = {5, 21, 37, 53, 64 * 7 + 60, 64 * 15 + 20, 999};
+    float *y = malloc(1000 * sizeof *y);
+    for (size_t p = 0; p < sizeof at / sizeof *at; p++) {
+        for (int i = 0; i < 1000; i++)
+            y[i] = (float)(i % 97) - 40.0f;
+        y[at[p]] = NAN;
+        same(y, 1000, "NaN in a long input");
+        run_result r = run(y, 1000, 1);
+        cr_assert_eq(r.st, DQG_INVALID_ARGUMENT, "NaN at %d", at[p]);
+        free(r.y);
+    }
+    free(y);
     /* A range whose width overflows float32 has no finite scale. */
     float x[2] = {-3e38f, 3e38f};
     same(x, 2, "overflowing range");
