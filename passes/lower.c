@@ -4,8 +4,11 @@
  * unless fusion is off); an f32 MatMul or Convolution together with the
  * bias and element-wise ops that follow it (oneDNN post-ops), or with the
  * integer cast that alone reads it (MatMulInteger, ConvInteger: exact,
- * fusion or not); or a single op. Dequantize and quantize ops that run at execution are named in
- * the explain log so a user sees what runs unfused. */
+ * fusion or not); a rotary embedding's seven ops (fusion on); or a single op. Dequantize and
+ * quantize ops that run at execution are named in the explain log so a user sees what runs unfused.
+ */
+#include <string.h>
+
 #include "passes/fuse_common.h"
 
 /* A Transpose of rank >= 2 that no partition claimed, with a run-time
@@ -130,6 +133,111 @@ static bool match_softmax(const dqg_pass_state *s, dqg_fusion_match *m)
     return true;
 }
 
+/* Whether op is a Slice of x along its last axis only, taking the upper
+ * (hi) or lower half of an even last dimension. */
+static bool half_slice(const dqg_graph *g, int32_t p, dqg_tensor_id x, bool hi)
+{
+    if (p < 0 || g->ops[p].removed || g->ops[p].kind != DQG_OP_SLICE || g->ops[p].inputs[0] != x)
+        return false;
+    const dqg_op *op = &g->ops[p];
+    const dqg_tensor *xt = &g->tensors[x], *yt = &g->tensors[op->outputs[0]];
+    int r = xt->rank;
+    if (r < 1 || yt->rank != r || xt->dims[r - 1] < 2 || xt->dims[r - 1] % 2)
+        return false;
+    for (int i = 0; i + 1 < r; i++)
+        if (op->attrs.slice.start[i] != 0 || op->attrs.slice.step[i] != 1 ||
+            yt->dims[i] != xt->dims[i])
+            return false;
+    int64_t h = xt->dims[r - 1] / 2;
+    return op->attrs.slice.step[r - 1] == 1 && yt->dims[r - 1] == h &&
+           op->attrs.slice.start[r - 1] == (hi ? h : 0);
+}
+
+/* The op making t, when it is a free op of `kind` whose result only `reader` reads. */
+static int32_t free_producer(const dqg_pass_state *s, dqg_tensor_id t, dqg_op_kind kind,
+                             int32_t reader)
+{
+    const dqg_graph *g = s->graph;
+    int32_t p = g->tensors[t].producer;
+    if (p < 0 || g->ops[p].removed || s->group[p] >= 0 || g->ops[p].kind != kind ||
+        dqg_pass_single_consumer(s, t) != reader)
+        return -1;
+    return p;
+}
+
+/* Whether f32 tensor b broadcasts into x's shape (x's shape unchanged). */
+static bool broadcasts_into(const dqg_tensor *b, const dqg_tensor *x)
+{
+    if (b->dtype != DQG_F32 || b->channels_last || b->rank > x->rank)
+        return false;
+    for (int i = 0; i < b->rank; i++) {
+        int64_t d = b->dims[b->rank - 1 - i];
+        if (d != 1 && d != x->dims[x->rank - 1 - i])
+            return false;
+    }
+    return true;
+}
+
+/* Rotary position embedding as exporters write it (rotate_half):
+ * y = x * cos + Concat(-x[..., h:], x[..., :h]) * sin along the last axis
+ * of an f32 x with d = 2h, cos and sin broadcasting into x. The seven ops
+ * become one partition: one pass over x (runtime/kernel_rotary.c) with
+ * the ops' roundings (two products and their sum; the negation is
+ * exact), where they were seven partitions and four tensors in memory. */
+static dqg_status lower_rotary(dqg_pass_state *s, int32_t i)
+{
+    const dqg_graph *g = s->graph;
+    const dqg_op *add = &g->ops[i];
+    const dqg_tensor *y = &g->tensors[add->outputs[0]];
+    if (y->dtype != DQG_F32 || y->channels_last || y->rank < 1)
+        return DQG_OK;
+    for (int o = 0; o < 2; o++) {
+        int32_t ms = free_producer(s, add->inputs[o], DQG_OP_MUL, i);
+        int32_t mc = free_producer(s, add->inputs[1 - o], DQG_OP_MUL, i);
+        if (ms < 0 || mc < 0)
+            continue;
+        int32_t cat = -1, neg, hi, lo;
+        dqg_tensor_id sin = DQG_NONE, cos = DQG_NONE, x;
+        for (int k = 0; k < 2 && cat < 0; k++) {
+            cat = free_producer(s, g->ops[ms].inputs[k], DQG_OP_CONCAT, ms);
+            sin = g->ops[ms].inputs[1 - k];
+        }
+        if (cat < 0 || g->ops[cat].n_inputs != 2 || g->ops[cat].attrs.concat.axis != y->rank - 1 ||
+            (neg = free_producer(s, g->ops[cat].inputs[0], DQG_OP_UNARY, cat)) < 0 ||
+            g->ops[neg].attrs.unary.op != DQG_UNARY_NEG)
+            continue;
+        hi = g->tensors[g->ops[neg].inputs[0]].producer;
+        lo = g->tensors[g->ops[cat].inputs[1]].producer;
+        x = hi >= 0 ? g->ops[hi].inputs[0] : DQG_NONE;
+        /* (x computed from constants: the slices fold instead) */
+        if (x == DQG_NONE || g->tensors[x].kind == DQG_TENSOR_CONSTANT || g->tensors[x].folded ||
+            !half_slice(g, hi, x, true) || !half_slice(g, lo, x, false) || s->group[hi] >= 0 ||
+            s->group[lo] >= 0 || dqg_pass_single_consumer(s, g->ops[neg].inputs[0]) != neg ||
+            dqg_pass_single_consumer(s, g->ops[cat].inputs[1]) != cat)
+            continue;
+        const dqg_op *m = &g->ops[mc];
+        cos = m->inputs[0] == x ? m->inputs[1] : m->inputs[1] == x ? m->inputs[0] : DQG_NONE;
+        const dqg_tensor *xt = &g->tensors[x];
+        if (cos == DQG_NONE || xt->dtype != DQG_F32 || xt->channels_last || xt->rank != y->rank ||
+            memcmp(xt->dims, y->dims, sizeof(int64_t) * (size_t)y->rank) != 0 ||
+            !broadcasts_into(&g->tensors[cos], xt) || !broadcasts_into(&g->tensors[sin], xt))
+            continue;
+        int32_t ops[7] = {i, mc, ms, cat, neg, hi, lo};
+        uint8_t roles[7] = {DQG_ROLE_MAIN, DQG_ROLE_POST, DQG_ROLE_POST, DQG_ROLE_POST,
+                            DQG_ROLE_POST, DQG_ROLE_POST, DQG_ROLE_POST};
+        if (dqg_pass_add_partition(s, DQG_PART_ROTARY, ops, roles, 7) < 0)
+            return DQG_OUT_OF_MEMORY;
+        return dqg_explain(
+            s,
+            "combined: Slice '%s' + Slice '%s' + Unary '%s' + Concat '%s' + Mul '%s' "
+            "+ Mul '%s' + Add '%s' -> rotary embedding, x cos + rotate_half(x) sin "
+            "in one pass",
+            g->ops[hi].name, g->ops[lo].name, g->ops[neg].name, g->ops[cat].name, g->ops[mc].name,
+            g->ops[ms].name, add->name);
+    }
+    return DQG_OK;
+}
+
 /* MatMul/Convolution i with the integer cast c of its result as one
  * partition, with or without fusion: the kernel rounds the exact sum once
  * to the integer, where the f32 result between them would have rounded it
@@ -246,6 +354,15 @@ dqg_status dqg_pass_lower(dqg_pass_state *s)
             dqg_pass_foldable(s, i, &too_large))
             continue;
         dqg_status st = lower_with_epilogue(s, i, &done);
+        if (st != DQG_OK)
+            return st;
+    }
+    /* Then the rotary embeddings, which claim the element-wise ops and
+     * slices around an Add. */
+    for (int32_t i = 0; i < g->n_ops && !s->options->disable_fusion; i++) {
+        if (g->ops[i].removed || s->group[i] >= 0 || g->ops[i].kind != DQG_OP_ADD)
+            continue;
+        dqg_status st = lower_rotary(s, i);
         if (st != DQG_OK)
             return st;
     }

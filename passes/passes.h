@@ -17,6 +17,7 @@ typedef enum dqg_partition_kind {
     DQG_PART_CONST,      /* one op of constants only: evaluated when compiled, never executed */
     DQG_PART_QELTWISE,   /* Q(element-wise ops on DQ(u8/s8) inputs): computed in int8 in, out */
     DQG_PART_QCONCAT,    /* Q(Concat(DQ(u8/s8) inputs)): int8 inputs requantized into place */
+    DQG_PART_ROTARY,     /* f32 rotary embedding, x cos + rotate_half(x) sin: one pass */
 } dqg_partition_kind;
 
 /* What an op does inside its partition. A partition is a matched pattern:

@@ -78,6 +78,8 @@ static const char *part_kind_name(dqg_partition_kind k)
         return "int8 element-wise";
     case DQG_PART_QCONCAT:
         return "int8 concat";
+    case DQG_PART_ROTARY:
+        return "rotary embedding";
     default:
         return "op";
     }

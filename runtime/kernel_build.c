@@ -24,6 +24,8 @@ dqg_status dqg_kernel_build(const dqg_kernel_request *req, dqg_kernel **out)
         return dqg_kernel_qeltwise_build(req, out);
     case DQG_PART_QCONCAT:
         return dqg_kernel_qconcat_build(req, out);
+    case DQG_PART_ROTARY:
+        return dqg_kernel_rotary_build(req, out);
     case DQG_PART_SINGLE:
     case DQG_PART_CONST:
         break;

@@ -1713,3 +1713,173 @@ Test(softmax, attention_softmax_joins_only_its_own_rows)
         dqg_graph_destroy(g);
     }
 }
+
+/* ---- Rotary embedding -------------------------------------------------- */
+
+/* One rotary embedding graph: y = x cos + rotate_half(x) sin with x
+ * [dims] (the last even), cos and sin of cdims (an input each when
+ * `runtime`, else constants of cv, sv). `variant` writes a near miss:
+ * 1 Concat(x[..., :h], -x[..., h:]), 2 Concat(-x[..., :h], x[..., h:]),
+ * 3 the concat also a graph output, 4 the slices along the first axis,
+ * 5 Sub for the Add; `swap` puts every commutative op's operands the
+ * other way. */
+typedef struct rope_form {
+    int rank, crank;
+    int64_t dims[4], cdims[4];
+    bool runtime, swap;
+} rope_form;
+
+static dqg_graph *rope_graph(const rope_form *f, const float *cv, const float *sv, int variant)
+{
+    dqg_graph *g;
+    dqg_graph_create(&g);
+    int r = f->rank, ax = variant == 4 ? 0 : r - 1;
+    int64_t d = f->dims[ax], h = d / 2;
+    dqg_tensor_id x = dqg_input(g, "x", DQG_F32, r, f->dims);
+    dqg_tensor_id c = f->runtime ? dqg_input(g, "cos", DQG_F32, f->crank, f->cdims)
+                                 : test_const_f32(g, f->crank, f->cdims, cv);
+    dqg_tensor_id s = f->runtime ? dqg_input(g, "sin", DQG_F32, f->crank, f->cdims)
+                                 : test_const_f32(g, f->crank, f->cdims, sv);
+    int64_t axes[1] = {ax}, hs[1] = {h}, he[1] = {d}, ls[1] = {0}, le[1] = {h};
+    if (variant == 2) { /* Concat(-x[..., :h], x[..., h:]) */
+        hs[0] = 0;
+        he[0] = h;
+        ls[0] = h;
+        le[0] = d;
+    }
+    dqg_tensor_id hi = dqg_slice(g, "slice_hi", x, 1, axes, hs, he, NULL);
+    dqg_tensor_id lo = dqg_slice(g, "slice_lo", x, 1, axes, ls, le, NULL);
+    dqg_tensor_id n = dqg_unary(g, "neg", DQG_UNARY_NEG, hi, 0, 0);
+    dqg_tensor_id parts[2] = {n, lo};
+    if (variant == 1) {
+        parts[0] = lo;
+        parts[1] = n;
+    }
+    dqg_tensor_id cat = dqg_concat(g, "rotated", 2, parts, ax);
+    dqg_tensor_id a = f->swap ? dqg_mul(g, "mul_cos", c, x) : dqg_mul(g, "mul_cos", x, c);
+    dqg_tensor_id b = f->swap ? dqg_mul(g, "mul_sin", s, cat) : dqg_mul(g, "mul_sin", cat, s);
+    dqg_tensor_id y = variant == 5 ? dqg_sub(g, "add", a, b)
+                      : f->swap    ? dqg_add(g, "add", b, a)
+                                   : dqg_add(g, "add", a, b);
+    dqg_output(g, y, "y");
+    if (variant == 3)
+        dqg_output(g, cat, "rotated");
+    finalize_ok(g);
+    return g;
+}
+
+/* x, cos and sin values: uniform, with a NaN, infinities, -0, products
+ * that overflow and ones that fall to denormals. */
+static void rope_values(float *v, int64_t n, uint32_t seed)
+{
+    test_rng = seed;
+    for (int64_t i = 0; i < n; i++)
+        v[i] = uniform(-2.0f, 2.0f);
+    static const float special[] = {NAN,   INFINITY, -INFINITY, -0.0f,
+                                    3e38f, -2e38f,   1e-30f,    -3e-20f};
+    for (int64_t i = 0; i < n && i < 8; i++)
+        v[(i * 7919 + seed) % n] = special[i];
+}
+
+/* Bit for bit (any NaN matching any NaN). */
+static bool same_bits(float a, float b)
+{
+    return (isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof a) == 0;
+}
+
+static void rope_check(const rope_form *f, int variant, bool expect_fused, const char *what)
+{
+    int64_t n = 1, cn = 1;
+    for (int i = 0; i < f->rank; i++)
+        n *= f->dims[i];
+    for (int i = 0; i < f->crank; i++)
+        cn *= f->cdims[i];
+    float *xv = malloc((size_t)n * sizeof *xv), *cv = malloc((size_t)cn * sizeof *cv),
+          *sv = malloc((size_t)cn * sizeof *sv), *ref = malloc((size_t)n * sizeof *ref),
+          *got = malloc((size_t)n * sizeof *got), *side = malloc((size_t)n * sizeof *side);
+    rope_values(xv, n, 11);
+    rope_values(cv, cn, 12);
+    rope_values(sv, cn, 13);
+    dqg_graph *g = rope_graph(f, cv, sv, variant);
+    dqg_buffer in[3] = {{.name = "x", .data = xv, .size = (size_t)n * sizeof(float)},
+                        {.name = "cos", .data = cv, .size = (size_t)cn * sizeof(float)},
+                        {.name = "sin", .data = sv, .size = (size_t)cn * sizeof(float)}};
+    size_t n_in = f->runtime ? 3 : 1;
+    dqg_buffer out[2] = {{.name = "y", .data = ref, .size = (size_t)n * sizeof(float)},
+                         {.name = "rotated", .data = side, .size = (size_t)n * sizeof(float)}};
+    size_t n_out = variant == 3 ? 2 : 1;
+    cr_assert_eq(dqg_reference_run(g, in, n_in, out, n_out), DQG_OK, "%s: %s", what,
+                 dqg_last_error());
+    dqg_compile_options o = dqg_compile_options_default();
+    for (int fused = 1; fused >= 0; fused--) {
+        o.disable_fusion = !fused;
+        dqg_compiled *c;
+        cr_assert_eq(dqg_compile(g, &o, &c), DQG_OK, "%s: %s", what, dqg_last_error());
+        bool rope = explained(c, "rotary embedding");
+        cr_assert_eq(rope, fused && expect_fused, "%s, fused %d", what, fused);
+        if (rope) {
+            bool found = false;
+            for (size_t p = 0; p < dqg_compiled_partition_count(c); p++)
+                found |= strstr(dqg_compiled_partition_info(c, p), "rotary-embedding") != NULL;
+            cr_assert(found, "%s: no rotary kernel", what);
+        }
+        out[0].data = got;
+        cr_assert_eq(dqg_execute(c, in, n_in, out, n_out), DQG_OK, "%s: %s", what,
+                     dqg_last_error());
+        for (int64_t i = 0; i < n; i++)
+            cr_assert(same_bits(got[i], ref[i]), "%s, fused %d: y[%lld] = %.9g, reference %.9g",
+                      what, fused, (long long)i, got[i], ref[i]);
+        out[0].data = ref;
+        dqg_compiled_destroy(c);
+    }
+    dqg_graph_destroy(g);
+    free(xv);
+    free(cv);
+    free(sv);
+    free(ref);
+    free(got);
+    free(side);
+}
+
+/* x cos + Concat(-x[..., h:], x[..., :h]) sin becomes one partition whose
+ * result is the ops' bit for bit: heads of 64 and 128, a half that is not
+ * a multiple of 16, cos and sin per position or shared, constants or
+ * inputs, one value per row (last axis broadcast), operands either way,
+ * enough rows to split between threads. */
+Test(recognize, rotary_embedding_becomes_one_partition)
+{
+    static const rope_form forms[] = {
+        {4, 2, {1, 4, 3, 64}, {3, 64}, false, false},
+        {3, 2, {8, 5, 128}, {5, 128}, true, false},
+        {4, 4, {1, 2, 3, 34}, {1, 1, 3, 34}, false, true},
+        {2, 1, {4, 32}, {32}, true, true},
+        {3, 2, {2, 6, 10}, {6, 1}, false, false},
+        {4, 2, {1, 32, 32, 128}, {32, 128}, false, false},
+    };
+    for (size_t i = 0; i < sizeof forms / sizeof *forms; i++) {
+        char what[32];
+        snprintf(what, sizeof what, "form %zu", i);
+        rope_check(&forms[i], 0, true, what);
+    }
+}
+
+/* What is not a rotary embedding stays op by op (and right): the halves
+ * concatenated the other way, the other half negated, the rotated tensor
+ * also an output, the rotation along another axis, a difference for the
+ * sum. */
+Test(recognize, near_rotary_embeddings_stay_as_they_are)
+{
+    const rope_form f = {3, 2, {6, 4, 16}, {4, 16}, false, false};
+    for (int v = 1; v <= 5; v++) {
+        char what[32];
+        snprintf(what, sizeof what, "variant %d", v);
+        rope_form form = f;
+        if (v == 4) { /* along axis 0 (6 rows: halves of 3), cos over it too */
+            form.crank = 3;
+            form.cdims[0] = 6;
+            form.cdims[1] = 4;
+            form.cdims[2] = 16;
+        }
+        rope_check(&form, v, false, what);
+    }
+}

@@ -129,8 +129,10 @@ Test(transformers, bert_layer_fuses_every_projection)
 /* One Llama layer: compiled against the reference within 1e-4 of the
  * output's largest magnitude, its 7 projections weight-only partitions,
  * its RMSNorms recognized (no ReduceMean left alone), its softmax in the
- * scores' partition with the causal mask [S, S] (no Softmax alone), and no
- * op on the reference kernel (grouped-query attention's Expand included). */
+ * scores' partition with the causal mask [S, S] (no Softmax alone), its
+ * rotary embeddings one partition each (no Slice, Concat or Neg alone),
+ * and no op on the reference kernel (grouped-query attention's Expand
+ * included). */
 static void llama_gqa_case(int64_t S, int64_t H, int64_t heads, int64_t kv_heads, int64_t F,
                            uint32_t seed, size_t xk)
 {
@@ -141,8 +143,8 @@ static void llama_gqa_case(int64_t S, int64_t H, int64_t heads, int64_t kv_heads
     for (size_t i = 0; i < n; i++)
         x[i] = (float)((i * 104729 + xk) % 2001) / 1000.0f - 1.0f;
     size_t wo;
-    static const char *const banned[] = {"[Dequantize", "[Reduce", "[Softmax", "-> reference",
-                                         NULL};
+    static const char *const banned[] = {"[Dequantize", "[Reduce", "[Softmax",     "[Slice",
+                                         "[Concat",     "[Unary",  "-> reference", NULL};
     run_both(g, x, n, ref, got, n, "weight-only", &wo, banned);
     cr_assert_eq(wo, 7, "S %lld H %lld heads %lld F %lld: %zu weight-only partitions", (long long)S,
                  (long long)H, (long long)heads, (long long)F, wo);
