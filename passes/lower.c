@@ -202,7 +202,9 @@ static dqg_status lower_rotary(dqg_pass_state *s, int32_t i)
             cat = free_producer(s, g->ops[ms].inputs[k], DQG_OP_CONCAT, ms);
             sin = g->ops[ms].inputs[1 - k];
         }
-        if (cat < 0 || g->ops[cat].n_inputs != 2 || g->ops[cat].attrs.concat.axis != y->rank - 1 ||
+        /* (sin is not the rotated x itself: Mul(cat, cat)) */
+        if (cat < 0 || sin == g->ops[cat].outputs[0] || g->ops[cat].n_inputs != 2 ||
+            g->ops[cat].attrs.concat.axis != y->rank - 1 ||
             (neg = free_producer(s, g->ops[cat].inputs[0], DQG_OP_UNARY, cat)) < 0 ||
             g->ops[neg].attrs.unary.op != DQG_UNARY_NEG)
             continue;

@@ -1721,8 +1721,8 @@ Test(softmax, attention_softmax_joins_only_its_own_rows)
  * `runtime`, else constants of cv, sv). `variant` writes a near miss:
  * 1 Concat(x[..., :h], -x[..., h:]), 2 Concat(-x[..., :h], x[..., h:]),
  * 3 the concat also a graph output, 4 the slices along the first axis,
- * 5 Sub for the Add; `swap` puts every commutative op's operands the
- * other way. */
+ * 5 Sub for the Add, 6 the rotated x squared for the sin product;
+ * `swap` puts every commutative op's operands the other way. */
 typedef struct rope_form {
     int rank, crank;
     int64_t dims[4], cdims[4];
@@ -1757,7 +1757,9 @@ static dqg_graph *rope_graph(const rope_form *f, const float *cv, const float *s
     }
     dqg_tensor_id cat = dqg_concat(g, "rotated", 2, parts, ax);
     dqg_tensor_id a = f->swap ? dqg_mul(g, "mul_cos", c, x) : dqg_mul(g, "mul_cos", x, c);
-    dqg_tensor_id b = f->swap ? dqg_mul(g, "mul_sin", s, cat) : dqg_mul(g, "mul_sin", cat, s);
+    dqg_tensor_id b = variant == 6 ? dqg_mul(g, "mul_sin", cat, cat)
+                      : f->swap    ? dqg_mul(g, "mul_sin", s, cat)
+                                   : dqg_mul(g, "mul_sin", cat, s);
     dqg_tensor_id y = variant == 5 ? dqg_sub(g, "add", a, b)
                       : f->swap    ? dqg_add(g, "add", b, a)
                                    : dqg_add(g, "add", a, b);
@@ -1866,11 +1868,11 @@ Test(recognize, rotary_embedding_becomes_one_partition)
 /* What is not a rotary embedding stays op by op (and right): the halves
  * concatenated the other way, the other half negated, the rotated tensor
  * also an output, the rotation along another axis, a difference for the
- * sum. */
+ * sum, the rotated tensor times itself. */
 Test(recognize, near_rotary_embeddings_stay_as_they_are)
 {
     const rope_form f = {3, 2, {6, 4, 16}, {4, 16}, false, false};
-    for (int v = 1; v <= 5; v++) {
+    for (int v = 1; v <= 6; v++) {
         char what[32];
         snprintf(what, sizeof what, "variant %d", v);
         rope_form form = f;
