@@ -372,11 +372,11 @@ static void op_dynamic_quantize_linear(state *s, const char *name)
 
 /* The operators of whole networks: unary functions, Sub/Div/Pow, Softmax,
  * Concat, LRN, LayerNorm, reductions, Slice, Gather, pooling, comparisons,
- * logical ops, Where and GatherElements. */
+ * logical ops, Where and GatherElements; and the rotary embedding's ops. */
 static void op_network(state *s, const char *name, uint8_t which)
 {
     dqg_graph *g = s->g;
-    switch (which % 15) {
+    switch (which % 16) {
     case 0: {
         dqg_tensor_id x = pick(s);
         dqg_unary_op f = (dqg_unary_op)(fz_u8(&s->r) % (DQG_UNARY_COUNT + 2));
@@ -483,6 +483,28 @@ static void op_network(state *s, const char *name, uint8_t which)
     case 14: {
         dqg_tensor_id d = pick(s), ix = pick(s);
         remember(s, dqg_gather_elements(g, name, d, ix, small_signed(s, 9)));
+        break;
+    }
+    case 15: { /* a rotary embedding, x cos + Concat(-x[h:], x[:h]) sin, or a near miss */
+        dqg_tensor_id x = pick(s), c = pick(s), sn = pick(s);
+        int64_t dims[DQG_MAX_RANK];
+        int r = dqg_tensor_dims(g, x, dims);
+        uint8_t f = fz_u8(&s->r);
+        int64_t ax[1] = {f & 1 ? small_signed(s, 9) : -1};
+        int64_t d = r > 0 ? dims[r - 1] : 2, h = f & 2 ? small_signed(s, 9) : d / 2;
+        int64_t hs[1] = {h}, he[1] = {f & 4 ? small_signed(s, 20) : INT64_MAX}, ls[1] = {0},
+                le[1] = {h};
+        dqg_tensor_id hi = dqg_slice(g, NULL, x, 1, ax, hs, he, NULL);
+        dqg_tensor_id lo = dqg_slice(g, NULL, x, 1, ax, ls, le, NULL);
+        dqg_tensor_id parts[2] = {dqg_unary(g, NULL, DQG_UNARY_NEG, hi, 0, 0), lo};
+        dqg_tensor_id cat = dqg_concat(g, NULL, 2, parts, (int)ax[0]);
+        if (f & 8)
+            sn = cat; /* the rotated x squared */
+        if (f & 16)
+            remember(s, cat);
+        dqg_tensor_id a = f & 32 ? dqg_mul(g, NULL, c, x) : dqg_mul(g, NULL, x, c);
+        dqg_tensor_id b = f & 64 ? dqg_mul(g, NULL, sn, cat) : dqg_mul(g, NULL, cat, sn);
+        remember(s, f & 128 ? dqg_add(g, name, b, a) : dqg_add(g, name, a, b));
         break;
     }
     }
