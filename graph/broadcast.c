@@ -44,6 +44,17 @@ int64_t dqg_broadcast_offset(const dqg_tensor *t, const dqg_tensor *y, int64_t i
     return off;
 }
 
+void dqg_broadcast_strides(const dqg_tensor *t, int rank, int64_t *strides)
+{
+    int64_t stride = 1;
+    for (int d = rank - 1; d >= 0; d--) {
+        int td = d - (rank - t->rank);
+        int64_t dim = td >= 0 ? t->dims[td] : 1;
+        strides[d] = dim == 1 ? 0 : stride;
+        stride *= dim;
+    }
+}
+
 dqg_status dqg_binary_reference(const dqg_graph *g, const dqg_op *op, dqg_ref_values *v,
                                 float (*fn)(float, float), uint64_t (*ifn)(uint64_t, uint64_t))
 {

@@ -397,6 +397,10 @@ dqg_tensor_id dqg_binary_build(dqg_graph *g, dqg_op_kind kind, const char *name,
 /* The element of operand t (right-aligned to y's rank, size-1 dimensions
  * broadcast) that output element i of y reads. */
 int64_t dqg_broadcast_offset(const dqg_tensor *t, const dqg_tensor *y, int64_t i);
+/* The strides that read operand t (right-aligned to `rank` dimensions) over
+ * a result of that rank: t's own, 0 along its size-1 (broadcast) and
+ * missing dimensions. */
+void dqg_broadcast_strides(const dqg_tensor *t, int rank, int64_t *strides);
 /* Floats: y = fn(a, b) in float32, rounded once to the output type.
  * Integers: y = ifn(a, b) modulo 2^64, wrapped to the output type. */
 dqg_status dqg_binary_reference(const dqg_graph *g, const dqg_op *op, dqg_ref_values *v,

@@ -64,6 +64,11 @@ dqg_status dqg_kernel_build(const dqg_kernel_request *req, dqg_kernel **out);
 /* Where tensor t of a mini graph comes from at execution: its index in the
  * kernel's args (inputs, then outputs), or -1 for a constant. */
 int dqg_kernel_arg_index(const dqg_graph *mini, dqg_tensor_id t);
+/* Where a kernel reads tensor t of its mini graph: *arg, its index in the
+ * args, or for a constant -1 and *copy, a copy of its data that the kernel
+ * owns (its size added to *bytes). False without memory for the copy. */
+bool dqg_kernel_operand(const dqg_graph *mini, dqg_tensor_id t, int *arg, void **copy,
+                        size_t *bytes);
 
 /* Kernel families (one file each). Each returns DQG_UNSUPPORTED (with a
  * message) when it cannot handle the request, so the caller may fall back. */

@@ -1,6 +1,7 @@
 /* Chooses the kernel for a partition: by backend, partition kind and op kind,
  * falling back to the reference kernel for a single op that no faster kernel
  * supports (the reason is kept in the kernel's impl string). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "runtime/kernel.h"
@@ -109,4 +110,18 @@ int dqg_kernel_arg_index(const dqg_graph *mini, dqg_tensor_id t)
         if (mini->outputs[i] == t)
             return mini->n_inputs + i;
     return -1;
+}
+
+bool dqg_kernel_operand(const dqg_graph *mini, dqg_tensor_id t, int *arg, void **copy,
+                        size_t *bytes)
+{
+    *copy = NULL;
+    if ((*arg = dqg_kernel_arg_index(mini, t)) >= 0)
+        return true;
+    const dqg_tensor *c = &mini->tensors[t];
+    if (!(*copy = malloc(c->nbytes ? c->nbytes : 1)))
+        return false;
+    memcpy(*copy, c->data, c->nbytes);
+    *bytes += c->nbytes;
+    return true;
 }

@@ -275,23 +275,11 @@ dqg_status dqg_kernel_select_build(const dqg_kernel_request *req, dqg_kernel **o
         s->dims[d] = y->rank ? y->dims[d] : 1;
     s->rows = y->nelems / s->dims[s->rank - 1];
     for (int i = 0; i < s->n_in; i++) {
-        const dqg_tensor *t = &g->tensors[op->inputs[i]];
-        int64_t st = 1;
-        for (int d = s->rank - 1; d >= 0; d--) {
-            int td = d - (s->rank - t->rank);
-            int64_t dim = td >= 0 ? t->dims[td] : 1;
-            s->stride[i][d] = dim == 1 ? 0 : st;
-            st *= dim;
-        }
-        s->in_arg[i] = dqg_kernel_arg_index(g, op->inputs[i]);
-        if (s->in_arg[i] >= 0)
-            continue;
-        if (!(s->in_const[i] = malloc(t->nbytes ? t->nbytes : 1))) {
+        dqg_broadcast_strides(&g->tensors[op->inputs[i]], s->rank, s->stride[i]);
+        if (!dqg_kernel_operand(g, op->inputs[i], &s->in_arg[i], &s->in_const[i], &s->base.bytes)) {
             select_destroy(&s->base);
             return dqg_set_error(DQG_OUT_OF_MEMORY, "%s kernel: out of memory", kind);
         }
-        memcpy(s->in_const[i], t->data, t->nbytes);
-        s->base.bytes += t->nbytes;
     }
     s->out_arg = dqg_kernel_arg_index(g, op->outputs[0]);
     *out = &s->base;

@@ -311,17 +311,8 @@ static dqg_status bcast_kernel(eltwise_kernel *e, dqg_op_kind op, const dqg_tens
     e->bop = op;
     e->brank = R;
     e->nelems = y->nelems;
-    const dqg_tensor *t[2] = {a, b};
-    int64_t *st[2] = {e->sa, e->sb};
-    for (int o = 0; o < 2; o++) {
-        int64_t stride = 1;
-        for (int i = R - 1; i >= 0; i--) {
-            int j = i - (R - t[o]->rank);
-            int64_t d = j >= 0 ? t[o]->dims[j] : 1;
-            st[o][i] = d == 1 ? 0 : stride;
-            stride *= d;
-        }
-    }
+    dqg_broadcast_strides(a, R, e->sa);
+    dqg_broadcast_strides(b, R, e->sb);
     for (int i = 0; i < R; i++)
         e->bdims[i] = y->rank ? y->dims[i] : 1;
     snprintf(e->base.impl, sizeof e->base.impl, "dqgraph:broadcast:%s", dqg_op_kind_name(op));
@@ -469,16 +460,9 @@ dqg_status dqg_kernel_eltwise_build(const dqg_kernel_request *req, dqg_kernel **
         e->in_arg[i] = -1;
         if (i >= op->n_inputs || op->inputs[i] == DQG_NONE)
             continue;
-        e->in_arg[i] = dqg_kernel_arg_index(g, op->inputs[i]);
-        const dqg_tensor *t = &g->tensors[op->inputs[i]];
-        if (e->in_arg[i] < 0) {
-            e->in_const[i] = malloc(t->nbytes ? t->nbytes : 1);
-            if (!e->in_const[i]) {
-                eltwise_destroy(&e->base);
-                return dqg_set_error(DQG_OUT_OF_MEMORY, "kernel: out of memory");
-            }
-            memcpy(e->in_const[i], t->data, t->nbytes);
-            e->base.bytes += t->nbytes;
+        if (!dqg_kernel_operand(g, op->inputs[i], &e->in_arg[i], &e->in_const[i], &e->base.bytes)) {
+            eltwise_destroy(&e->base);
+            return dqg_set_error(DQG_OUT_OF_MEMORY, "kernel: out of memory");
         }
     }
     dqg_status st = DQG_UNSUPPORTED;

@@ -19,7 +19,7 @@
 typedef struct rotary_kernel {
     dqg_kernel base;
     int x_arg, y_arg, arg[2]; /* arg[0] cos, arg[1] sin: -1 for a constant */
-    float *data[2];           /* the constants' copies */
+    void *data[2];            /* the constants' copies */
     int rank;
     int64_t dims[DQG_MAX_RANK], stride[2][DQG_MAX_RANK]; /* cos and sin over x's shape */
     int64_t h, rows;
@@ -66,7 +66,7 @@ static dqg_status rotary_execute(dqg_kernel *kb, void *const *args, void *scratc
     float *y = args[k->y_arg];
     const float *cs[2];
     for (int i = 0; i < 2; i++)
-        cs[i] = k->arg[i] >= 0 ? (const float *)args[k->arg[i]] : k->data[i];
+        cs[i] = k->arg[i] >= 0 ? (const float *)args[k->arg[i]] : (const float *)k->data[i];
     const int R = k->rank;
     const int64_t d = 2 * k->h;
     int threads = k->rows * d >= 64 * 1024 ? omp_get_max_threads() : 1;
@@ -137,23 +137,10 @@ dqg_status dqg_kernel_rotary_build(const dqg_kernel_request *req, dqg_kernel **o
     k->rows = xt->nelems / (2 * k->h);
     memcpy(k->dims, xt->dims, sizeof(int64_t) * (size_t)xt->rank);
     for (int i = 0; i < 2; i++) {
-        const dqg_tensor *b = &g->tensors[t[i]];
-        int64_t stride = 1;
-        for (int a = xt->rank - 1; a >= 0; a--) {
-            int j = a - (xt->rank - b->rank);
-            int64_t n = j >= 0 ? b->dims[j] : 1;
-            k->stride[i][a] = n == 1 ? 0 : stride;
-            stride *= n;
-        }
-        k->arg[i] = dqg_kernel_arg_index(g, t[i]);
-        if (k->arg[i] < 0) {
-            k->data[i] = malloc(b->nbytes ? b->nbytes : 1);
-            if (!k->data[i]) {
-                rotary_destroy(&k->base);
-                return dqg_set_error(DQG_OUT_OF_MEMORY, "rotary embedding: out of memory");
-            }
-            memcpy(k->data[i], b->data, b->nbytes);
-            k->base.bytes += b->nbytes;
+        dqg_broadcast_strides(&g->tensors[t[i]], xt->rank, k->stride[i]);
+        if (!dqg_kernel_operand(g, t[i], &k->arg[i], &k->data[i], &k->base.bytes)) {
+            rotary_destroy(&k->base);
+            return dqg_set_error(DQG_OUT_OF_MEMORY, "rotary embedding: out of memory");
         }
     }
     if (k->x_arg < 0) {
