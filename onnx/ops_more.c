@@ -447,6 +447,25 @@ static dqg_status import_lrn(onnx_import *c)
 
 /* ---- LayerNormalization -------------------------------------------------- */
 
+/* The attributes LayerNormalization and RMSNormalization share: axis
+ * (default -1), epsilon (1e-5) and stash_type, which must be 1 (the
+ * statistics in float). */
+static dqg_status norm_attrs(onnx_import *c, int64_t *axis, float *eps)
+{
+    int64_t stash;
+    dqg_status st;
+    if ((st = onnx_attr_int(c, "axis", -1, axis)) != DQG_OK ||
+        (st = onnx_attr_float(c, "epsilon", 1e-5f, eps)) != DQG_OK ||
+        (st = onnx_attr_int(c, "stash_type", 1, &stash)) != DQG_OK)
+        return st;
+    if (stash != 1)
+        return onnx_node_fail(c, DQG_UNSUPPORTED,
+                              "stash_type %lld; dqgraph computes the statistics in float "
+                              "(stash_type 1)",
+                              (long long)stash);
+    return DQG_OK;
+}
+
 /* RMSNormalization (opset 23) as its function body: Mul(X, X),
  * ReduceMean over the axes from `axis` (kept), Add(epsilon), Sqrt,
  * Div(X, root), Mul(Scale); the recognize pass makes those one op again
@@ -456,19 +475,12 @@ static dqg_status import_rms_norm(onnx_import *c)
 {
     static const char *const known[] = {"axis", "epsilon", "stash_type", NULL};
     dqg_status st;
-    int64_t axis, stash;
+    int64_t axis;
     float eps;
     dqg_tensor_id x, scale;
     if ((st = onnx_check_arity(c, 2, 2, 1, 1)) != DQG_OK ||
-        (st = onnx_check_attrs(c, known)) != DQG_OK ||
-        (st = onnx_attr_int(c, "axis", -1, &axis)) != DQG_OK ||
-        (st = onnx_attr_float(c, "epsilon", 1e-5f, &eps)) != DQG_OK ||
-        (st = onnx_attr_int(c, "stash_type", 1, &stash)) != DQG_OK)
+        (st = onnx_check_attrs(c, known)) != DQG_OK || (st = norm_attrs(c, &axis, &eps)) != DQG_OK)
         return st;
-    if (stash != 1)
-        return onnx_node_fail(c, DQG_UNSUPPORTED,
-                              "stash_type %lld; dqgraph computes it in float (stash_type 1)",
-                              (long long)stash);
     if ((st = onnx_input(c, 0, "X", true, &x)) != DQG_OK ||
         (st = onnx_input(c, 1, "scale", true, &scale)) != DQG_OK)
         return st;
@@ -511,18 +523,11 @@ static dqg_status import_layer_norm(onnx_import *c)
     if ((st = onnx_check_arity(c, 2, 3, 1, 3)) != DQG_OK ||
         (st = onnx_check_attrs(c, known)) != DQG_OK)
         return st;
-    int64_t axis, stash;
+    int64_t axis;
     float eps;
     dqg_tensor_id x, scale, bias;
-    if ((st = onnx_attr_int(c, "axis", -1, &axis)) != DQG_OK ||
-        (st = onnx_attr_float(c, "epsilon", 1e-5f, &eps)) != DQG_OK ||
-        (st = onnx_attr_int(c, "stash_type", 1, &stash)) != DQG_OK)
+    if ((st = norm_attrs(c, &axis, &eps)) != DQG_OK)
         return st;
-    if (stash != 1)
-        return onnx_node_fail(c, DQG_UNSUPPORTED,
-                              "stash_type %lld; dqgraph computes the statistics in float "
-                              "(stash_type 1)",
-                              (long long)stash);
     if ((st = onnx_input(c, 0, "X", true, &x)) != DQG_OK ||
         (st = onnx_input(c, 1, "Scale", true, &scale)) != DQG_OK ||
         (st = onnx_input(c, 2, "B", false, &bias)) != DQG_OK)

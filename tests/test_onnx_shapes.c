@@ -323,3 +323,22 @@ Test(onnx_shapes, rms_normalization_errors)
                   "case %zu: %s", i, dqg_last_error());
     }
 }
+
+/* LayerNormalization shares RMSNormalization's attribute rules: a
+ * stash_type other than 1 is refused, naming the node and the rule. */
+Test(onnx_shapes, layer_normalization_stash_type_other_than_1_is_refused)
+{
+    tm_model *m = tm_new(17);
+    int64_t xd[] = {2, 5, 64}, sd = 64;
+    float scale[64] = {0};
+    tm_input(m, "x", T_FLOAT, 3, xd, NULL);
+    tm_init(m, "scale", T_FLOAT, 1, &sd, scale, sizeof scale);
+    Onnx__NodeProto *node = tm_node(m, "LayerNormalization", NULL, "ln", "x,scale", "y");
+    tm_attr_int(m, node, "stash_type", 0);
+    tm_output(m, "y", T_FLOAT, 3, xd);
+    dqg_graph *g;
+    cr_assert_eq(load(m, &g), DQG_UNSUPPORTED, "%s", dqg_last_error());
+    cr_assert(strstr(dqg_last_error(), "LayerNormalization") && strstr(dqg_last_error(), "'ln'") &&
+                  strstr(dqg_last_error(), "stash_type 0"),
+              "%s", dqg_last_error());
+}
