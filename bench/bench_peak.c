@@ -1,0 +1,131 @@
+/* The machine's arithmetic ceilings: the register-only rates of the
+ * instructions dqgraph's int8 and f32 paths are built on, with no memory
+ * traffic at all. f32: 512-bit FMAs (vfmadd231ps, 16 per instruction);
+ * int8: 512-bit VNNI dot products (vpdpbusd, 64 u8 x s8 multiply-adds per
+ * instruction). Each thread runs 16 independent accumulation chains, enough
+ * to hide the instructions' latency on two ports. A kernel's share of these
+ * rates is how close it is to what the CPU can do: docs/BENCHMARKS.md quotes
+ * the int8 networks and the BERT layer against them. Each figure is the
+ * median of 7 repetitions. */
+#include <immintrin.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define REPS  7
+#define ITERS 20000000L /* loop trips per thread and repetition */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* 16 chains of x = x * b + c, 16 lanes each. Returns a sum of the chains
+ * so that none is dead code. */
+__attribute__((target("avx512f"), noinline)) static float fma_chains(long iters)
+{
+    __m512 x[16];
+    const __m512 b = _mm512_set1_ps(0.999999f), c = _mm512_set1_ps(1e-7f);
+    for (int i = 0; i < 16; i++)
+        x[i] = _mm512_set1_ps((float)i);
+    for (long k = 0; k < iters; k++) {
+        x[0] = _mm512_fmadd_ps(x[0], b, c);
+        x[1] = _mm512_fmadd_ps(x[1], b, c);
+        x[2] = _mm512_fmadd_ps(x[2], b, c);
+        x[3] = _mm512_fmadd_ps(x[3], b, c);
+        x[4] = _mm512_fmadd_ps(x[4], b, c);
+        x[5] = _mm512_fmadd_ps(x[5], b, c);
+        x[6] = _mm512_fmadd_ps(x[6], b, c);
+        x[7] = _mm512_fmadd_ps(x[7], b, c);
+        x[8] = _mm512_fmadd_ps(x[8], b, c);
+        x[9] = _mm512_fmadd_ps(x[9], b, c);
+        x[10] = _mm512_fmadd_ps(x[10], b, c);
+        x[11] = _mm512_fmadd_ps(x[11], b, c);
+        x[12] = _mm512_fmadd_ps(x[12], b, c);
+        x[13] = _mm512_fmadd_ps(x[13], b, c);
+        x[14] = _mm512_fmadd_ps(x[14], b, c);
+        x[15] = _mm512_fmadd_ps(x[15], b, c);
+    }
+    float s = 0.0f;
+    for (int i = 0; i < 16; i++)
+        s += _mm512_reduce_add_ps(x[i]);
+    return s;
+}
+
+/* 16 chains of acc += dot4(u8 a, s8 w) per 32-bit lane. */
+__attribute__((target("avx512f,avx512vnni"), noinline)) static float vnni_chains(long iters)
+{
+    __m512i x[16];
+    const __m512i a = _mm512_set1_epi8(3), w = _mm512_set1_epi8(-2);
+    for (int i = 0; i < 16; i++)
+        x[i] = _mm512_set1_epi32(i);
+    for (long k = 0; k < iters; k++) {
+        x[0] = _mm512_dpbusd_epi32(x[0], a, w);
+        x[1] = _mm512_dpbusd_epi32(x[1], a, w);
+        x[2] = _mm512_dpbusd_epi32(x[2], a, w);
+        x[3] = _mm512_dpbusd_epi32(x[3], a, w);
+        x[4] = _mm512_dpbusd_epi32(x[4], a, w);
+        x[5] = _mm512_dpbusd_epi32(x[5], a, w);
+        x[6] = _mm512_dpbusd_epi32(x[6], a, w);
+        x[7] = _mm512_dpbusd_epi32(x[7], a, w);
+        x[8] = _mm512_dpbusd_epi32(x[8], a, w);
+        x[9] = _mm512_dpbusd_epi32(x[9], a, w);
+        x[10] = _mm512_dpbusd_epi32(x[10], a, w);
+        x[11] = _mm512_dpbusd_epi32(x[11], a, w);
+        x[12] = _mm512_dpbusd_epi32(x[12], a, w);
+        x[13] = _mm512_dpbusd_epi32(x[13], a, w);
+        x[14] = _mm512_dpbusd_epi32(x[14], a, w);
+        x[15] = _mm512_dpbusd_epi32(x[15], a, w);
+    }
+    float s = 0.0f;
+    for (int i = 0; i < 16; i++)
+        s += (float)_mm512_reduce_add_epi32(x[i]);
+    return s;
+}
+
+/* Operations per second (G) of `per_iter` operations a loop trip, on
+ * `threads` threads at once: the median of REPS repetitions. */
+static double rate(float (*chains)(long), double per_iter, int threads, float *sink)
+{
+    double t[REPS];
+    for (int r = 0; r < REPS; r++) {
+        float s = 0.0f;
+        double t0 = now_s();
+#pragma omp parallel num_threads(threads) reduction(+ : s)
+        s += chains(ITERS);
+        t[r] = now_s() - t0;
+        *sink += s;
+    }
+    qsort(t, REPS, sizeof *t, cmp);
+    return per_iter * (double)ITERS * threads / t[REPS / 2] * 1e-9;
+}
+
+int main(void)
+{
+    __builtin_cpu_init();
+    int n = omp_get_max_threads();
+    float sink = 0.0f;
+    printf("Register-only rates, 16 independent chains per thread, median of %d runs.\n\n", REPS);
+    printf("| instruction | 1 thread | %d threads |\n|---|---|---|\n", n);
+    if (__builtin_cpu_supports("avx512f"))
+        printf("| f32 FMA, 512-bit (G multiply-adds/s) | %.1f | %.1f |\n",
+               rate(fma_chains, 16 * 16, 1, &sink), rate(fma_chains, 16 * 16, n, &sink));
+    else
+        printf("| f32 FMA, 512-bit | no AVX-512 | |\n");
+    if (__builtin_cpu_supports("avx512vnni"))
+        printf("| int8 VNNI vpdpbusd, 512-bit (G u8 x s8 multiply-adds/s) | %.1f | %.1f |\n",
+               rate(vnni_chains, 16 * 64, 1, &sink), rate(vnni_chains, 16 * 64, n, &sink));
+    else
+        printf("| int8 VNNI, 512-bit | no AVX512-VNNI | |\n");
+    /* (the sums only keep the chains alive) */
+    return sink == 0.5f ? 1 : 0;
+}
