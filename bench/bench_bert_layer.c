@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench/bench_util.h"
 #include "dqgraph.h"
 #include "dqgraph_onnx.h"
 #include "transformer_zoo.h"
@@ -44,22 +45,9 @@
         }                                                                                          \
     } while (0)
 
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static double median(double *v, int n)
 {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    qsort(v, (size_t)n, sizeof *v, bench_cmp_double);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
@@ -311,14 +299,14 @@ static double time_raw(const prim *p, int iters, double *each)
         for (int i = 0; i < NPRIM; i++)
             run_prim(&p[i]);
     for (int it = 0; it < iters; it++) {
-        double t0 = now_ms();
+        double t0 = bench_now_ms();
         for (int i = 0; i < NPRIM; i++) {
-            double a = now_ms();
+            double a = bench_now_ms();
             run_prim(&p[i]);
             DNNL(dnnl_stream_wait(strm));
-            e[(size_t)i * iters + it] = now_ms() - a;
+            e[(size_t)i * iters + it] = bench_now_ms() - a;
         }
-        t[it] = now_ms() - t0;
+        t[it] = bench_now_ms() - t0;
     }
     for (int i = 0; each && i < NPRIM; i++)
         each[i] = median(e + (size_t)i * iters, iters);
@@ -338,9 +326,9 @@ static double time_dqgraph(dqg_compiled *c, const float *x, float *y, int iters)
     for (int w = 0; w < 5; w++)
         CHECK(dqg_execute(c, &in, 1, &out, 1));
     for (int it = 0; it < iters; it++) {
-        double t0 = now_ms();
+        double t0 = bench_now_ms();
         CHECK(dqg_execute(c, &in, 1, &out, 1));
-        t[it] = now_ms() - t0;
+        t[it] = bench_now_ms() - t0;
     }
     double m = median(t, iters);
     free(t);

@@ -14,24 +14,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench/bench_util.h"
 #include "dqgraph.h"
 #include "runtime/dq_kernel.h"
 
 #define N    (64LL * 1024 * 1024)
 #define REPS 11
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 typedef struct result {
     double med, lo, hi; /* GB/s */
@@ -39,7 +27,7 @@ typedef struct result {
 
 static result summarize(double *t, double bytes)
 {
-    qsort(t, REPS, sizeof *t, cmp);
+    qsort(t, REPS, sizeof *t, bench_cmp_double);
     return (result){bytes / t[REPS / 2] / 1e9, bytes / t[REPS - 1] / 1e9, bytes / t[0] / 1e9};
 }
 
@@ -69,14 +57,14 @@ typedef struct bcase {
 
 static double time_kernel(dqg_dq_kernel *k, const void *x, const void *s, void *y)
 {
-    double t0 = now_s();
+    double t0 = bench_now_s();
     dqg_dq_kernel_run(k, x, s, NULL, y);
-    return now_s() - t0;
+    return bench_now_s() - t0;
 }
 
 static double median(double *v, int n)
 {
-    qsort(v, (size_t)n, sizeof *v, cmp);
+    qsort(v, (size_t)n, sizeof *v, bench_cmp_double);
     return v[n / 2];
 }
 
@@ -142,16 +130,16 @@ static void bench_quantize(int64_t rows, int64_t cols, const float *src, void *y
     dnnl_primitive_execute(prim, strm, 2, args);
     dnnl_stream_wait(strm);
     for (int r = 0; r < REPS; r++) {
-        double t0 = now_s();
+        double t0 = bench_now_s();
         run_memcpy((size_t)n * 4, y2, src);
-        tm[r] = now_s() - t0;
-        t0 = now_s();
+        tm[r] = bench_now_s() - t0;
+        t0 = bench_now_s();
         dqg_execute(c, &in, 1, &out, 1);
-        tq[r] = now_s() - t0;
-        t0 = now_s();
+        tq[r] = bench_now_s() - t0;
+        t0 = bench_now_s();
         dnnl_primitive_execute(prim, strm, 2, args);
         dnnl_stream_wait(strm);
-        tr[r] = now_s() - t0;
+        tr[r] = bench_now_s() - t0;
         ratio[r] = (bytes / tq[r]) / (8.0 * (double)n / tm[r]);
         vs[r] = tr[r] / tq[r];
     }
@@ -226,9 +214,9 @@ int main(void)
         time_kernel(auto_k, x, scales, y);
         time_kernel(own, x, scales, y);
         for (int r = 0; r < REPS; r++) {
-            double t0 = now_s();
+            double t0 = bench_now_s();
             run_memcpy(copy_bytes, y, src);
-            tm[r] = now_s() - t0;
+            tm[r] = bench_now_s() - t0;
             ta[r] = time_kernel(auto_k, x, scales, y);
             to[r] = time_kernel(own, x, scales, y);
             td[r] = has_dnnl ? time_kernel(dnnl, x, scales, y) : 1.0;

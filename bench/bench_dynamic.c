@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench/bench_util.h"
 #include "dqgraph.h"
 
 #define CHECK(call)                                                                                \
@@ -28,22 +29,9 @@ typedef enum { F_CONST, F_DYN_DEQ, F_DQL, F_ORT, F_COUNT } form;
 static const char *const form_name[] = {"constant scales (QDQ)", "DynamicDequantize",
                                         "DynamicQuantizeLinear", "MatMulInteger (ORT)"};
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static double median(double *t, int n)
 {
-    qsort(t, (size_t)n, sizeof *t, cmp);
+    qsort(t, (size_t)n, sizeof *t, bench_cmp_double);
     return t[n / 2];
 }
 
@@ -142,9 +130,9 @@ static void destroy(layer *L)
 
 static double run(layer *L, dqg_compiled *c)
 {
-    double t0 = now_ms();
+    double t0 = bench_now_ms();
     CHECK(dqg_execute(c, L->in, (size_t)L->n_in, &L->out, 1));
-    return now_ms() - t0;
+    return bench_now_ms() - t0;
 }
 
 static void bench_shape(int64_t M, int64_t K, int64_t N, int reps)

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench/bench_util.h"
 #include "dqgraph.h"
 
 #define CHECK(call)                                                                                \
@@ -37,19 +38,6 @@
         }                                                                                          \
     } while (0)
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 typedef struct timing {
     double med, lo, hi;
 } timing;
@@ -58,7 +46,7 @@ typedef void (*run_fn)(void *ctx);
 
 static timing summarize(double *t, int reps)
 {
-    qsort(t, (size_t)reps, sizeof *t, cmp);
+    qsort(t, (size_t)reps, sizeof *t, bench_cmp_double);
     return (timing){t[reps / 2], t[0], t[reps - 1]};
 }
 
@@ -67,11 +55,11 @@ static timing time_it(run_fn f, void *ctx, int reps)
     double t[64];
     f(ctx); /* warm-up */
     for (int r = 0; r < reps; r++) {
-        double t0 = now_ms();
+        double t0 = bench_now_ms();
         f(ctx);
-        t[r] = now_ms() - t0;
+        t[r] = bench_now_ms() - t0;
     }
-    qsort(t, (size_t)reps, sizeof *t, cmp);
+    qsort(t, (size_t)reps, sizeof *t, bench_cmp_double);
     return (timing){t[reps / 2], t[0], t[reps - 1]};
 }
 
@@ -213,11 +201,11 @@ static void report(const char *label, dqg_graph *g, raw_run *raw, size_t in_byte
     run_compiled(&fused);
     run_raw(raw);
     for (int r = 0; r < reps; r++) {
-        double t0 = now_ms();
+        double t0 = bench_now_ms();
         run_compiled(&fused);
-        double t1 = now_ms();
+        double t1 = bench_now_ms();
         run_raw(raw);
-        double t2 = now_ms();
+        double t2 = bench_now_ms();
         f[r] = t1 - t0;
         rr[r] = t2 - t1;
         ratio[r] = f[r] / rr[r];
@@ -420,7 +408,7 @@ static void bench_small_m(int64_t M, int64_t K, int64_t N, bool floors)
     for (int r = 0; r < ROUNDS; r++)
         for (int i = 0; i < n; i++)
             for (int j = -1; j < INNER; j++) {
-                double t0 = now_ms();
+                double t0 = bench_now_ms();
                 if (i == 0)
                     run_compiled(&fused);
                 else if (i <= n_raw)
@@ -430,7 +418,7 @@ static void bench_small_m(int64_t M, int64_t K, int64_t N, bool floors)
                 else
                     dot_floor(&fl);
                 if (j >= 0)
-                    t[i][r * INNER + j] = now_ms() - t0;
+                    t[i][r * INNER + j] = bench_now_ms() - t0;
             }
     timing tm[MAX_IMPL + 3];
     for (int i = 0; i < n; i++)

@@ -13,21 +13,10 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "bench/bench_util.h"
+
 #define REPS  7
 #define ITERS 20000000L /* loop trips per thread and repetition */
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* 16 chains of x = x * b + c, 16 lanes each. Returns a sum of the chains
  * so that none is dead code. */
@@ -99,13 +88,13 @@ static double rate(float (*chains)(long), double per_iter, int threads, float *s
     double t[REPS];
     for (int r = 0; r < REPS; r++) {
         float s = 0.0f;
-        double t0 = now_s();
+        double t0 = bench_now_s();
 #pragma omp parallel num_threads(threads) reduction(+ : s)
         s += chains(ITERS);
-        t[r] = now_s() - t0;
+        t[r] = bench_now_s() - t0;
         *sink += s;
     }
-    qsort(t, REPS, sizeof *t, cmp);
+    qsort(t, REPS, sizeof *t, bench_cmp_double);
     return per_iter * (double)ITERS * threads / t[REPS / 2] * 1e-9;
 }
 

@@ -11,23 +11,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench/bench_util.h"
 #include "dqgraph.h"
 
 #define REPS  11
 #define ITERS 50
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 typedef struct timing {
     double med, lo, hi; /* ms per execution */
@@ -35,7 +23,7 @@ typedef struct timing {
 
 static timing summarize(double *t)
 {
-    qsort(t, REPS, sizeof *t, cmp);
+    qsort(t, REPS, sizeof *t, bench_cmp_double);
     double k = 1e3 / ITERS;
     return (timing){t[REPS / 2] * k, t[0] * k, t[REPS - 1] * k};
 }
@@ -66,10 +54,10 @@ static timing bench_dqgraph(dqg_dtype t, const void *x, size_t xn, void *y, size
     double t_[REPS];
     dqg_execute(c, &bi, 1, &bo, 1);
     for (int r = 0; r < REPS; r++) {
-        double t0 = now_s();
+        double t0 = bench_now_s();
         for (int i = 0; i < ITERS; i++)
             dqg_execute(c, &bi, 1, &bo, 1);
-        t_[r] = now_s() - t0;
+        t_[r] = bench_now_s() - t0;
     }
     dqg_compiled_destroy(c);
     dqg_graph_destroy(g);
@@ -116,12 +104,12 @@ static timing bench_onednn(dnnl_data_type_t dt, bool nhwc, const void *x, void *
     CHECK(dnnl_primitive_execute(prim, stream, 2, args));
     CHECK(dnnl_stream_wait(stream));
     for (int r = 0; r < REPS; r++) {
-        double t0 = now_s();
+        double t0 = bench_now_s();
         for (int i = 0; i < ITERS; i++) {
             dnnl_primitive_execute(prim, stream, 2, args);
             dnnl_stream_wait(stream);
         }
-        t_[r] = now_s() - t0;
+        t_[r] = bench_now_s() - t0;
     }
     dnnl_memory_destroy(ms);
     dnnl_memory_destroy(md);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench/bench_util.h"
 #include "dqgraph.h"
 
 #define CHECK(call)                                                                                \
@@ -19,26 +20,13 @@
         }                                                                                          \
     } while (0)
 
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 typedef struct stat3 {
     double median, min, max;
 } stat3;
 
 static stat3 summarize(double *v, int n)
 {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    qsort(v, (size_t)n, sizeof *v, bench_cmp_double);
     return (stat3){v[n / 2], v[0], v[n - 1]};
 }
 
@@ -101,11 +89,11 @@ static void bench_compile(const char *label, dqg_graph *(*make)(int), int reps)
     for (int r = 0; r < reps; r++) {
         dqg_graph *g = make(r + 1);
         dqg_compiled *c1, *c2;
-        double t0 = now_us();
+        double t0 = bench_now_us();
         CHECK(dqg_compile(g, NULL, &c1));
-        double t1 = now_us();
+        double t1 = bench_now_us();
         CHECK(dqg_compile(g, NULL, &c2));
-        double t2 = now_us();
+        double t2 = bench_now_us();
         parts = dqg_compiled_partition_count(c1);
         miss[r] = t1 - t0;
         hit[r] = t2 - t1;
@@ -151,9 +139,9 @@ static void bench_overhead(int n, int iters)
     for (int i = 0; i < 100; i++)
         CHECK(dqg_execute(c, &ib, 1, &ob, 1));
     for (int i = 0; i < iters; i++) {
-        double t0 = now_us();
+        double t0 = bench_now_us();
         CHECK(dqg_execute(c, &ib, 1, &ob, 1));
-        v[i] = (now_us() - t0) / n;
+        v[i] = (bench_now_us() - t0) / n;
     }
     stat3 s = summarize(v, iters);
     printf("| execute, %d tiny partitions | per partition | %.3f us (%.3f-%.3f) |\n", n, s.median,
