@@ -18,6 +18,13 @@
 #define REPS  7
 #define ITERS 20000000L /* loop trips per thread and repetition */
 
+/* One statement per chain, written out: a loop over an array of vectors
+ * would leave the chains in memory. */
+#define SIXTEEN(S)                                                                                 \
+    S(0) S(1) S(2) S(3) S(4) S(5) S(6) S(7) S(8) S(9) S(10) S(11) S(12) S(13) S(14) S(15)
+#define FMA_STEP(i)  x[i] = _mm512_fmadd_ps(x[i], b, c);
+#define VNNI_STEP(i) x[i] = _mm512_dpbusd_epi32(x[i], a, w);
+
 /* 16 chains of x = x * b + c, 16 lanes each. Returns a sum of the chains
  * so that none is dead code. */
 __attribute__((target("avx512f"), noinline)) static float fma_chains(long iters)
@@ -27,22 +34,7 @@ __attribute__((target("avx512f"), noinline)) static float fma_chains(long iters)
     for (int i = 0; i < 16; i++)
         x[i] = _mm512_set1_ps((float)i);
     for (long k = 0; k < iters; k++) {
-        x[0] = _mm512_fmadd_ps(x[0], b, c);
-        x[1] = _mm512_fmadd_ps(x[1], b, c);
-        x[2] = _mm512_fmadd_ps(x[2], b, c);
-        x[3] = _mm512_fmadd_ps(x[3], b, c);
-        x[4] = _mm512_fmadd_ps(x[4], b, c);
-        x[5] = _mm512_fmadd_ps(x[5], b, c);
-        x[6] = _mm512_fmadd_ps(x[6], b, c);
-        x[7] = _mm512_fmadd_ps(x[7], b, c);
-        x[8] = _mm512_fmadd_ps(x[8], b, c);
-        x[9] = _mm512_fmadd_ps(x[9], b, c);
-        x[10] = _mm512_fmadd_ps(x[10], b, c);
-        x[11] = _mm512_fmadd_ps(x[11], b, c);
-        x[12] = _mm512_fmadd_ps(x[12], b, c);
-        x[13] = _mm512_fmadd_ps(x[13], b, c);
-        x[14] = _mm512_fmadd_ps(x[14], b, c);
-        x[15] = _mm512_fmadd_ps(x[15], b, c);
+        SIXTEEN(FMA_STEP)
     }
     float s = 0.0f;
     for (int i = 0; i < 16; i++)
@@ -58,22 +50,7 @@ __attribute__((target("avx512f,avx512vnni"), noinline)) static float vnni_chains
     for (int i = 0; i < 16; i++)
         x[i] = _mm512_set1_epi32(i);
     for (long k = 0; k < iters; k++) {
-        x[0] = _mm512_dpbusd_epi32(x[0], a, w);
-        x[1] = _mm512_dpbusd_epi32(x[1], a, w);
-        x[2] = _mm512_dpbusd_epi32(x[2], a, w);
-        x[3] = _mm512_dpbusd_epi32(x[3], a, w);
-        x[4] = _mm512_dpbusd_epi32(x[4], a, w);
-        x[5] = _mm512_dpbusd_epi32(x[5], a, w);
-        x[6] = _mm512_dpbusd_epi32(x[6], a, w);
-        x[7] = _mm512_dpbusd_epi32(x[7], a, w);
-        x[8] = _mm512_dpbusd_epi32(x[8], a, w);
-        x[9] = _mm512_dpbusd_epi32(x[9], a, w);
-        x[10] = _mm512_dpbusd_epi32(x[10], a, w);
-        x[11] = _mm512_dpbusd_epi32(x[11], a, w);
-        x[12] = _mm512_dpbusd_epi32(x[12], a, w);
-        x[13] = _mm512_dpbusd_epi32(x[13], a, w);
-        x[14] = _mm512_dpbusd_epi32(x[14], a, w);
-        x[15] = _mm512_dpbusd_epi32(x[15], a, w);
+        SIXTEEN(VNNI_STEP)
     }
     float s = 0.0f;
     for (int i = 0; i < 16; i++)
