@@ -295,6 +295,25 @@ Test(onnx_shapes, rms_normalization_becomes_one_op)
     }
 }
 
+/* Imports a normalization node `op` named `name` of an opset over x [2, 5,
+ * 64] with a scale of 64, its axis attribute *axis (none when NULL) and
+ * its stash_type. */
+static dqg_status load_norm(const char *op, int opset, const char *name, const int64_t *axis,
+                            int64_t stash, dqg_graph **g)
+{
+    tm_model *m = tm_new(opset);
+    int64_t xd[] = {2, 5, 64}, sd = 64;
+    float scale[64] = {0};
+    tm_input(m, "x", T_FLOAT, 3, xd, NULL);
+    tm_init(m, "scale", T_FLOAT, 1, &sd, scale, sizeof scale);
+    Onnx__NodeProto *node = tm_node(m, op, NULL, name, "x,scale", "y");
+    if (axis)
+        tm_attr_int(m, node, "axis", *axis);
+    tm_attr_int(m, node, "stash_type", stash);
+    tm_output(m, "y", T_FLOAT, 3, xd);
+    return load(m, g);
+}
+
 /* Its errors name the node and the rule. */
 Test(onnx_shapes, rms_normalization_errors)
 {
@@ -307,17 +326,9 @@ Test(onnx_shapes, rms_normalization_errors)
         {-1, 0, DQG_UNSUPPORTED, "stash_type 0"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        tm_model *m = tm_new(23);
-        int64_t xd[] = {2, 5, 64}, sd = 64;
-        float scale[64] = {0};
-        tm_input(m, "x", T_FLOAT, 3, xd, NULL);
-        tm_init(m, "scale", T_FLOAT, 1, &sd, scale, sizeof scale);
-        Onnx__NodeProto *node = tm_node(m, "RMSNormalization", NULL, "rn", "x,scale", "y");
-        tm_attr_int(m, node, "axis", cases[i].axis);
-        tm_attr_int(m, node, "stash_type", cases[i].stash);
-        tm_output(m, "y", T_FLOAT, 3, xd);
         dqg_graph *g;
-        cr_assert_eq(load(m, &g), cases[i].st, "case %zu: %s", i, dqg_last_error());
+        cr_assert_eq(load_norm("RMSNormalization", 23, "rn", &cases[i].axis, cases[i].stash, &g),
+                     cases[i].st, "case %zu: %s", i, dqg_last_error());
         cr_assert(strstr(dqg_last_error(), "RMSNormalization") &&
                       strstr(dqg_last_error(), "'rn'") && strstr(dqg_last_error(), cases[i].want),
                   "case %zu: %s", i, dqg_last_error());
@@ -328,16 +339,9 @@ Test(onnx_shapes, rms_normalization_errors)
  * stash_type other than 1 is refused, naming the node and the rule. */
 Test(onnx_shapes, layer_normalization_stash_type_other_than_1_is_refused)
 {
-    tm_model *m = tm_new(17);
-    int64_t xd[] = {2, 5, 64}, sd = 64;
-    float scale[64] = {0};
-    tm_input(m, "x", T_FLOAT, 3, xd, NULL);
-    tm_init(m, "scale", T_FLOAT, 1, &sd, scale, sizeof scale);
-    Onnx__NodeProto *node = tm_node(m, "LayerNormalization", NULL, "ln", "x,scale", "y");
-    tm_attr_int(m, node, "stash_type", 0);
-    tm_output(m, "y", T_FLOAT, 3, xd);
     dqg_graph *g;
-    cr_assert_eq(load(m, &g), DQG_UNSUPPORTED, "%s", dqg_last_error());
+    cr_assert_eq(load_norm("LayerNormalization", 17, "ln", NULL, 0, &g), DQG_UNSUPPORTED, "%s",
+                 dqg_last_error());
     cr_assert(strstr(dqg_last_error(), "LayerNormalization") && strstr(dqg_last_error(), "'ln'") &&
                   strstr(dqg_last_error(), "stash_type 0"),
               "%s", dqg_last_error());
