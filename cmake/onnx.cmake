@@ -58,6 +58,9 @@ function(dqg_register_onnx_conformance)
       test_equal test_equal_bcast test_less test_less_* test_greater test_greater_* test_not_*
       test_and?d test_and_bcast* test_or?d test_or_bcast* test_xor?d test_xor_bcast* test_where_*
       test_maxpool_* test_averagepool_* test_globalmaxpool* test_globalaveragepool* test_expand_*
+      test_max_* test_min_* test_cos test_cos_example test_sin test_sin_example test_floor*
+      test_ceil* test_round test_sign test_softplus* test_constant_pad test_edge_pad
+      test_reflect_pad
       # Cast between the float types dqgraph has (it has no DOUBLE or STRING;
       # FLOAT_to_BFLOAT16's expected data is truncated, dqgraph rounds to
       # nearest even).
@@ -77,6 +80,8 @@ function(dqg_register_onnx_conformance)
   #  test_constantofshape_int_shape_zero, test_slice_start_out_of_bounds,
   #  test_split_zero_size_splits  empty tensors, which dqgraph does not have
   #  test_maxpool_with_argmax_*  MaxPool's Indices output, which dqgraph does not compute
+  #  test_max_float64, test_max_uint64, test_min_float64, test_min_uint64  dqgraph
+  #                         has no DOUBLE or UINT64 type
   set(_excluded test_identity_opt test_identity_sequence
       test_reshape_allowzero_reordered test_maxpool_with_argmax_2d_precomputed_pads
       test_maxpool_with_argmax_2d_precomputed_strides test_batchnorm_epsilon_training_mode
@@ -87,7 +92,8 @@ function(dqg_register_onnx_conformance)
       test_reduce_sum_default_axes_keepdims_example test_reduce_sum_default_axes_keepdims_random
       test_reduce_sum_empty_axes_input_noop_example test_reduce_sum_empty_axes_input_noop_random
       test_reduce_sum_negative_axes_keepdims_random test_constantofshape_int_shape_zero
-      test_slice_start_out_of_bounds test_split_zero_size_splits)
+      test_slice_start_out_of_bounds test_split_zero_size_splits test_max_float64
+      test_max_uint64 test_min_float64 test_min_uint64)
   set(_cases "")
   foreach(_p ${_patterns})
     file(GLOB _found LIST_DIRECTORIES true ${DQG_ONNX_TESTDATA}/${_p})

@@ -148,6 +148,13 @@ typedef struct dqg_op {
             int64_t step[DQG_MAX_RANK];  /* 1 on axes not sliced */
         } slice;
         struct {
+            /* ONNX's pads per axis of x (negative: removed); the value
+             * DQG_PAD_CONSTANT writes, as an element of x's type. */
+            int64_t begin[DQG_MAX_RANK], end[DQG_MAX_RANK];
+            double value;
+            dqg_pad_mode mode;
+        } pad;
+        struct {
             int axis; /* normalized to [0, rank of data) */
         } gather;     /* Gather and GatherElements */
         struct {
@@ -320,6 +327,28 @@ extern const dqg_op_def dqg_op_def_compare;
 extern const dqg_op_def dqg_op_def_logical;
 extern const dqg_op_def dqg_op_def_where;
 extern const dqg_op_def dqg_op_def_gather_elements;
+extern const dqg_op_def dqg_op_def_max;
+extern const dqg_op_def dqg_op_def_min;
+extern const dqg_op_def dqg_op_def_pad;
+
+/* Pad (graph/ops/pad.c): the coordinate of x that output coordinate o of
+ * an axis of size n (pads begin, end) reads, or -1 for the constant. */
+int64_t dqg_pad_source(dqg_pad_mode mode, int64_t o, int64_t begin, int64_t end, int64_t n);
+/* Pad's constant as one element of type dt in out[8] (zeros past it; all
+ * zeros for the 4-bit types, which the reference writes nibble by nibble). */
+void dqg_pad_value_bytes(const dqg_op *op, dqg_dtype dt, unsigned char *out);
+
+/* Max and Min of two floats as the reference computes them (NaN in either
+ * gives NaN; of two equal values, the first); the kernels use the same. */
+static inline float dqg_max_f(float a, float b)
+{
+    return (a >= b || a != a) ? a : b;
+}
+
+static inline float dqg_min_f(float a, float b)
+{
+    return (a <= b || a != a) ? a : b;
+}
 
 /* The index checks of Gather and GatherElements, shared by the reference
  * and the kernels: every index within [-dim, dim). DQG_INVALID_ARGUMENT

@@ -31,6 +31,9 @@ static const dqg_op_def *const defs[DQG_OP_KIND_COUNT] = {
     [DQG_OP_LOGICAL] = &dqg_op_def_logical,
     [DQG_OP_WHERE] = &dqg_op_def_where,
     [DQG_OP_GATHER_ELEMENTS] = &dqg_op_def_gather_elements,
+    [DQG_OP_MAX] = &dqg_op_def_max,
+    [DQG_OP_MIN] = &dqg_op_def_min,
+    [DQG_OP_PAD] = &dqg_op_def_pad,
 };
 
 const dqg_op_def *dqg_op_def_of(dqg_op_kind kind)
@@ -70,6 +73,9 @@ const char *dqg_op_kind_name(dqg_op_kind kind)
         [DQG_OP_LOGICAL] = "Logical",
         [DQG_OP_WHERE] = "Where",
         [DQG_OP_GATHER_ELEMENTS] = "GatherElements",
+        [DQG_OP_MAX] = "Max",
+        [DQG_OP_MIN] = "Min",
+        [DQG_OP_PAD] = "Pad",
     };
     return (kind >= 0 && kind < DQG_OP_KIND_COUNT) ? names[kind] : "Unknown";
 }

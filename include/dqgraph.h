@@ -245,6 +245,9 @@ typedef enum dqg_op_kind {
     DQG_OP_LOGICAL,
     DQG_OP_WHERE,
     DQG_OP_GATHER_ELEMENTS,
+    DQG_OP_MAX,
+    DQG_OP_MIN,
+    DQG_OP_PAD,
     DQG_OP_KIND_COUNT
 } dqg_op_kind;
 
@@ -362,6 +365,14 @@ DQG_API dqg_tensor_id dqg_clip(dqg_graph *graph, const char *name, dqg_tensor_id
 DQG_API dqg_tensor_id dqg_sub(dqg_graph *graph, const char *name, dqg_tensor_id a, dqg_tensor_id b);
 DQG_API dqg_tensor_id dqg_div(dqg_graph *graph, const char *name, dqg_tensor_id a, dqg_tensor_id b);
 DQG_API dqg_tensor_id dqg_pow(dqg_graph *graph, const char *name, dqg_tensor_id a, dqg_tensor_id b);
+/**
+ * The larger and the smaller of a and b element-wise (ONNX Max and Min of two
+ * inputs), with NumPy broadcasting and the types of dqg_add. NaN in either
+ * operand gives NaN (as NumPy's maximum and minimum); of two equal values
+ * (+0 and -0) the result is a.
+ */
+DQG_API dqg_tensor_id dqg_max(dqg_graph *graph, const char *name, dqg_tensor_id a, dqg_tensor_id b);
+DQG_API dqg_tensor_id dqg_min(dqg_graph *graph, const char *name, dqg_tensor_id a, dqg_tensor_id b);
 
 /** The functions of dqg_unary; alpha and beta are used where named. */
 typedef enum dqg_unary_op {
@@ -382,6 +393,13 @@ typedef enum dqg_unary_op {
     DQG_UNARY_ELU,          /**< x below zero becomes alpha (e^x - 1) */
     DQG_UNARY_SWISH,        /**< x sigmoid(alpha x); alpha = 1 is SiLU */
     DQG_UNARY_POW,          /**< x ^ alpha */
+    DQG_UNARY_COS,
+    DQG_UNARY_SIN,
+    DQG_UNARY_FLOOR,
+    DQG_UNARY_CEIL,
+    DQG_UNARY_ROUND,    /**< to the nearest integer, ties to even */
+    DQG_UNARY_SIGN,     /**< -1, 0 or 1; NaN stays NaN */
+    DQG_UNARY_SOFTPLUS, /**< log(1 + e^x) */
     DQG_UNARY_COUNT
 } dqg_unary_op;
 
@@ -484,6 +502,32 @@ DQG_API dqg_tensor_id dqg_gather(dqg_graph *graph, const char *name, dqg_tensor_
  */
 DQG_API dqg_tensor_id dqg_gather_elements(dqg_graph *graph, const char *name, dqg_tensor_id data,
                                           dqg_tensor_id indices, int axis);
+
+/** How dqg_pad fills the elements it adds. */
+typedef enum dqg_pad_mode {
+    DQG_PAD_CONSTANT = 0, /**< the value given */
+    DQG_PAD_REFLECT,      /**< mirrored at the edge, the edge element not repeated */
+    DQG_PAD_EDGE,         /**< the edge element repeated */
+    DQG_PAD_WRAP,         /**< the elements of the other end, as if the axis repeated */
+    DQG_PAD_MODE_COUNT
+} dqg_pad_mode;
+
+/**
+ * ONNX Pad: x extended along each axis i by pads[i] elements before its
+ * first and pads[rank + i] after its last (ONNX's order; pads NULL adds
+ * nothing). A negative amount removes that many elements from that end,
+ * before the other end is padded (as ONNX Runtime does). Every output
+ * dimension must stay >= 1, and an axis that is padded must keep >= 1
+ * element of x. REFLECT and WRAP repeat their pattern when the amount
+ * exceeds the axis (as NumPy's pad). `value`, used by DQG_PAD_CONSTANT
+ * only, must be representable in x's type: any value for the float types
+ * (rounded to nearest even; NaN and infinities included), an integer in the
+ * type's range for the integer types, 0 or 1 for bool. Any data type.
+ */
+DQG_API dqg_tensor_id dqg_pad(dqg_graph *graph, const char *name, dqg_tensor_id x,
+                              const int64_t *pads, dqg_pad_mode mode, double value);
+/** "constant", "reflect", "edge", "wrap" (ONNX's names): static strings; "unknown" out of range. */
+DQG_API const char *dqg_pad_mode_name(dqg_pad_mode mode);
 
 /** The comparisons of dqg_compare. */
 typedef enum dqg_compare_op {

@@ -43,6 +43,13 @@ static const struct {
     {"Exp", DQG_UNARY_EXP},
     {"Log", DQG_UNARY_LOG},
     {"HardSwish", DQG_UNARY_HARD_SWISH},
+    {"Cos", DQG_UNARY_COS},
+    {"Sin", DQG_UNARY_SIN},
+    {"Floor", DQG_UNARY_FLOOR},
+    {"Ceil", DQG_UNARY_CEIL},
+    {"Round", DQG_UNARY_ROUND},
+    {"Sign", DQG_UNARY_SIGN},
+    {"Softplus", DQG_UNARY_SOFTPLUS},
 };
 
 /* A unary function of one float input: its parameters from attributes. */
@@ -145,7 +152,9 @@ static dqg_status import_pow(onnx_import *c)
     return output_of(c, dqg_pow(c->g, onnx_op_name(c, NULL), x, y));
 }
 
-/* Sum of 1 or more inputs with broadcasting: a chain of Adds. */
+/* Sum, Max and Min of 1 or more inputs with broadcasting: a chain of Adds,
+ * Maxes or Mins (Max and Min take integers from opset 12 on; the builders
+ * say which types they take). */
 static dqg_status import_sum(onnx_import *c)
 {
     static const char *const legacy[] = {"consumed_inputs", NULL};
@@ -153,6 +162,12 @@ static dqg_status import_sum(onnx_import *c)
     if ((st = onnx_check_arity(c, 1, DQG_ONNX_MAX_VARIADIC, 1, 1)) != DQG_OK ||
         (st = onnx_check_attrs(c, c->node_opset < 6 ? legacy : no_attrs)) != DQG_OK)
         return st;
+    const char *type = c->node->op_type;
+    dqg_tensor_id (*build)(dqg_graph *, const char *, dqg_tensor_id, dqg_tensor_id) =
+        strcmp(type, "Max") == 0   ? dqg_max
+        : strcmp(type, "Min") == 0 ? dqg_min
+                                   : dqg_add;
+    const char *step = build == dqg_max ? "max" : build == dqg_min ? "min" : "add";
     int n = (int)c->node->n_input;
     if (n == 1)
         return onnx_alias_output(c, 0, 0);
@@ -163,8 +178,8 @@ static dqg_status import_sum(onnx_import *c)
         if ((st = onnx_input(c, i, "data", true, &x)) != DQG_OK)
             return st;
         char suffix[32];
-        snprintf(suffix, sizeof suffix, "add%d", i);
-        acc = dqg_add(c->g, onnx_op_name(c, i == n - 1 ? NULL : suffix), acc, x);
+        snprintf(suffix, sizeof suffix, "%s%d", step, i);
+        acc = build(c->g, onnx_op_name(c, i == n - 1 ? NULL : suffix), acc, x);
         if (acc == DQG_NONE)
             return onnx_builder_failed(c);
     }
@@ -647,19 +662,21 @@ static unsigned reduce_const_inputs(int64_t opset)
 
 /* Values of constant input i (1-D, at most DQG_MAX_RANK) into v; *n = -1
  * when the optional input is absent. */
-static dqg_status const_ints(onnx_import *c, int i, const char *what, bool required, int64_t *v,
-                             int *n)
+/* A constant 1-D integer input of at most `cap` values, into v (*n = -1
+ * when an optional one is absent). */
+static dqg_status const_ints_cap(onnx_import *c, int i, const char *what, bool required, int64_t *v,
+                                 int *n, int cap)
 {
     const onnx_tensor *t;
     dqg_status st = onnx_input_const(c, i, what, required, &t);
     *n = -1;
     if (st != DQG_OK || !t)
         return st;
-    if (t->nelems > DQG_MAX_RANK || t->rank > 1)
+    if (t->nelems > cap || t->rank > 1)
         return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
                               "input %d (%s) has %lld values in rank %d; it must be 1-D of at most "
                               "%d",
-                              i, what, (long long)t->nelems, t->rank, DQG_MAX_RANK);
+                              i, what, (long long)t->nelems, t->rank, cap);
     for (int64_t k = 0; k < t->nelems; k++) {
         if (t->dtype == DQG_S64) {
             /* Exactly: INT64_MAX ("to the end") does not survive a double. */
@@ -670,6 +687,12 @@ static dqg_status const_ints(onnx_import *c, int i, const char *what, bool requi
     }
     *n = (int)t->nelems;
     return DQG_OK;
+}
+
+static dqg_status const_ints(onnx_import *c, int i, const char *what, bool required, int64_t *v,
+                             int *n)
+{
+    return const_ints_cap(c, i, what, required, v, n, DQG_MAX_RANK);
 }
 
 static dqg_status import_slice(onnx_import *c)
@@ -721,6 +744,115 @@ static dqg_status import_slice(onnx_import *c)
 static unsigned slice_const_inputs(int64_t opset)
 {
     return opset >= 10 ? 0x1Eu : 0; /* starts, ends, axes, steps */
+}
+
+/* Pad: pads and the constant from attributes (opsets 1 to 10: `paddings`
+ * in opset 1) or constant inputs (11+), axes from opset 18, mode "wrap"
+ * from opset 19. */
+static dqg_status import_pad(onnx_import *c)
+{
+    static const char *const known1[] = {"mode", "paddings", "value", NULL};
+    static const char *const known2[] = {"mode", "pads", "value", NULL};
+    static const char *const known11[] = {"mode", NULL};
+    int64_t opset = c->node_opset;
+    bool old = opset < 11;
+    dqg_status st;
+    if ((st = onnx_check_arity(c, 1,
+                               old          ? 1
+                               : opset < 18 ? 3
+                                            : 4,
+                               1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, opset < 2 ? known1
+                                  : old     ? known2
+                                            : known11)) != DQG_OK)
+        return st;
+    char mode_name[16];
+    if ((st = onnx_attr_string(c, "mode", "constant", mode_name, sizeof mode_name)) != DQG_OK)
+        return st;
+    dqg_pad_mode mode = DQG_PAD_MODE_COUNT;
+    for (int m = 0; m < DQG_PAD_MODE_COUNT; m++)
+        if (strcmp(mode_name, dqg_pad_mode_name((dqg_pad_mode)m)) == 0)
+            mode = (dqg_pad_mode)m;
+    if (mode == DQG_PAD_MODE_COUNT || (mode == DQG_PAD_WRAP && opset < 19))
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                              "mode is '%s'; it must be 'constant', 'reflect', 'edge'%s", mode_name,
+                              opset < 19 ? " ('wrap' from opset 19)" : " or 'wrap'");
+    dqg_tensor_id x;
+    if ((st = onnx_input(c, 0, "data", true, &x)) != DQG_OK)
+        return st;
+    onnx_shape xs = onnx_tensor_shape(c, x);
+    int64_t given[2 * DQG_MAX_RANK], axes[DQG_MAX_RANK];
+    int np, na = -1;
+    double value = 0.0;
+    if (old) {
+        const int64_t *v;
+        size_t n;
+        float fv;
+        if ((st = onnx_attr_ints(c, opset < 2 ? "paddings" : "pads", &v, &n, NULL)) != DQG_OK ||
+            (st = onnx_attr_float(c, "value", 0.0f, &fv)) != DQG_OK)
+            return st;
+        if (n > 2 * DQG_MAX_RANK)
+            return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "pads has %zu values", n);
+        memcpy(given, v, n * sizeof *given);
+        np = (int)n;
+        value = fv;
+    } else {
+        if ((st = const_ints_cap(c, 1, "pads", true, given, &np, 2 * DQG_MAX_RANK)) != DQG_OK ||
+            (opset >= 18 && (st = const_ints(c, 3, "axes", false, axes, &na)) != DQG_OK))
+            return st;
+        const onnx_tensor *cv;
+        if ((st = onnx_input_const(c, 2, "constant_value", false, &cv)) != DQG_OK)
+            return st;
+        if (cv) {
+            if (cv->nelems != 1)
+                return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                                      "input 2 (constant_value) has %lld elements; it must be "
+                                      "a scalar",
+                                      (long long)cv->nelems);
+            if (cv->dtype != xs.dtype)
+                return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                                      "input 2 (constant_value) is %s; it must have the data's "
+                                      "type, %s",
+                                      dqg_dtype_name(cv->dtype), dqg_dtype_name(xs.dtype));
+            if (cv->dtype == DQG_S64) {
+                int64_t iv;
+                memcpy(&iv, cv->data, 8);
+                if (iv > ((int64_t)1 << 53) || iv < -((int64_t)1 << 53))
+                    return onnx_node_fail(c, DQG_UNSUPPORTED,
+                                          "input 2 (constant_value) %lld is beyond 2^53; "
+                                          "dqgraph keeps the constant as a double",
+                                          (long long)iv);
+            }
+            value = onnx_tensor_get(cv, 0);
+        }
+    }
+    int n_axes = na >= 0 ? na : xs.rank;
+    if (np != 2 * n_axes)
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                              "pads has %d values for %d axes; it must have two per axis", np,
+                              n_axes);
+    int64_t pads[2 * DQG_MAX_RANK] = {0};
+    bool seen[DQG_MAX_RANK] = {false};
+    for (int k = 0; k < n_axes; k++) {
+        int64_t a = na >= 0 ? axes[k] : k;
+        if (a < -xs.rank || a >= xs.rank)
+            return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "axis %lld is outside [-%d, %d)",
+                                  (long long)a, xs.rank, xs.rank);
+        if (a < 0)
+            a += xs.rank;
+        if (seen[a])
+            return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "axis %lld is given twice",
+                                  (long long)a);
+        seen[a] = true;
+        pads[a] = given[k];
+        pads[xs.rank + a] = given[n_axes + k];
+    }
+    return output_of(c, dqg_pad(c->g, onnx_op_name(c, NULL), x, pads, mode, value));
+}
+
+static unsigned pad_const_inputs(int64_t opset)
+{
+    return opset >= 11 ? 0xEu : 0; /* pads, constant_value, axes */
 }
 
 /* Split into consecutive slices along an axis: sizes from the `split`
@@ -1120,10 +1252,19 @@ const onnx_op_entry onnx_more_ops[] = {
     {"", "Log", import_unary, NULL},
     {"", "HardSigmoid", import_unary, NULL},
     {"", "HardSwish", import_unary, NULL},
+    {"", "Cos", import_unary, NULL},
+    {"", "Sin", import_unary, NULL},
+    {"", "Floor", import_unary, NULL},
+    {"", "Ceil", import_unary, NULL},
+    {"", "Round", import_unary, NULL},
+    {"", "Sign", import_unary, NULL},
+    {"", "Softplus", import_unary, NULL},
     {"", "LeakyRelu", import_unary, NULL},
     {"", "Elu", import_unary, NULL},
     {"", "Pow", import_pow, NULL},
     {"", "Sum", import_sum, NULL},
+    {"", "Max", import_sum, NULL},
+    {"", "Min", import_sum, NULL},
     {"", "Softmax", import_softmax, NULL},
     {"", "LogSoftmax", import_softmax, NULL},
     {"", "Concat", import_concat, NULL},
@@ -1139,6 +1280,7 @@ const onnx_op_entry onnx_more_ops[] = {
     {"", "ReduceProd", import_reduce, reduce_const_inputs},
     {"", "ReduceSumSquare", import_reduce, reduce_const_inputs},
     {"", "Slice", import_slice, slice_const_inputs},
+    {"", "Pad", import_pad, pad_const_inputs},
     {"", "Split", import_split, split_const_inputs},
     {"", "Shape", import_shape, NULL},
     {"", "ConstantOfShape", import_constant_of_shape, all_const_inputs},

@@ -61,6 +61,8 @@ dqg_status dqg_kernel_build(const dqg_kernel_request *req, dqg_kernel **out)
     case DQG_OP_UNARY:
     case DQG_OP_SUB:
     case DQG_OP_DIV:
+    case DQG_OP_MAX:
+    case DQG_OP_MIN:
     case DQG_OP_SOFTMAX:
     case DQG_OP_LRN:
         st = dqg_kernel_eltwise_build(req, out);
@@ -71,6 +73,9 @@ dqg_status dqg_kernel_build(const dqg_kernel_request *req, dqg_kernel **out)
         break;
     case DQG_OP_SLICE:
         st = dqg_kernel_slice_build(req, out);
+        break;
+    case DQG_OP_PAD:
+        st = dqg_kernel_pad_build(req, out);
         break;
     case DQG_OP_GATHER:
         st = dqg_kernel_gather_build(req, out);

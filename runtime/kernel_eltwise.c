@@ -96,6 +96,12 @@ static void bcast_row(dqg_op_kind op, const float *a, int64_t sa, const float *b
     case DQG_OP_MUL:
         BCAST_ROW(u * v);
         break;
+    case DQG_OP_MAX:
+        BCAST_ROW(dqg_max_f(u, v));
+        break;
+    case DQG_OP_MIN:
+        BCAST_ROW(dqg_min_f(u, v));
+        break;
     default:
         BCAST_ROW(u / v);
         break;
@@ -213,10 +219,19 @@ static dqg_status eltwise_execute(dqg_kernel *k, void *const *args, void *scratc
         } else if (e->fn == DQG_UNARY_LOG) {
             for (int64_t i = 0; i < e->nelems; i++)
                 y[i] = logf(x[i]);
-        } else {
+        } else if (e->fn == DQG_UNARY_HARD_SIGMOID) {
             float a = e->alpha, b = e->beta;
             for (int64_t i = 0; i < e->nelems; i++)
                 y[i] = fmaxf(0.0f, fminf(1.0f, a * x[i] + b));
+        } else {
+            /* The reference's own evaluation (double, rounded once):
+             * bit-identical to it. */
+            dqg_unary_op fn = e->fn;
+            int64_t n = e->nelems;
+            int threads = n >= 64 * 1024 ? omp_get_max_threads() : 1;
+#pragma omp parallel for num_threads(threads) schedule(static)
+            for (int64_t i = 0; i < n; i++)
+                y[i] = (float)dqg_unary_eval(fn, 0.0f, 0.0f, (double)x[i]);
         }
         return DQG_OK;
     }
@@ -414,6 +429,15 @@ static dqg_status unary_kernel(eltwise_kernel *e, const dqg_op *op, const dqg_te
     case DQG_UNARY_ERF:
     case DQG_UNARY_HARD_SIGMOID:
     case DQG_UNARY_LOG: /* oneDNN 2.6's loses 1e-4 relative near x = 1 */
+    /* oneDNN 2.6 has no cos, sin, floor, ceil or sign; the loop also
+     * gives round and softplus bit-identical to the reference. */
+    case DQG_UNARY_COS:
+    case DQG_UNARY_SIN:
+    case DQG_UNARY_FLOOR:
+    case DQG_UNARY_CEIL:
+    case DQG_UNARY_ROUND:
+    case DQG_UNARY_SIGN:
+    case DQG_UNARY_SOFTPLUS:
     default:
         if (x->dtype != DQG_F32)
             return dqg_set_error(DQG_UNSUPPORTED, "%s on %s", dqg_unary_op_name(op->attrs.unary.op),
@@ -598,6 +622,17 @@ dqg_status dqg_kernel_eltwise_build(const dqg_kernel_request *req, dqg_kernel **
         st = binary_kernel(e, alg, x, b, y, out);
         break;
     }
+    case DQG_OP_MAX:
+    case DQG_OP_MIN:
+        /* dqgraph's loop on f32 (oneDNN's binary max/min drop a NaN);
+         * other types on the reference kernel. */
+        if (y->dtype != DQG_F32) {
+            st = dqg_set_error(DQG_UNSUPPORTED, "%s on %s", dqg_op_kind_name(op->kind),
+                               dqg_dtype_name(y->dtype));
+            break;
+        }
+        st = bcast_kernel(e, op->kind, x, &g->tensors[op->inputs[1]], y, out);
+        break;
     case DQG_OP_BIAS_ADD: {
         /* The bias as a tensor of x's rank that is 1 except on the channel axis. */
         dqg_tensor b = g->tensors[op->inputs[1]];

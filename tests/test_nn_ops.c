@@ -314,6 +314,22 @@ Test(unary, hand_worked_values)
         {DQG_UNARY_LEAKY_RELU, 0.1f, 0, {-0.3f, -0.05f, 0.0f, 0.25f, 2.0f, 4.0f}},
         {DQG_UNARY_POW, 2.0f, 0, {9.0f, 0.25f, 0.0f, 0.0625f, 4.0f, 16.0f}},
         {DQG_UNARY_SQRT, 0, 0, {NAN, NAN, 0.0f, 0.5f, 1.41421356f, 2.0f}},
+        {DQG_UNARY_FLOOR, 0, 0, {-3.0f, -1.0f, 0.0f, 0.0f, 2.0f, 4.0f}},
+        {DQG_UNARY_CEIL, 0, 0, {-3.0f, -0.0f, 0.0f, 1.0f, 2.0f, 4.0f}},
+        {DQG_UNARY_ROUND, 0, 0, {-3.0f, -0.0f, 0.0f, 0.0f, 2.0f, 4.0f}},
+        {DQG_UNARY_SIGN, 0, 0, {-1.0f, -1.0f, 0.0f, 1.0f, 1.0f, 1.0f}},
+        {DQG_UNARY_COS,
+         0,
+         0,
+         {-0.989992497f, 0.877582562f, 1.0f, 0.968912422f, -0.416146837f, -0.653643621f}},
+        {DQG_UNARY_SIN,
+         0,
+         0,
+         {-0.141120008f, -0.479425539f, 0.0f, 0.247403959f, 0.909297427f, -0.756802495f}},
+        {DQG_UNARY_SOFTPLUS,
+         0,
+         0,
+         {0.048587352f, 0.474076984f, 0.693147181f, 0.825939420f, 2.126928011f, 4.018149928f}},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         dqg_graph *g;

@@ -346,3 +346,161 @@ Test(onnx_shapes, layer_normalization_stash_type_other_than_1_is_refused)
                   strstr(dqg_last_error(), "stash_type 0"),
               "%s", dqg_last_error());
 }
+
+/* x [2, 3] = 1..6 through one Pad node of `opset` with mode `mode` (NULL:
+ * the default) and the pads, constant and axes given (NULL: absent), as
+ * attributes before opset 11 and as constant inputs from it; the output
+ * y of yd. */
+static dqg_status load_pad(int opset, const char *mode, const int64_t *pads, int n_pads,
+                           const float *value, const int64_t *axes, int n_axes, const int64_t *yd,
+                           dqg_graph **g)
+{
+    tm_model *m = tm_new(opset);
+    int64_t xd[] = {2, 3}, np = n_pads, na = n_axes;
+    tm_input(m, "x", T_FLOAT, 2, xd, NULL);
+    Onnx__NodeProto *node;
+    if (opset < 11) {
+        node = tm_node(m, "Pad", NULL, "pad", "x", "y");
+        tm_attr_ints(m, node, "pads", pads, (size_t)n_pads);
+        if (value)
+            tm_attr_float(m, node, "value", *value);
+    } else {
+        tm_init(m, "pads", T_INT64, 1, &np, pads, (size_t)n_pads * 8);
+        if (value)
+            tm_init(m, "cv", T_FLOAT, 0, NULL, value, 4);
+        if (axes)
+            tm_init(m, "axes", T_INT64, 1, &na, axes, (size_t)n_axes * 8);
+        node = tm_node(m, "Pad", NULL, "pad",
+                       axes ? (value ? "x,pads,cv,axes" : "x,pads,,axes")
+                            : (value ? "x,pads,cv" : "x,pads"),
+                       "y");
+    }
+    if (mode)
+        tm_attr_string(m, node, "mode", mode);
+    tm_output(m, "y", T_FLOAT, 2, yd);
+    return load(m, g);
+}
+
+/* Runs g (x [2, 3] = 1..6) compiled and on the reference; both must give want. */
+static void expect_pad(dqg_graph *g, const float *want, int n)
+{
+    float x[6] = {1, 2, 3, 4, 5, 6}, ref[32], got[32];
+    dqg_buffer in = {.name = "x", .data = x, .size = sizeof x};
+    dqg_buffer out = {.name = "y", .data = ref, .size = (size_t)n * sizeof(float)};
+    cr_assert_eq(dqg_reference_run(g, &in, 1, &out, 1), DQG_OK, "%s", dqg_last_error());
+    dqg_compile_options o = dqg_compile_options_default();
+    dqg_compiled *c;
+    cr_assert_eq(dqg_compile(g, &o, &c), DQG_OK, "%s", dqg_last_error());
+    out.data = got;
+    cr_assert_eq(dqg_execute(c, &in, 1, &out, 1), DQG_OK, "%s", dqg_last_error());
+    for (int i = 0; i < n; i++)
+        cr_assert(ref[i] == want[i] && got[i] == want[i], "[%d]: ref %g, got %g, want %g", i,
+                  ref[i], got[i], want[i]);
+    dqg_compiled_destroy(c);
+    dqg_graph_destroy(g);
+}
+
+/* Pad in its three forms: attributes (opset 2), constant inputs with a
+ * constant (opset 13) and axes (opset 18), and mode wrap (opset 19). */
+Test(onnx_shapes, pad_in_every_form)
+{
+    dqg_graph *g;
+    const int64_t p2[] = {0, 1, 1, 0}, yd2[] = {3, 4};
+    const float v = 9.0f;
+    cr_assert_eq(load_pad(2, "reflect", p2, 4, NULL, NULL, 0, yd2, &g), DQG_OK, "%s",
+                 dqg_last_error());
+    expect_pad(g, (const float[]){2, 1, 2, 3, 5, 4, 5, 6, 2, 1, 2, 3}, 12);
+    cr_assert_eq(load_pad(13, NULL, p2, 4, &v, NULL, 0, yd2, &g), DQG_OK, "%s", dqg_last_error());
+    expect_pad(g, (const float[]){9, 1, 2, 3, 9, 4, 5, 6, 9, 9, 9, 9}, 12);
+    const int64_t p18[] = {2, -1}, axes[] = {-1}, yd18[] = {2, 4};
+    cr_assert_eq(load_pad(18, "edge", p18, 2, NULL, axes, 1, yd18, &g), DQG_OK, "%s",
+                 dqg_last_error());
+    expect_pad(g, (const float[]){1, 1, 1, 2, 4, 4, 4, 5}, 8);
+    const int64_t p19[] = {0, 2, 0, 1}, yd19[] = {2, 6};
+    cr_assert_eq(load_pad(19, "wrap", p19, 4, NULL, NULL, 0, yd19, &g), DQG_OK, "%s",
+                 dqg_last_error());
+    expect_pad(g, (const float[]){2, 3, 1, 2, 3, 1, 5, 6, 4, 5, 6, 4}, 12);
+}
+
+/* Its errors name the node and the rule. */
+Test(onnx_shapes, pad_errors_name_the_rule)
+{
+    dqg_graph *g;
+    const int64_t p[] = {0, 1, 0, 1}, three[] = {0, 1, 1}, yd[] = {2, 5}, axes2[] = {1, -1};
+    expect_error(load_pad(13, "wrap", p, 4, NULL, NULL, 0, yd, &g), DQG_INVALID_ARGUMENT,
+                 "Pad node", "'pad'", "mode is 'wrap'", "('wrap' from opset 19)");
+    expect_error(load_pad(19, "symmetric", p, 4, NULL, NULL, 0, yd, &g), DQG_INVALID_ARGUMENT,
+                 "mode is 'symmetric'");
+    expect_error(load_pad(13, NULL, three, 3, NULL, NULL, 0, yd, &g), DQG_INVALID_ARGUMENT,
+                 "pads has 3 values for 2 axes");
+    expect_error(load_pad(18, NULL, p, 4, NULL, axes2, 2, yd, &g), DQG_INVALID_ARGUMENT,
+                 "axis 1 is given twice");
+    /* A constant of another type than the data's. */
+    tm_model *m = tm_new(13);
+    int64_t xd[] = {2, 3}, n4 = 4;
+    const int32_t cv = 1;
+    tm_input(m, "x", T_FLOAT, 2, xd, NULL);
+    tm_init(m, "pads", T_INT64, 1, &n4, p, sizeof p);
+    tm_init(m, "cv", T_INT32, 0, NULL, &cv, 4);
+    tm_node(m, "Pad", NULL, "pad", "x,pads,cv", "y");
+    tm_output(m, "y", T_FLOAT, 2, yd);
+    expect_error(load(m, &g), DQG_INVALID_ARGUMENT, "input 2 (constant_value) is s32",
+                 "data's type, f32");
+    /* Pads given at run time. */
+    m = tm_new(13);
+    tm_input(m, "x", T_FLOAT, 2, xd, NULL);
+    tm_input(m, "pads", T_INT64, 1, &n4, NULL);
+    tm_node(m, "Pad", NULL, "pad", "x,pads", "y");
+    tm_output(m, "y", T_FLOAT, 2, yd);
+    cr_assert_neq(load(m, &g), DQG_OK);
+    cr_assert(strstr(dqg_last_error(), "Pad") && strstr(dqg_last_error(), "pads"), "%s",
+              dqg_last_error());
+}
+
+/* Max and Min of several inputs with broadcasting, and of one (a copy);
+ * on shape values they fold at import. */
+Test(onnx_shapes, max_and_min_of_several_inputs)
+{
+    tm_model *m = tm_new(13);
+    int64_t ad[] = {2, 3}, bd[] = {3}, one = 1;
+    const float b[] = {2, -1, 7}, c = 3.5f;
+    tm_input(m, "a", T_FLOAT, 2, ad, NULL);
+    tm_init(m, "b", T_FLOAT, 1, bd, b, sizeof b);
+    tm_init(m, "c", T_FLOAT, 1, &one, &c, 4);
+    tm_node(m, "Max", NULL, "mx", "a,b,c", "y");
+    tm_node(m, "Min", NULL, "mn", "a", "z");
+    tm_output(m, "y", T_FLOAT, 2, ad);
+    tm_output(m, "z", T_FLOAT, 2, ad);
+    dqg_graph *g;
+    cr_assert_eq(load(m, &g), DQG_OK, "%s", dqg_last_error());
+    float x[6] = {1, 2, 3, 4, 5, 6}, y[6], z[6];
+    dqg_buffer in = {.name = "a", .data = x, .size = sizeof x};
+    dqg_buffer out[2] = {{.name = "y", .data = y, .size = sizeof y},
+                         {.name = "z", .data = z, .size = sizeof z}};
+    dqg_compile_options o = dqg_compile_options_default();
+    dqg_compiled *cc;
+    cr_assert_eq(dqg_compile(g, &o, &cc), DQG_OK, "%s", dqg_last_error());
+    cr_assert_eq(dqg_execute(cc, &in, 1, out, 2), DQG_OK, "%s", dqg_last_error());
+    const float want[] = {3.5f, 3.5f, 7, 4, 5, 7};
+    for (int i = 0; i < 6; i++) {
+        cr_assert_eq(y[i], want[i], "[%d]: %g", i, y[i]);
+        cr_assert_eq(z[i], x[i]);
+    }
+    dqg_compiled_destroy(cc);
+    dqg_graph_destroy(g);
+    /* On constants (as a shape computation) they fold into one value. */
+    m = tm_new(13);
+    const int64_t s1 = 5, s2 = 3, yd[] = {3, 2};
+    int64_t xd[] = {6};
+    tm_input(m, "x", T_FLOAT, 1, xd, NULL);
+    tm_init(m, "s1", T_INT64, 1, &one, &s1, 8);
+    tm_init(m, "s2", T_INT64, 1, &one, &s2, 8);
+    tm_init(m, "m1", T_INT64, 1, &one, (const int64_t[]){-1}, 8);
+    tm_node(m, "Min", NULL, "mn", "s1,s2", "rows");
+    tm_attr_int(m, tm_node(m, "Concat", NULL, "cat", "rows,m1", "shape"), "axis", 0);
+    tm_node(m, "Reshape", NULL, "r", "x,shape", "y");
+    tm_output(m, "y", T_FLOAT, 2, yd);
+    cr_assert_eq(load(m, &g), DQG_OK, "%s", dqg_last_error());
+    cr_assert_eq(dqg_graph_op_count(g), 1);
+    dqg_graph_destroy(g);
+}

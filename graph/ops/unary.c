@@ -26,6 +26,13 @@ static const char *const unary_names[DQG_UNARY_COUNT] = {
     [DQG_UNARY_ELU] = "Elu",
     [DQG_UNARY_SWISH] = "Swish",
     [DQG_UNARY_POW] = "PowScalar",
+    [DQG_UNARY_COS] = "Cos",
+    [DQG_UNARY_SIN] = "Sin",
+    [DQG_UNARY_FLOOR] = "Floor",
+    [DQG_UNARY_CEIL] = "Ceil",
+    [DQG_UNARY_ROUND] = "Round",
+    [DQG_UNARY_SIGN] = "Sign",
+    [DQG_UNARY_SOFTPLUS] = "Softplus",
 };
 
 const char *dqg_unary_op_name(dqg_unary_op op)
@@ -121,6 +128,21 @@ double dqg_unary_eval(dqg_unary_op op, float alpha, float beta, double x)
         return x * sigmoid((double)alpha * x);
     case DQG_UNARY_POW:
         return pow(x, (double)alpha);
+    case DQG_UNARY_COS:
+        return cos(x);
+    case DQG_UNARY_SIN:
+        return sin(x);
+    case DQG_UNARY_FLOOR:
+        return floor(x);
+    case DQG_UNARY_CEIL:
+        return ceil(x);
+    case DQG_UNARY_ROUND:
+        return nearbyint(x); /* the default rounding mode: ties to even */
+    case DQG_UNARY_SIGN:
+        return x > 0 ? 1.0 : x < 0 ? -1.0 : x; /* 0 and -0 as they are, NaN as NaN */
+    case DQG_UNARY_SOFTPLUS:
+        /* log(1 + e^x) without overflow: x + log(1 + e^-x) for x > 0 */
+        return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
     case DQG_UNARY_COUNT:
         break;
     }

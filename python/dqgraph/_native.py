@@ -222,6 +222,7 @@ _FUNCTIONS = {
     "dqg_dtype_encode": (None, [c_int, _P, c_int64, _P, c_int64, c_bool]),
     "dqg_op_kind_name": (c_char_p, [c_int]),
     "dqg_unary_op_name": (c_char_p, [c_int]),
+    "dqg_pad_mode_name": (c_char_p, [c_int]),
     "dqg_compare_op_name": (c_char_p, [c_int]),
     "dqg_logical_op_name": (c_char_p, [c_int]),
     "dqg_graph_create": (_STATUS, [_P]),

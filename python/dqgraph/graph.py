@@ -190,7 +190,8 @@ def _k_perm(g, what, v, call):
 
 
 _UNARY_OPS = ["sigmoid", "tanh", "erf", "gelu", "gelu_tanh", "neg", "abs", "sqrt", "reciprocal",
-              "exp", "log", "hard_sigmoid", "hard_swish", "leaky_relu", "elu", "swish", "pow"]
+              "exp", "log", "hard_sigmoid", "hard_swish", "leaky_relu", "elu", "swish", "pow",
+              "cos", "sin", "floor", "ceil", "round", "sign", "softplus"]
 
 
 def _k_unary(g, what, v, call):
@@ -265,8 +266,35 @@ def _k_slices(g, what, v, call):
     return [len(rows)] + cols
 
 
+_PAD_MODES = ["constant", "reflect", "edge", "wrap"]
+
+
+def _k_pad_mode(g, what, v, call):
+    if isinstance(v, str) and v.lower() in _PAD_MODES:
+        return [_PAD_MODES.index(v.lower())]
+    if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
+        return [_args.integer(what, v, *_args.INT32)]  # the library checks the range
+    raise errors.InvalidArgument("%s: %r is not one of %s" % (what, v, ", ".join(_PAD_MODES)))
+
+
+def _k_pads(g, what, v, call):
+    if v is None:
+        return [None]
+    # Two amounts per dimension of x: the library reads 2 * rank entries.
+    x = call.values[0]
+    rank = _lib.dqg_tensor_rank(g._handle(), _tensor_arg(g, what, x, False))
+    items = _args.integers(what, v, length=2 * rank if rank >= 0 else None,
+                           max_length=2 * _native.MAX_RANK)
+    arr = _int64_array(items + [0] * (2 * _native.MAX_RANK - len(items)))
+    call.keep.append(arr)
+    return [arr]
+
+
 KINDS = {
     "tensor": ([ctypes.c_int32], _k_tensor),
+    "pad_mode": ([ctypes.c_int], _k_pad_mode),
+    "pads": ([ctypes.c_void_p], _k_pads),
+    "double": ([ctypes.c_double], _k_float),
     "slices": ([ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p],
                _k_slices),
     "reduce": ([ctypes.c_int], _k_reduce),
@@ -468,6 +496,14 @@ _BUILDERS = {
     "div": ("dqg_div", [Param("a", T), Param("b", T)],
             "a / b with NumPy broadcasting; integers truncate toward zero."),
     "pow": ("dqg_pow", [Param("a", T), Param("b", T)], "a ** b with NumPy broadcasting (floats)."),
+    "max": ("dqg_max", [Param("a", T), Param("b", T)],
+            "The larger of a and b with NumPy broadcasting (NaN if either is NaN)."),
+    "min": ("dqg_min", [Param("a", T), Param("b", T)],
+            "The smaller of a and b with NumPy broadcasting (NaN if either is NaN)."),
+    "pad": ("dqg_pad", [Param("x", T), Param("pads", "pads", None),
+                        Param("mode", "pad_mode", "constant"), Param("value", "double", 0.0)],
+            "ONNX Pad: pads lists the amounts before each axis, then after each (negative "
+            "ones crop); mode one of: " + ", ".join(_PAD_MODES) + "; value for 'constant'."),
     "relu": ("dqg_relu", [Param("x", T)], "max(x, 0)."),
     "unary": ("dqg_unary", [Param("function", "unary"), Param("x", T),
                             Param("alpha", "float", 0.0), Param("beta", "float", 0.0)],

@@ -80,6 +80,8 @@ def _enum_constants():
     pairs += [("DQG_UNARY_" + {"gelu": "GELU_ERF"}.get(n, n.upper()), i)
               for i, n in enumerate(graph._UNARY_OPS)]
     pairs += [("DQG_UNARY_COUNT", len(graph._UNARY_OPS))]
+    pairs += [("DQG_PAD_" + n.upper(), i) for i, n in enumerate(graph._PAD_MODES)]
+    pairs += [("DQG_PAD_MODE_COUNT", len(graph._PAD_MODES))]
     pairs += [("DQG_REDUCE_" + n.upper(), i) for i, n in enumerate(graph._REDUCE_OPS)]
     pairs += [("DQG_REDUCE_COUNT", len(graph._REDUCE_OPS))]
     pairs += [("DQG_POOL_" + n.upper(), v) for n, v in graph._POOL_ALGORITHMS.items()]
@@ -224,3 +226,10 @@ def test_unary_function_names_follow_c():
         c_name = _native.lib.dqg_unary_op_name(i).decode()
         assert c_name.lower() == {"pow": "powscalar"}.get(n, n.replace("_", "")), (i, n, c_name)
     assert _native.lib.dqg_unary_op_name(len(graph._UNARY_OPS)) == b"Unknown"
+
+
+def test_pad_mode_names_follow_c():
+    """graph._PAD_MODES[i] is C's mode i (dqg_pad_mode_name)."""
+    for i, n in enumerate(graph._PAD_MODES):
+        assert _native.lib.dqg_pad_mode_name(i).decode() == n
+    assert _native.lib.dqg_pad_mode_name(len(graph._PAD_MODES)) == b"unknown"

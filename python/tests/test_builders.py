@@ -422,6 +422,60 @@ def test_slice():
     np.testing.assert_array_equal(out["y"], a[1:, -1:0:-2])
 
 
+def test_max_min_and_new_unary_functions():
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((2, 3, 4)).astype(np.float32) * 4
+    b = rng.standard_normal((3, 1)).astype(np.float32) * 4
+    a[0, 0, 0], b[1, 0] = np.nan, np.nan
+    a[0, 0, 1] = 2.5  # a tie for round: to even
+    g = dqgraph.Graph()
+    x = g.input("a", "f32", a.shape)
+    y = g.input("b", "f32", b.shape)
+    g.output(g.max(x, y), "max")
+    g.output(g.min(y, x), "min")
+    for f in ("cos", "sin", "floor", "ceil", "round", "sign", "softplus"):
+        g.output(g.unary(f, x), f)
+    out = run_all(g, {"a": a, "b": b})
+    np.testing.assert_array_equal(out["max"], np.maximum(a, b))
+    np.testing.assert_array_equal(out["min"], np.minimum(b, a))
+    a64 = a.astype(np.float64)
+    np.testing.assert_allclose(out["cos"], np.cos(a64), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(out["sin"], np.sin(a64), rtol=1e-6, atol=1e-7)
+    np.testing.assert_array_equal(out["floor"], np.floor(a))
+    np.testing.assert_array_equal(out["ceil"], np.ceil(a))
+    np.testing.assert_array_equal(out["round"], np.round(a))
+    assert out["round"][0, 0, 1] == 2.0
+    np.testing.assert_array_equal(out["sign"], np.sign(a))
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_allclose(out["softplus"], np.logaddexp(0, a64), rtol=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "edge", "wrap"])
+def test_pad(mode):
+    a = np.arange(3 * 4, dtype=np.int16).reshape(3, 4) - 5
+    g = dqgraph.Graph()
+    x = g.input("a", "s16", a.shape)
+    g.output(g.pad(x, [1, 5, 2, 0], mode, -7), "y")     # 5 > 3: the pattern repeats
+    g.output(g.pad(x, [-1, 2, 0, -3], mode, 9), "crop")  # negative: cropped first
+    out = run_all(g, {"a": a})
+    kw = {"constant_values": -7} if mode == "constant" else {}
+    np.testing.assert_array_equal(out["y"], np.pad(a, ((1, 2), (5, 0)), mode, **kw))
+    kw = {"constant_values": 9} if mode == "constant" else {}
+    np.testing.assert_array_equal(out["crop"], np.pad(a[1:, :1], ((0, 0), (2, 0)), mode, **kw))
+
+
+def test_pad_errors():
+    cases = [([0, 0, 1, 1], "constant", 256, dqgraph.InvalidArgument, "not a u8 value"),
+             ([-1, 0, -1, 0], "constant", 0, dqgraph.InvalidArgument, "no empty tensors"),
+             ([0, 0, 1, 1], "symmetric", 0, dqgraph.InvalidArgument, "not one of"),
+             ([1, 1], "edge", 0, dqgraph.InvalidArgument, "expected 4 values")]
+    for pads, mode, value, error, message in cases:
+        g = dqgraph.Graph()
+        x = g.input("a", "u8", (2, 3))
+        with pytest.raises(error, match=message):
+            g.pad(x, pads, mode, value)
+
+
 def test_gather():
     table = np.arange(20, dtype=np.float32).reshape(5, 4)
     g = dqgraph.Graph()

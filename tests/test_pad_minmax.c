@@ -1,0 +1,412 @@
+/* Pad, Max and Min: the reference against hand-worked values (the ONNX
+ * specification's Pad examples, NumPy's NaN rule for maximum and minimum),
+ * the compiled kernels against the reference on random shapes, types and
+ * pads (fixed seeds), and each builder rule's error. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "test_common.h"
+
+/* Builds y = op(x) by `build` on an input x (type t, dims d), finalizes,
+ * and runs it on the reference (ref) and compiled (got); returns the
+ * compiled partition's kernel in impl (NULL to skip). */
+typedef dqg_tensor_id (*build_fn)(dqg_graph *g, dqg_tensor_id x, const void *ctx);
+
+static void run_both(dqg_dtype t, int rank, const int64_t *d, const void *x, build_fn build,
+                     const void *ctx, void *ref, void *got, size_t ybytes, char *impl,
+                     size_t impl_size)
+{
+    dqg_graph *g;
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    dqg_tensor_id in = dqg_input(g, "x", t, rank, d);
+    dqg_tensor_id y = build(g, in, ctx);
+    cr_assert_neq(y, DQG_NONE, "%s", dqg_last_error());
+    cr_assert_eq(dqg_output(g, y, "y"), DQG_OK);
+    finalize_ok(g);
+    cr_assert_eq(dqg_tensor_byte_size(g, y), ybytes);
+    size_t xbytes = dqg_tensor_byte_size(g, in);
+    cr_assert_eq(run_ref_1(g, in, (void *)x, xbytes, y, ref, ybytes), DQG_OK, "%s",
+                 dqg_last_error());
+    dqg_compile_options o = dqg_compile_options_default();
+    dqg_compiled *c;
+    cr_assert_eq(dqg_compile(g, &o, &c), DQG_OK, "%s", dqg_last_error());
+    dqg_buffer bi = {.name = "x", .data = (void *)x, .size = xbytes};
+    dqg_buffer bo = {.name = "y", .data = got, .size = ybytes};
+    cr_assert_eq(dqg_execute(c, &bi, 1, &bo, 1), DQG_OK, "%s", dqg_last_error());
+    if (impl)
+        snprintf(impl, impl_size, "%s", dqg_compiled_partition_info(c, 0));
+    dqg_compiled_destroy(c);
+    dqg_graph_destroy(g);
+}
+
+typedef struct pad_case {
+    int64_t pads[2 * DQG_MAX_RANK];
+    dqg_pad_mode mode;
+    double value;
+} pad_case;
+
+static dqg_tensor_id build_pad(dqg_graph *g, dqg_tensor_id x, const void *ctx)
+{
+    const pad_case *p = ctx;
+    return dqg_pad(g, "pad", x, p->pads, p->mode, p->value);
+}
+
+/* The three examples of ONNX's Pad specification: x [3, 2], pads
+ * [0, 2, 0, 0] (two columns before). */
+Test(pad, onnx_specification_examples)
+{
+    const float x[] = {1.0f, 1.2f, 2.3f, 3.4f, 4.5f, 5.7f};
+    const float want[3][12] = {
+        {0, 0, 1.0f, 1.2f, 0, 0, 2.3f, 3.4f, 0, 0, 4.5f, 5.7f},
+        {1.0f, 1.2f, 1.0f, 1.2f, 2.3f, 3.4f, 2.3f, 3.4f, 4.5f, 5.7f, 4.5f, 5.7f},
+        {1.0f, 1.0f, 1.0f, 1.2f, 2.3f, 2.3f, 2.3f, 3.4f, 4.5f, 4.5f, 4.5f, 5.7f},
+    };
+    const dqg_pad_mode modes[] = {DQG_PAD_CONSTANT, DQG_PAD_REFLECT, DQG_PAD_EDGE};
+    int64_t d[] = {3, 2};
+    for (int m = 0; m < 3; m++) {
+        pad_case p = {.pads = {0, 2, 0, 0}, .mode = modes[m]};
+        float ref[12], got[12];
+        char impl[256];
+        run_both(DQG_F32, 2, d, x, build_pad, &p, ref, got, sizeof ref, impl, sizeof impl);
+        for (int i = 0; i < 12; i++) {
+            cr_assert_eq(ref[i], want[m][i], "%s [%d]: ref %g, want %g", dqg_pad_mode_name(m), i,
+                         ref[i], want[m][i]);
+            cr_assert_eq(got[i], want[m][i], "%s [%d]: got %g, want %g", dqg_pad_mode_name(m), i,
+                         got[i], want[m][i]);
+        }
+        cr_assert(strstr(impl, "dqgraph:pad:"), "%s", impl);
+    }
+}
+
+/* Wrap, a pattern repeated past the axis (reflect and wrap), negative pads
+ * cropping before the other end is padded, and a constant that is NaN. */
+Test(pad, wrap_repeats_and_crops)
+{
+    const float x[] = {1, 2, 3};
+    int64_t d[] = {3};
+    const struct {
+        pad_case p;
+        int n;
+        float want[9];
+    } cases[] = {
+        {{{2, 1}, DQG_PAD_WRAP, 0}, 6, {2, 3, 1, 2, 3, 1}},
+        {{{5, 1}, DQG_PAD_REFLECT, 0}, 9, {2, 1, 2, 3, 2, 1, 2, 3, 2}},
+        {{{4, 0}, DQG_PAD_WRAP, 0}, 7, {3, 1, 2, 3, 1, 2, 3}},
+        {{{-1, 2}, DQG_PAD_EDGE, 0}, 4, {2, 3, 3, 3}},
+        {{{-2, 2}, DQG_PAD_REFLECT, 0}, 3, {3, 3, 3}},
+        {{{2, -1}, DQG_PAD_REFLECT, 0}, 4, {1, 2, 1, 2}},
+        {{{1, -2}, DQG_PAD_CONSTANT, -0.5}, 2, {-0.5f, 1}},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        float ref[9], got[9];
+        size_t bytes = (size_t)cases[k].n * sizeof(float);
+        run_both(DQG_F32, 1, d, x, build_pad, &cases[k].p, ref, got, bytes, NULL, 0);
+        for (int i = 0; i < cases[k].n; i++) {
+            cr_assert_eq(ref[i], cases[k].want[i], "case %zu [%d]: ref %g", k, i, ref[i]);
+            cr_assert_eq(got[i], cases[k].want[i], "case %zu [%d]: got %g", k, i, got[i]);
+        }
+    }
+    pad_case nan_pad = {{1, 1}, DQG_PAD_CONSTANT, NAN};
+    float ref[5], got[5];
+    run_both(DQG_F32, 1, d, x, build_pad, &nan_pad, ref, got, sizeof ref, NULL, 0);
+    cr_assert(isnan(ref[0]) && isnan(ref[4]) && isnan(got[0]) && isnan(got[4]) && got[1] == 1);
+}
+
+/* The constant in every type's own encoding: s4 -3 (nibble 0xD), f16 1.5
+ * (0x3E00), bool 1, s64 -2^40. */
+Test(pad, constant_in_each_type)
+{
+    int64_t d[] = {2};
+    {
+        const uint8_t x[] = {0x21}; /* s4 {1, 2} */
+        pad_case p = {{1, 1}, DQG_PAD_CONSTANT, -3};
+        uint8_t ref[2], got[2];
+        char impl[256];
+        run_both(DQG_S4, 1, d, x, build_pad, &p, ref, got, sizeof ref, impl, sizeof impl);
+        cr_assert(ref[0] == 0x1D && ref[1] == 0xD2, "s4: %02x %02x", ref[0], ref[1]);
+        cr_assert(got[0] == 0x1D && got[1] == 0xD2, "s4: %02x %02x", got[0], got[1]);
+        cr_assert(strstr(impl, "reference"), "%s", impl);
+    }
+    {
+        const uint16_t x[] = {0x3C00, 0x4000};
+        pad_case p = {{0, 1}, DQG_PAD_CONSTANT, 1.5};
+        uint16_t ref[3], got[3];
+        run_both(DQG_F16, 1, d, x, build_pad, &p, ref, got, sizeof ref, NULL, 0);
+        cr_assert(ref[2] == 0x3E00 && got[2] == 0x3E00 && got[0] == 0x3C00, "f16: %04x %04x",
+                  ref[2], got[2]);
+    }
+    {
+        const uint8_t x[] = {0, 0};
+        pad_case p = {{1, 0}, DQG_PAD_CONSTANT, 1};
+        uint8_t ref[3], got[3];
+        run_both(DQG_BOOL, 1, d, x, build_pad, &p, ref, got, sizeof ref, NULL, 0);
+        cr_assert(ref[0] == 1 && got[0] == 1 && got[1] == 0 && got[2] == 0);
+    }
+    {
+        const int64_t x[] = {5, 6};
+        pad_case p = {{1, 2}, DQG_PAD_CONSTANT, -1099511627776.0};
+        int64_t ref[5], got[5];
+        run_both(DQG_S64, 1, d, x, build_pad, &p, ref, got, sizeof ref, NULL, 0);
+        for (int i = 0; i < 5; i++) {
+            int64_t w = i == 1 ? 5 : i == 2 ? 6 : -((int64_t)1 << 40);
+            cr_assert(ref[i] == w && got[i] == w, "s64 [%d]: %lld %lld", i, (long long)ref[i],
+                      (long long)got[i]);
+        }
+    }
+}
+
+/* Random ranks 1-4, types of 1, 2, 4 and 8 bytes, every mode, pads from -2
+ * to 6 (kept within each axis): the kernel equals the reference byte for
+ * byte, and the reference matches a direct evaluation of the rule. */
+Test(pad, kernel_matches_reference_on_random_cases)
+{
+    static const dqg_dtype types[] = {DQG_F32, DQG_U8, DQG_S16, DQG_S64, DQG_BF16, DQG_S32};
+    uint32_t first = 1, count = 300;
+    test_seed_range("DQG_PAD_CASES", &first, &count);
+    for (uint32_t seed = first; seed < first + count; seed++) {
+        test_rng = seed * 2654435761u + 1;
+        int rank = (int)test_rin(1, 4);
+        int64_t d[4], yd[4], xn = 1, yn = 1;
+        pad_case p = {.mode = (dqg_pad_mode)test_rin(0, 3)};
+        dqg_dtype t = types[test_rin(0, 5)];
+        p.value = dqg_dtype_is_float(t) ? (double)test_rin(-9, 9) * 0.25 : (double)test_rin(0, 100);
+        for (int i = 0; i < rank; i++) {
+            d[i] = test_rin(1, rank > 2 ? 5 : 9);
+            int64_t lo = d[i] > 2 ? -2 : 0;
+            p.pads[i] = test_rin(lo, 6);
+            p.pads[rank + i] = test_rin(lo, 6);
+            if (d[i] + (p.pads[i] < 0 ? p.pads[i] : 0) +
+                    (p.pads[rank + i] < 0 ? p.pads[rank + i] : 0) <
+                1)
+                p.pads[i] = 0;
+            yd[i] = d[i] + p.pads[i] + p.pads[rank + i];
+            if (yd[i] < 1)
+                p.pads[rank + i] = 0, yd[i] = d[i] + p.pads[i];
+            xn *= d[i];
+            yn *= yd[i];
+        }
+        size_t es = (size_t)dqg_dtype_bits(t) / 8;
+        uint8_t *x = malloc((size_t)xn * es), *ref = malloc((size_t)yn * es),
+                *got = malloc((size_t)yn * es);
+        for (size_t b = 0; b < (size_t)xn * es; b++)
+            x[b] = (uint8_t)(test_rnd() % 100); /* bf16/f32 bytes below 0x64: finite values */
+        run_both(t, rank, d, x, build_pad, &p, ref, got, (size_t)yn * es, NULL, 0);
+        cr_assert_eq(memcmp(ref, got, (size_t)yn * es), 0, "seed %u: kernel differs", seed);
+        /* One output element, at random, checked against the rule directly. */
+        int64_t i = test_rin(0, yn - 1), rest = i, src = 0, stride = 1;
+        for (int a = rank - 1; a >= 0; a--) {
+            int64_t o = rest % yd[a];
+            rest /= yd[a];
+            int64_t b = p.pads[a], e = p.pads[rank + a], lo = b < 0 ? -b : 0;
+            int64_t kept = d[a] - lo - (e < 0 ? -e : 0), j = o - (b > 0 ? b : 0), s;
+            if (j >= 0 && j < kept)
+                s = lo + j;
+            else if (p.mode == DQG_PAD_CONSTANT)
+                s = -1;
+            else if (p.mode == DQG_PAD_EDGE)
+                s = lo + (j < 0 ? 0 : kept - 1);
+            else if (p.mode == DQG_PAD_WRAP)
+                s = lo + ((j % kept) + kept) % kept;
+            else {
+                /* Reflect by walking: bounce between the ends. */
+                int64_t pos = 0, dir = 1, steps = j < 0 ? -j : j;
+                if (j < 0)
+                    dir = -1;
+                for (int64_t k = 0; k < steps && kept > 1; k++) {
+                    if (pos + dir < 0 || pos + dir >= kept)
+                        dir = -dir;
+                    pos += dir;
+                }
+                s = lo + pos;
+            }
+            if (s < 0 || src < 0) {
+                src = -1;
+                continue;
+            }
+            src += s * stride;
+            stride *= d[a];
+        }
+        if (src >= 0)
+            cr_assert_eq(memcmp(ref + (size_t)i * es, x + (size_t)src * es, es), 0,
+                         "seed %u: element %lld is not x[%lld]", seed, (long long)i,
+                         (long long)src);
+        free(x);
+        free(ref);
+        free(got);
+    }
+}
+
+/* Each rule of dqg_pad gives DQG_INVALID_ARGUMENT naming the op and the rule. */
+Test(pad, builder_rules)
+{
+    const struct {
+        dqg_dtype t;
+        int64_t pads[4];
+        int mode;
+        double value;
+        const char *want;
+    } cases[] = {
+        {DQG_U8, {0, 0, 1, 1}, DQG_PAD_CONSTANT, 256, "the constant value 256 is not a u8 value"},
+        {DQG_S8, {0, 0, 1, 1}, DQG_PAD_CONSTANT, 1.5, "1.5 is not a s8 value"},
+        {DQG_BOOL, {0, 0, 1, 1}, DQG_PAD_CONSTANT, 2, "[0, 1]"},
+        {DQG_S32, {0, 0, 1, 1}, DQG_PAD_CONSTANT, NAN, "not a s32 value"},
+        {DQG_F32, {0, 0, 1, 1}, 4, 0, "mode 4 is not one of dqg_pad_mode"},
+        {DQG_F32, {0, 0, 1, 1}, -1, 0, "mode -1"},
+        {DQG_F32,
+         {-1, 0, -1, 0},
+         DQG_PAD_CONSTANT,
+         0,
+         "axis 0 of size 2 with pads (-1, -1) leaves "
+         "no element"},
+        {DQG_F32, {0, -3, 0, 2}, DQG_PAD_EDGE, 0, "leaves no element of x to pad from"},
+        {DQG_F32, {0, (int64_t)1 << 41, 0, 0}, DQG_PAD_CONSTANT, 0, "exceed 2^40"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        dqg_graph *g;
+        cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+        int64_t d[] = {2, 3};
+        dqg_tensor_id x = dqg_input(g, "x", cases[k].t, 2, d);
+        cr_assert_eq(dqg_pad(g, "p", x, cases[k].pads, (dqg_pad_mode)cases[k].mode, cases[k].value),
+                     DQG_NONE, "case %zu built", k);
+        expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "Pad 'p'", cases[k].want);
+        dqg_graph_destroy(g);
+    }
+    /* NULL pads: a copy of x; the mode names. */
+    dqg_graph *g;
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    int64_t d[] = {2, 3}, yd[2];
+    dqg_tensor_id y = dqg_pad(g, "p", dqg_input(g, "x", DQG_F32, 2, d), NULL, DQG_PAD_EDGE, 0);
+    cr_assert_eq(dqg_tensor_dims(g, y, yd), 2);
+    cr_assert(yd[0] == 2 && yd[1] == 3);
+    dqg_graph_destroy(g);
+    cr_assert_str_eq(dqg_pad_mode_name(DQG_PAD_WRAP), "wrap");
+    cr_assert_str_eq(dqg_pad_mode_name(DQG_PAD_MODE_COUNT), "unknown");
+}
+
+/* ---- Max and Min ---------------------------------------------------------- */
+
+typedef struct binary_case {
+    dqg_tensor_id (*fn)(dqg_graph *, const char *, dqg_tensor_id, dqg_tensor_id);
+    dqg_dtype t;
+    int rank_a, rank_b;
+    int64_t da[4], db[4];
+    const void *b;
+} binary_case;
+
+static dqg_tensor_id build_binary(dqg_graph *g, dqg_tensor_id x, const void *ctx)
+{
+    const binary_case *c = ctx;
+    int64_t n = 1;
+    for (int i = 0; i < c->rank_b; i++)
+        n *= c->db[i];
+    dqg_tensor_id b = dqg_constant(g, "b", c->t, c->rank_b, c->db, c->b,
+                                   (size_t)n * (size_t)dqg_dtype_bits(c->t) / 8);
+    return c->fn(g, "m", x, b);
+}
+
+/* NumPy's maximum and minimum: NaN in either operand gives NaN; of two
+ * equal values the first (so max(-0, +0) is -0); infinities order. */
+Test(minmax, nan_signed_zero_and_infinities)
+{
+    const float a[] = {NAN, 1.0f, -0.0f, 0.0f, -INFINITY, 3.0f, 2.0f};
+    const float b[] = {1.0f, NAN, 0.0f, -0.0f, -5.0f, INFINITY, 2.0f};
+    const float want_max[] = {NAN, NAN, -0.0f, 0.0f, -5.0f, INFINITY, 2.0f};
+    const float want_min[] = {NAN, NAN, -0.0f, 0.0f, -INFINITY, 3.0f, 2.0f};
+    for (int k = 0; k < 2; k++) {
+        binary_case c = {k ? dqg_min : dqg_max, DQG_F32, 1, 1, {7}, {7}, b};
+        float ref[7], got[7];
+        char impl[256];
+        run_both(DQG_F32, 1, c.da, a, build_binary, &c, ref, got, sizeof ref, impl, sizeof impl);
+        const float *w = k ? want_min : want_max;
+        for (int i = 0; i < 7; i++) {
+            if (isnan(w[i])) {
+                cr_assert(isnan(ref[i]) && isnan(got[i]), "%s [%d]", k ? "min" : "max", i);
+                continue;
+            }
+            cr_assert(ref[i] == w[i] && signbit(ref[i]) == signbit(w[i]), "%s [%d]: ref %g",
+                      k ? "min" : "max", i, ref[i]);
+            cr_assert(got[i] == w[i] && signbit(got[i]) == signbit(w[i]), "%s [%d]: got %g",
+                      k ? "min" : "max", i, got[i]);
+        }
+        cr_assert(strstr(impl, k ? "dqgraph:broadcast:Min" : "dqgraph:broadcast:Max"), "%s", impl);
+    }
+}
+
+/* Integers compare as integers, at the ends of their ranges: s8, u32
+ * above 2^31, s64 beyond 2^53. */
+Test(minmax, integers_at_the_ends_of_their_ranges)
+{
+    {
+        const int8_t a[] = {-128, 127, -1, 5}, b[] = {127, -128, 0, 5};
+        binary_case c = {dqg_max, DQG_S8, 1, 1, {4}, {4}, b};
+        int8_t ref[4], got[4];
+        run_both(DQG_S8, 1, c.da, a, build_binary, &c, ref, got, sizeof ref, NULL, 0);
+        const int8_t w[] = {127, 127, 0, 5};
+        cr_assert_eq(memcmp(ref, w, 4), 0);
+        cr_assert_eq(memcmp(got, w, 4), 0);
+    }
+    {
+        const uint32_t a[] = {4000000000u, 1, 0x80000000u}, b[] = {3, 4000000000u, 0x7FFFFFFFu};
+        binary_case c = {dqg_min, DQG_U32, 1, 1, {3}, {3}, b};
+        uint32_t ref[3], got[3];
+        run_both(DQG_U32, 1, c.da, a, build_binary, &c, ref, got, sizeof ref, NULL, 0);
+        const uint32_t w[] = {3, 1, 0x7FFFFFFFu};
+        cr_assert_eq(memcmp(ref, w, sizeof w), 0, "%u %u %u", ref[0], ref[1], ref[2]);
+        cr_assert_eq(memcmp(got, w, sizeof w), 0);
+    }
+    {
+        const int64_t a[] = {((int64_t)1 << 53) + 1, INT64_MIN}, b[] = {(int64_t)1 << 53, 7};
+        binary_case c = {dqg_max, DQG_S64, 1, 1, {2}, {2}, b};
+        int64_t ref[2], got[2];
+        run_both(DQG_S64, 1, c.da, a, build_binary, &c, ref, got, sizeof ref, NULL, 0);
+        cr_assert(ref[0] == a[0] && ref[1] == 7 && got[0] == a[0] && got[1] == 7);
+    }
+}
+
+/* Broadcasting both ways on f32: the kernel equals the reference, which
+ * equals the rule applied element by element. */
+Test(minmax, broadcasting_matches_reference)
+{
+    test_rng = 4242;
+    const int64_t da[] = {3, 1, 5};
+    float a[15], b[4], ref[60], got[60];
+    for (int i = 0; i < 15; i++)
+        a[i] = (float)test_rin(-4, 4);
+    for (int i = 0; i < 4; i++)
+        b[i] = (float)test_rin(-4, 4);
+    a[3] = NAN;
+    for (int k = 0; k < 2; k++) {
+        binary_case c = {k ? dqg_min : dqg_max, DQG_F32, 3, 2, {3, 1, 5}, {4, 1}, b};
+        run_both(DQG_F32, 3, da, a, build_binary, &c, ref, got, sizeof ref, NULL, 0);
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 4; j++)
+                for (int l = 0; l < 5; l++) {
+                    float u = a[i * 5 + l], v = b[j];
+                    float w = isnan(u) || isnan(v) ? NAN : k ? fminf(u, v) : fmaxf(u, v);
+                    int o = (i * 4 + j) * 5 + l;
+                    if (isnan(w))
+                        cr_assert(isnan(ref[o]) && isnan(got[o]), "[%d]", o);
+                    else
+                        cr_assert(ref[o] == w && got[o] == w, "%s [%d]: %g %g, want %g",
+                                  k ? "min" : "max", o, ref[o], got[o], w);
+                }
+    }
+}
+
+/* The rules of the binary builders: one type, broadcastable shapes. */
+Test(minmax, builder_rules)
+{
+    dqg_graph *g;
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    int64_t d2[] = {2, 3}, d3[] = {4};
+    dqg_tensor_id a = dqg_input(g, "a", DQG_F32, 2, d2), b = dqg_input(g, "b", DQG_F16, 2, d2);
+    cr_assert_eq(dqg_max(g, "mx", a, b), DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "Max 'mx'");
+    dqg_graph_destroy(g);
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    a = dqg_input(g, "a", DQG_F32, 2, d2);
+    b = dqg_input(g, "b", DQG_F32, 1, d3);
+    cr_assert_eq(dqg_min(g, "mn", a, b), DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "Min 'mn'");
+    dqg_graph_destroy(g);
+}
