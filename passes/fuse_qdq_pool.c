@@ -21,10 +21,12 @@
  * + zy - zx * sx / sy)) in f32, one rounding (oneDNN's pooling with a
  * linear post-op), within one unit of the float path as above.
  *
- * The same rewrite moves Reshape and Transpose between a dequantize and a
- * quantize of equal parameters onto the quantized tensor (a channel
- * shuffle as ONNX Runtime's quantizer writes it, a Flatten): they move
- * values without changing them, so it is exact. */
+ * The same rewrite moves Reshape, Transpose and Pad between a dequantize
+ * and a quantize of equal parameters onto the quantized tensor (a channel
+ * shuffle as ONNX Runtime's quantizer writes it, a Flatten, the explicit
+ * padding of converted TensorFlow models): they move values without
+ * changing them, so it is exact; a constant Pad adds its constant as the
+ * quantize would write it. */
 #include <math.h>
 #include <string.h>
 
@@ -48,6 +50,19 @@ static bool pads_anything(const dqg_pool_params *a)
         if (a->pads_begin[i] || a->pads_end[i])
             return true;
     return false;
+}
+
+/* The value Quantize q writes for an f32 element v (graph/ops/quantize.c's
+ * rule: NaN becomes 0). */
+static int64_t quantized_constant(const dqg_graph *g, const dqg_op *q, double v)
+{
+    dqg_dtype t = g->tensors[q->outputs[0]].dtype;
+    float x = (float)v / scale_of(g, q);
+    if (isnan(x))
+        return 0;
+    double r = (double)dqg_rne_f(x) + (double)zp_of(g, q);
+    int64_t lo = dqg_int_min(t), hi = dqg_int_max(t);
+    return r <= (double)lo ? lo : r >= (double)hi ? hi : (int64_t)r;
 }
 
 /* Why DQ -> pool -> Q cannot run on the quantized tensor, or NULL; then
@@ -122,7 +137,8 @@ dqg_status dqg_pass_fuse_qdq_pool(dqg_pass_state *s)
         return DQG_OK;
     for (int32_t i = 0; i < g->n_ops; i++) {
         dqg_op *pool = &g->ops[i];
-        bool move = pool->kind == DQG_OP_RESHAPE || pool->kind == DQG_OP_TRANSPOSE;
+        bool move = pool->kind == DQG_OP_RESHAPE || pool->kind == DQG_OP_TRANSPOSE ||
+                    pool->kind == DQG_OP_PAD;
         if (pool->removed || (pool->kind != DQG_OP_POOL && !move) || pool->n_inputs != 1 ||
             s->group[i] >= 0)
             continue;
@@ -162,6 +178,8 @@ dqg_status dqg_pass_fuse_qdq_pool(dqg_pass_state *s)
         g->tensors[qy].producer = i;
         g->tensors[y].producer = k; /* now an orphan, as the removed ops' results */
         dq->removed = q->removed = true;
+        if (pool->kind == DQG_OP_PAD && pool->attrs.pad.mode == DQG_PAD_CONSTANT)
+            pool->attrs.pad.value = (double)quantized_constant(g, q, pool->attrs.pad.value);
         if (move) {
             st = dqg_explain(s,
                              "fused: Dequantize '%s' -> %s '%s' -> Quantize '%s' -> %s %s on the "

@@ -188,10 +188,10 @@ dqg_status dqg_run_passes(const dqg_graph *g, const dqg_compile_options *options
     if (st != DQG_OK)
         return st;
     static dqg_status (*const pipeline[])(dqg_pass_state *) = {
-        dqg_pass_canonicalize,     dqg_pass_recognize,    dqg_pass_fold_constants,
-        dqg_pass_fuse_dq_matmul,   dqg_pass_fuse_dq_conv, dqg_pass_fuse_qdq_pool,
-        dqg_pass_fuse_qdq_eltwise, dqg_pass_lower,        dqg_pass_partition,
-        dqg_pass_choose_layouts,
+        dqg_pass_canonicalize,  dqg_pass_recognize,        dqg_pass_fold_constants,
+        dqg_pass_fold_pad,      dqg_pass_fuse_dq_matmul,   dqg_pass_fuse_dq_conv,
+        dqg_pass_fuse_qdq_pool, dqg_pass_fuse_qdq_eltwise, dqg_pass_lower,
+        dqg_pass_partition,     dqg_pass_choose_layouts,
     };
     for (size_t i = 0; i < sizeof pipeline / sizeof *pipeline; i++) {
         /* Canonicalize may add ops; after it the op list is fixed, and the

@@ -133,6 +133,7 @@ dqg_status dqg_pass_split(dqg_pass_state *s, int part);
 dqg_status dqg_pass_canonicalize(dqg_pass_state *s);
 dqg_status dqg_pass_recognize(dqg_pass_state *s);
 dqg_status dqg_pass_fold_constants(dqg_pass_state *s);
+dqg_status dqg_pass_fold_pad(dqg_pass_state *s);
 dqg_status dqg_pass_fuse_dq_matmul(dqg_pass_state *s);
 dqg_status dqg_pass_fuse_dq_conv(dqg_pass_state *s);
 dqg_status dqg_pass_fuse_qdq_pool(dqg_pass_state *s);

@@ -410,3 +410,114 @@ Test(minmax, builder_rules)
     expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "Min 'mn'");
     dqg_graph_destroy(g);
 }
+
+/* ---- Pad folded into a convolution's padding --------------------------- */
+
+/* x [1, 3, 9, 9] -> [DQ1 -> ] Pad(H 1/2, W 2/1, value) [ -> Q -> DQ2] ->
+ * Convolution 3x3 stride 2 (4 output channels, its own pads 1) -> y: f32
+ * (qdq false), or with u8 activations (scale 0.05, zero point 7) and s8
+ * weights per channel (qdq true). Compiled with fusion, y must match the
+ * reference within 1e-5 of its largest magnitude; returns whether the
+ * explain log says the Pad was folded. */
+static bool pad_moved; /* the last call's Pad ran on the quantized tensor */
+
+static bool conv_after_pad(bool qdq, double value, bool *int8_conv)
+{
+    enum { C = 3, H = 9, O = 4 };
+    test_rng = 99;
+    dqg_graph *g;
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    int64_t xd[] = {1, C, H, H}, wd[] = {O, C, 3, 3}, one = 1, od = O;
+    dqg_tensor_id x = dqg_input(g, "x", qdq ? DQG_U8 : DQG_F32, 4, xd), p;
+    int64_t pads[] = {0, 0, 1, 2, 0, 0, 2, 1};
+    float w[O * C * 9];
+    for (int i = 0; i < O * C * 9; i++)
+        w[i] = (float)test_rin(-20, 20) * (qdq ? 1.0f : 0.01f);
+    dqg_tensor_id wt;
+    if (qdq) {
+        const float s = 0.05f, ws[O] = {0.01f, 0.02f, 0.005f, 0.03f};
+        const uint8_t z = 7;
+        int8_t wq[O * C * 9];
+        for (int i = 0; i < O * C * 9; i++)
+            wq[i] = (int8_t)w[i];
+        dqg_tensor_id sc = dqg_constant(g, "s", DQG_F32, 0, &one, &s, 4);
+        dqg_tensor_id zp = dqg_constant(g, "z", DQG_U8, 0, &one, &z, 1);
+        dqg_dequantize_linear_attrs da = {.opset = 13};
+        dqg_quantize_linear_attrs qa = {.opset = 13};
+        dqg_tensor_id a = dqg_dequantize_linear(g, "dq1", x, sc, zp, &da);
+        p = dqg_pad(g, "pad", a, pads, DQG_PAD_CONSTANT, value);
+        p = dqg_dequantize_linear(g, "dq2", dqg_quantize_linear(g, "q", p, sc, zp, &qa), sc, zp,
+                                  &da);
+        dqg_dequantize_linear_attrs wa = {.opset = 13, .has_axis = true, .axis = 0};
+        wt = dqg_dequantize_linear(g, "wdq", dqg_constant(g, "wq", DQG_S8, 4, wd, wq, sizeof wq),
+                                   dqg_constant(g, "ws", DQG_F32, 1, &od, ws, sizeof ws), DQG_NONE,
+                                   &wa);
+    } else {
+        p = dqg_pad(g, "pad", x, pads, DQG_PAD_CONSTANT, value);
+        wt = dqg_constant(g, "w", DQG_F32, 4, wd, w, sizeof w);
+    }
+    dqg_conv_attrs ca = {.spatial_rank = 2,
+                         .strides = {2, 2},
+                         .pads_begin = {1, 1},
+                         .pads_end = {1, 1},
+                         .data_format = DQG_FORMAT_NCX};
+    dqg_tensor_id y = dqg_convolution(g, "conv", p, wt, DQG_NONE, &ca);
+    cr_assert_neq(y, DQG_NONE, "%s", dqg_last_error());
+    dqg_output(g, y, "y");
+    finalize_ok(g);
+    int64_t yd[4];
+    dqg_tensor_dims(g, y, yd);
+    size_t xn = C * H * H, yn = (size_t)(yd[0] * yd[1] * yd[2] * yd[3]);
+    size_t xs = xn * (qdq ? 1 : 4);
+    unsigned char *xv = malloc(xs);
+    float *ref = malloc(yn * 4), *got = malloc(yn * 4);
+    for (size_t i = 0; i < xn; i++) {
+        if (qdq)
+            xv[i] = (uint8_t)test_rin(0, 255);
+        else
+            ((float *)xv)[i] = test_uniform(-1, 1);
+    }
+    cr_assert_eq(run_ref_1(g, x, xv, xs, y, ref, yn * 4), DQG_OK, "%s", dqg_last_error());
+    dqg_compile_options o = dqg_compile_options_default();
+    dqg_compiled *c;
+    cr_assert_eq(dqg_compile(g, &o, &c), DQG_OK, "%s", dqg_last_error());
+    dqg_buffer bi = {.name = "x", .data = xv, .size = xs},
+               bo = {.name = "y", .data = got, .size = yn * 4};
+    cr_assert_eq(dqg_execute(c, &bi, 1, &bo, 1), DQG_OK, "%s", dqg_last_error());
+    float big = 0;
+    for (size_t i = 0; i < yn; i++)
+        big = fmaxf(big, fabsf(ref[i]));
+    for (size_t i = 0; i < yn; i++)
+        cr_assert(fabsf(got[i] - ref[i]) <= 1e-5f * big, "y[%zu]: got %g, ref %g", i, got[i],
+                  ref[i]);
+    bool folded =
+        test_explain_mentions(c, "folded: Pad 'pad'") && !test_explain_mentions(c, "not folded");
+    pad_moved = test_explain_mentions(c, "-> Quantize 'q' -> u8 Pad on the quantized tensor");
+    *int8_conv = false;
+    for (size_t k = 0; k < dqg_compiled_partition_count(c); k++)
+        *int8_conv |= strstr(dqg_compiled_partition_info(c, k), "int8 conv") != NULL;
+    if (folded) /* no partition is left for the Pad */
+        for (size_t k = 0; k < dqg_compiled_partition_count(c); k++)
+            cr_assert(!strstr(dqg_compiled_partition_info(c, k), "Pad 'pad'"), "%s",
+                      dqg_compiled_partition_info(c, k));
+    dqg_compiled_destroy(c);
+    dqg_graph_destroy(g);
+    free(xv);
+    free(ref);
+    free(got);
+    return folded;
+}
+
+Test(pad, zeros_fold_into_the_convolution)
+{
+    bool int8;
+    cr_assert(conv_after_pad(false, 0.0, &int8), "f32 Pad of zeros not folded");
+    cr_assert_not(conv_after_pad(false, 0.5, &int8), "a Pad of 0.5 was folded");
+    /* QDQ: 0.0 quantizes to the zero point; the convolution then fuses. */
+    cr_assert(conv_after_pad(true, 0.0, &int8), "QDQ Pad of zeros not folded");
+    cr_assert(int8 || !test_int8_fusion(), "the convolution did not fuse");
+    /* 0.35 quantizes to 7 + 7 = 14, not the zero point: the Pad stays, on
+     * the quantized tensor. */
+    cr_assert_not(conv_after_pad(true, 0.35, &int8), "a QDQ Pad of 0.35 was folded");
+    cr_assert(pad_moved, "the Pad did not move onto the quantized tensor");
+}
