@@ -370,8 +370,8 @@ static void op_dynamic_quantize_linear(state *s, const char *name)
     remember(s, yz);
 }
 
-/* The operators of whole networks: unary functions, Sub/Div/Pow, Softmax,
- * Concat, LRN, LayerNorm, reductions, Slice, Gather, pooling, comparisons,
+/* The operators of whole networks: unary functions, Sub/Div/Pow/Max/Min,
+ * Softmax, Concat, LRN, LayerNorm, reductions, Slice, Pad, Gather, pooling, comparisons,
  * logical ops, Where and GatherElements; and the rotary embedding's ops. */
 static void op_network(state *s, const char *name, uint8_t which)
 {
@@ -386,9 +386,11 @@ static void op_network(state *s, const char *name, uint8_t which)
     }
     case 1: {
         dqg_tensor_id a = pick(s), b = pick(s);
-        uint8_t k = fz_u8(&s->r) % 3;
+        uint8_t k = fz_u8(&s->r) % 5;
         remember(s, k == 0   ? dqg_sub(g, name, a, b)
                     : k == 1 ? dqg_div(g, name, a, b)
+                    : k == 2 ? dqg_max(g, name, a, b)
+                    : k == 3 ? dqg_min(g, name, a, b)
                              : dqg_pow(g, name, a, b));
         break;
     }
@@ -427,8 +429,19 @@ static void op_network(state *s, const char *name, uint8_t which)
                                n, axes, fz_bool(&s->r)));
         break;
     }
-    case 7:
-    case 8: {
+    case 8:
+        if (fz_bool(&s->r)) { /* Pad: amounts that crop, pad or exceed the axis */
+            dqg_tensor_id x = pick(s);
+            int64_t pads[2 * DQG_MAX_RANK];
+            for (int i = 0; i < 2 * DQG_MAX_RANK; i++)
+                pads[i] = small_signed(s, 6);
+            dqg_pad_mode m = (dqg_pad_mode)(fz_u8(&s->r) % (DQG_PAD_MODE_COUNT + 1));
+            double v = fz_bool(&s->r) ? (double)pick_float(s) : (double)small_signed(s, 300);
+            remember(s, dqg_pad(g, name, x, fz_u8(&s->r) == 0xFF ? NULL : pads, m, v));
+            break;
+        }
+        /* fall through */
+    case 7: {
         dqg_tensor_id x = pick(s);
         int64_t axes[DQG_MAX_RANK + 1], st[DQG_MAX_RANK + 1], en[DQG_MAX_RANK + 1],
             sp[DQG_MAX_RANK + 1];

@@ -65,6 +65,12 @@ if [ -z "$targets" ]; then
   echo "fuzz: no fuzz targets were built" >&2
   exit 1
 fi
+for t in $targets; do
+  if [ ! -x "$build/$t" ]; then
+    echo "fuzz: no target '$t' in $build (built: $(cd "$build" && ls fuzz_* 2>/dev/null | grep -v '\.' | tr '\n' ' '))" >&2
+    exit 1
+  fi
+done
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:symbolize=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
