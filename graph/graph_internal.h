@@ -154,6 +154,7 @@ typedef struct dqg_op {
             double value;
             dqg_pad_mode mode;
         } pad;
+        dqg_resize_attrs resize; /* cubic_a set; a scale of 0: sizes / x's dimension */
         struct {
             int axis; /* normalized to [0, rank of data) */
         } gather;     /* Gather and GatherElements */
@@ -330,6 +331,14 @@ extern const dqg_op_def dqg_op_def_gather_elements;
 extern const dqg_op_def dqg_op_def_max;
 extern const dqg_op_def dqg_op_def_min;
 extern const dqg_op_def dqg_op_def_pad;
+extern const dqg_op_def dqg_op_def_resize;
+
+/* Resize (graph/ops/resize.c): the source coordinates and weights that
+ * output coordinate o of `axis` (x's size in, the output's out) reads: up
+ * to 4, returned as their count (weights summing to 1; nearest: one, of
+ * weight 1). */
+int dqg_resize_taps(const dqg_resize_attrs *a, int axis, int64_t in, int64_t out, int64_t o,
+                    int64_t *idx, double *w);
 
 /* Pad (graph/ops/pad.c): the coordinate of x that output coordinate o of
  * an axis of size n (pads begin, end) reads, or -1 for the constant. */

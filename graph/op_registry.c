@@ -34,6 +34,7 @@ static const dqg_op_def *const defs[DQG_OP_KIND_COUNT] = {
     [DQG_OP_MAX] = &dqg_op_def_max,
     [DQG_OP_MIN] = &dqg_op_def_min,
     [DQG_OP_PAD] = &dqg_op_def_pad,
+    [DQG_OP_RESIZE] = &dqg_op_def_resize,
 };
 
 const dqg_op_def *dqg_op_def_of(dqg_op_kind kind)
@@ -76,6 +77,7 @@ const char *dqg_op_kind_name(dqg_op_kind kind)
         [DQG_OP_MAX] = "Max",
         [DQG_OP_MIN] = "Min",
         [DQG_OP_PAD] = "Pad",
+        [DQG_OP_RESIZE] = "Resize",
     };
     return (kind >= 0 && kind < DQG_OP_KIND_COUNT) ? names[kind] : "Unknown";
 }

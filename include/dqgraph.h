@@ -248,6 +248,7 @@ typedef enum dqg_op_kind {
     DQG_OP_MAX,
     DQG_OP_MIN,
     DQG_OP_PAD,
+    DQG_OP_RESIZE,
     DQG_OP_KIND_COUNT
 } dqg_op_kind;
 
@@ -528,6 +529,63 @@ DQG_API dqg_tensor_id dqg_pad(dqg_graph *graph, const char *name, dqg_tensor_id 
                               const int64_t *pads, dqg_pad_mode mode, double value);
 /** "constant", "reflect", "edge", "wrap" (ONNX's names): static strings; "unknown" out of range. */
 DQG_API const char *dqg_pad_mode_name(dqg_pad_mode mode);
+
+/** How dqg_resize computes an output element from the source (ONNX Resize's mode). */
+typedef enum dqg_resize_mode {
+    DQG_RESIZE_NEAREST = 0, /**< the nearest source element (any data type) */
+    DQG_RESIZE_LINEAR,      /**< linear in every axis (f32, f16, bf16) */
+    DQG_RESIZE_CUBIC,       /**< cubic convolution in every axis (f32, f16, bf16) */
+    DQG_RESIZE_MODE_COUNT
+} dqg_resize_mode;
+
+/**
+ * Where an output coordinate x lands in the source (ONNX's
+ * coordinate_transformation_mode); `length` is x's size times the scale
+ * when a scale is given, else the output's size.
+ */
+typedef enum dqg_resize_coord {
+    DQG_RESIZE_HALF_PIXEL = 0,       /**< (x + 0.5) / scale - 0.5 */
+    DQG_RESIZE_ASYMMETRIC,           /**< x / scale */
+    DQG_RESIZE_ALIGN_CORNERS,        /**< x (in - 1) / (length - 1); 0 when length is 1 */
+    DQG_RESIZE_PYTORCH_HALF_PIXEL,   /**< half_pixel, but 0 when length is at most 1 */
+    DQG_RESIZE_TF_HALF_PIXEL_FOR_NN, /**< (x + 0.5) / scale */
+    DQG_RESIZE_COORD_COUNT
+} dqg_resize_coord;
+
+/** How DQG_RESIZE_NEAREST rounds a source coordinate (ONNX's nearest_mode). */
+typedef enum dqg_resize_nearest {
+    DQG_RESIZE_ROUND_PREFER_FLOOR = 0, /**< to nearest, halves down */
+    DQG_RESIZE_ROUND_PREFER_CEIL,      /**< to nearest, halves up */
+    DQG_RESIZE_FLOOR,
+    DQG_RESIZE_CEIL,
+    DQG_RESIZE_NEAREST_COUNT
+} dqg_resize_nearest;
+
+/** Attributes of dqg_resize. Zero-initialize (ONNX's defaults but cubic_a), then set what the model
+ * sets. */
+typedef struct dqg_resize_attrs {
+    dqg_resize_mode mode;
+    dqg_resize_coord coord;
+    dqg_resize_nearest nearest;
+    float cubic_a;        /**< the cubic's A (ONNX's default -0.75; 0 is taken as it) */
+    bool exclude_outside; /**< cubic: source taps outside x weigh 0, the rest renormalized */
+    /** The output's dimensions, one per axis of x, each >= 1. */
+    int64_t sizes[DQG_MAX_RANK];
+    /** Per axis, the scale of the coordinate transform, > 0; 0 takes sizes / x's dimension. */
+    float scales[DQG_MAX_RANK];
+} dqg_resize_attrs;
+
+/**
+ * ONNX Resize (opsets 11 to 19, without antialiasing, tf_crop_and_resize
+ * and half_pixel_symmetric) of x to attrs->sizes: each output coordinate is
+ * mapped into x by attrs->coord and the scale, then read by the mode: the
+ * nearest element, or a weighted sum of 2 (linear) or 4 (cubic) elements
+ * per axis, source coordinates outside x clamped to its edges (unless
+ * exclude_outside). ONNX Upsample (nearest) is asymmetric with
+ * DQG_RESIZE_FLOOR.
+ */
+DQG_API dqg_tensor_id dqg_resize(dqg_graph *graph, const char *name, dqg_tensor_id x,
+                                 const dqg_resize_attrs *attrs);
 
 /** The comparisons of dqg_compare. */
 typedef enum dqg_compare_op {

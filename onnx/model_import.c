@@ -94,7 +94,10 @@ static dqg_status decode_value(onnx_import *c, onnx_value *v)
         return DQG_OK;
     char what[600];
     snprintf(what, sizeof what, "initializer '%s'", v->name);
-    dqg_status st = onnx_tensor_decode(v->proto, what, false, &c->ext, &v->value);
+    /* Empty tensors (a dimension of 0) decode: an operator may read one as
+     * an absent value (Resize's roi and scales as exporters write them);
+     * none becomes a graph tensor (materialize). */
+    dqg_status st = onnx_tensor_decode(v->proto, what, true, &c->ext, &v->value);
     if (st == DQG_OK)
         v->decoded = true;
     return st;
@@ -114,6 +117,11 @@ static dqg_status materialize(onnx_import *c, onnx_value *v, dqg_tensor_id *out)
     if (st != DQG_OK)
         return st;
     const onnx_tensor *t = &v->value;
+    if (t->nelems == 0)
+        return dqg_set_error(DQG_UNSUPPORTED,
+                             "constant '%s' is empty (a dimension of 0); dqgraph tensors have at "
+                             "least one element per dimension",
+                             v->name);
     v->id = dqg_constant(c->g, v->name, t->dtype, t->rank, t->dims, t->data, t->nbytes);
     if (v->id == DQG_NONE)
         return dqg_set_error(c->g->sticky_status, "constant '%s': %s", v->name, dqg_last_error());

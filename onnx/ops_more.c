@@ -850,6 +850,219 @@ static dqg_status import_pad(onnx_import *c)
     return output_of(c, dqg_pad(c->g, onnx_op_name(c, NULL), x, pads, mode, value));
 }
 
+/* Index of `name` in the NULL-terminated `names`, or -1. */
+static int name_index(const char *const *names, const char *name)
+{
+    for (int i = 0; names[i]; i++)
+        if (strcmp(names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+/* Resize (opsets 10-19) and Upsample (7, 9): scales or sizes from constant
+ * inputs (Upsample-7: an attribute). Resize-10 and Upsample are asymmetric,
+ * their nearest rounding down (as ONNX's version converter writes them in
+ * opset 11). */
+static dqg_status import_resize(onnx_import *c)
+{
+    static const char *const known_up7[] = {"mode", "scales", NULL};
+    static const char *const known_old[] = {"mode", NULL};
+    static const char *const known11[] = {"coordinate_transformation_mode",
+                                          "cubic_coeff_a",
+                                          "exclude_outside",
+                                          "extrapolation_value",
+                                          "mode",
+                                          "nearest_mode",
+                                          NULL};
+    static const char *const known18[] = {"antialias",
+                                          "axes",
+                                          "coordinate_transformation_mode",
+                                          "cubic_coeff_a",
+                                          "exclude_outside",
+                                          "extrapolation_value",
+                                          "keep_aspect_ratio_policy",
+                                          "mode",
+                                          "nearest_mode",
+                                          NULL};
+    static const char *const modes[] = {"nearest", "linear", "cubic", NULL};
+    static const char *const coords[] = {"half_pixel",           "asymmetric",
+                                         "align_corners",        "pytorch_half_pixel",
+                                         "tf_half_pixel_for_nn", NULL};
+    static const char *const nearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
+                                          "ceil", NULL};
+    int64_t opset = c->node_opset;
+    bool upsample = strcmp(c->node->op_type, "Upsample") == 0;
+    bool legacy = upsample || opset < 11, up7 = upsample && opset < 9;
+    dqg_status st;
+    if ((st = onnx_check_arity(c, 1,
+                               up7      ? 1
+                               : legacy ? 2
+                                        : 4,
+                               1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, up7          ? known_up7
+                                  : legacy     ? known_old
+                                  : opset < 18 ? known11
+                                               : known18)) != DQG_OK)
+        return st;
+    char text[32];
+    dqg_resize_attrs a = {.cubic_a = -0.75f};
+    if ((st = onnx_attr_string(c, "mode", "nearest", text, sizeof text)) != DQG_OK)
+        return st;
+    int m = name_index(modes, text);
+    if (m < 0 || (legacy && m == DQG_RESIZE_CUBIC))
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                              "mode is '%s'; it must be 'nearest', "
+                              "'linear'%s",
+                              text, legacy ? "" : " or 'cubic'");
+    a.mode = (dqg_resize_mode)m;
+    if (legacy) {
+        a.coord = DQG_RESIZE_ASYMMETRIC;
+        a.nearest = DQG_RESIZE_FLOOR;
+    } else {
+        if ((st = onnx_attr_string(c, "coordinate_transformation_mode", "half_pixel", text,
+                                   sizeof text)) != DQG_OK)
+            return st;
+        int k = name_index(coords, text);
+        if (k < 0)
+            return onnx_node_fail(c, DQG_UNSUPPORTED,
+                                  "coordinate_transformation_mode '%s' is not supported "
+                                  "(half_pixel, asymmetric, align_corners, pytorch_half_pixel "
+                                  "and tf_half_pixel_for_nn are)",
+                                  text);
+        a.coord = (dqg_resize_coord)k;
+        if ((st = onnx_attr_string(c, "nearest_mode", "round_prefer_floor", text, sizeof text)) !=
+            DQG_OK)
+            return st;
+        if ((k = name_index(nearest, text)) < 0)
+            return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                                  "nearest_mode is '%s'; it must be 'round_prefer_floor', "
+                                  "'round_prefer_ceil', 'floor' or 'ceil'",
+                                  text);
+        a.nearest = (dqg_resize_nearest)k;
+        int64_t excl, anti;
+        if ((st = onnx_attr_float(c, "cubic_coeff_a", -0.75f, &a.cubic_a)) != DQG_OK ||
+            (st = onnx_attr_int(c, "exclude_outside", 0, &excl)) != DQG_OK ||
+            (st = onnx_attr_int(c, "antialias", 0, &anti)) != DQG_OK ||
+            (st = onnx_attr_string(c, "keep_aspect_ratio_policy", "stretch", text, sizeof text)) !=
+                DQG_OK)
+            return st;
+        a.exclude_outside = excl != 0;
+        if (anti != 0)
+            return onnx_node_fail(c, DQG_UNSUPPORTED, "antialias is not supported");
+        if (strcmp(text, "stretch") != 0)
+            return onnx_node_fail(c, DQG_UNSUPPORTED,
+                                  "keep_aspect_ratio_policy '%s' is not supported (stretch is)",
+                                  text);
+    }
+    dqg_tensor_id x;
+    if ((st = onnx_input(c, 0, "X", true, &x)) != DQG_OK)
+        return st;
+    onnx_shape xs = onnx_tensor_shape(c, x);
+    int64_t axes[DQG_MAX_RANK];
+    int na = -1;
+    if (!legacy && opset >= 18) {
+        const int64_t *v;
+        size_t n;
+        bool present;
+        if ((st = onnx_attr_ints(c, "axes", &v, &n, &present)) != DQG_OK)
+            return st;
+        if (present) {
+            if (n > (size_t)xs.rank)
+                return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "axes has %zu values for rank %d", n,
+                                      xs.rank);
+            memcpy(axes, v, n * sizeof *axes);
+            na = (int)n;
+        }
+    }
+    int n_axes = na >= 0 ? na : xs.rank;
+    double scales[DQG_MAX_RANK];
+    int64_t sizes[DQG_MAX_RANK];
+    int ns = -1, nz = -1;
+    if (up7) {
+        const float *v = NULL;
+        size_t n = 0;
+        const Onnx__AttributeProto *at = onnx_attr(c, "scales");
+        if (!at || at->n_floats == 0)
+            return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "the scales attribute is missing");
+        v = at->floats;
+        n = at->n_floats;
+        if (n > DQG_MAX_RANK)
+            return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "scales has %zu values", n);
+        for (size_t k = 0; k < n; k++)
+            scales[k] = v[k];
+        ns = (int)n;
+    } else {
+        /* scales: input 1 (Upsample-9, Resize-10) or 2; sizes: input 3. */
+        const onnx_tensor *t;
+        int si = legacy ? 1 : 2;
+        if ((st = onnx_input_const(c, si, "scales", legacy, &t)) != DQG_OK)
+            return st;
+        if (t && t->nelems > 0) {
+            if (t->nelems > DQG_MAX_RANK || !dqg_dtype_is_float(t->dtype))
+                return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                                      "input %d (scales) has %lld %s values; it must be at most "
+                                      "%d floats",
+                                      si, (long long)t->nelems, dqg_dtype_name(t->dtype),
+                                      DQG_MAX_RANK);
+            for (int64_t k = 0; k < t->nelems; k++)
+                scales[k] = onnx_tensor_get(t, k);
+            ns = (int)t->nelems;
+        }
+        if (!legacy) {
+            const onnx_tensor *z;
+            if ((st = onnx_input_const(c, 3, "sizes", false, &z)) != DQG_OK)
+                return st;
+            if (z && z->nelems > 0) {
+                if ((st = const_ints(c, 3, "sizes", true, sizes, &nz)) != DQG_OK)
+                    return st;
+            }
+        }
+    }
+    if ((ns >= 0) == (nz >= 0))
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                              "%s; exactly one of scales and sizes must be given",
+                              ns >= 0 ? "both scales and sizes are given"
+                                      : "neither scales nor "
+                                        "sizes is given");
+    int given = ns >= 0 ? ns : nz;
+    if (given != n_axes)
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "%s has %d values for %d axes",
+                              ns >= 0 ? "scales" : "sizes", given, n_axes);
+    for (int d = 0; d < xs.rank; d++)
+        a.sizes[d] = xs.dims[d];
+    bool seen[DQG_MAX_RANK] = {false};
+    for (int k = 0; k < n_axes; k++) {
+        int64_t d = na >= 0 ? axes[k] : k;
+        if (d < -xs.rank || d >= xs.rank)
+            return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "axis %lld is outside [-%d, %d)",
+                                  (long long)d, xs.rank, xs.rank);
+        if (d < 0)
+            d += xs.rank;
+        if (seen[d])
+            return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "axis %lld is given twice",
+                                  (long long)d);
+        seen[d] = true;
+        if (ns >= 0) {
+            double sc = scales[k], out = floor((double)xs.dims[d] * sc);
+            if (!(sc > 0.0) || !isfinite(sc) || !(out >= 1.0) || out > 1e12)
+                return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                                      "scale %g of axis %lld gives %g elements; it must give "
+                                      "at least 1",
+                                      sc, (long long)d, out);
+            a.sizes[d] = (int64_t)out;
+            a.scales[d] = (float)sc;
+        } else {
+            a.sizes[d] = sizes[k];
+        }
+    }
+    return output_of(c, dqg_resize(c->g, onnx_op_name(c, NULL), x, &a));
+}
+
+static unsigned resize_const_inputs(int64_t opset)
+{
+    return opset >= 11 ? 0xEu : 0x2u; /* roi, scales, sizes; or scales */
+}
+
 static unsigned pad_const_inputs(int64_t opset)
 {
     return opset >= 11 ? 0xEu : 0; /* pads, constant_value, axes */
@@ -1281,6 +1494,8 @@ const onnx_op_entry onnx_more_ops[] = {
     {"", "ReduceSumSquare", import_reduce, reduce_const_inputs},
     {"", "Slice", import_slice, slice_const_inputs},
     {"", "Pad", import_pad, pad_const_inputs},
+    {"", "Resize", import_resize, resize_const_inputs},
+    {"", "Upsample", import_resize, resize_const_inputs},
     {"", "Split", import_split, split_const_inputs},
     {"", "Shape", import_shape, NULL},
     {"", "ConstantOfShape", import_constant_of_shape, all_const_inputs},

@@ -589,7 +589,7 @@ static dqg_status import_constant(onnx_import *c)
             return onnx_node_fail(c, DQG_PARSE_ERROR, "attribute 'value' holds no tensor");
         char what[700];
         snprintf(what, sizeof what, "%s value", c->node->op_type);
-        if ((st = onnx_tensor_decode(a->t, what, false, &c->ext, &t)) != DQG_OK) {
+        if ((st = onnx_tensor_decode(a->t, what, true, &c->ext, &t)) != DQG_OK) {
             char msg[1500];
             snprintf(msg, sizeof msg, "%s", dqg_last_error());
             return onnx_node_fail(c, st, "%s", msg);
@@ -603,18 +603,15 @@ static dqg_status import_constant(onnx_import *c)
                               "attribute '%s' is not supported (value, "
                               "value_float(s) and value_int(s) are)",
                               name);
+    /* An empty list is an empty tensor: readable as an absent value, never
+     * a graph tensor. */
     int64_t n = scalar ? 1 : (int64_t)(ints ? a->n_ints : a->n_floats);
-    if (n == 0)
-        return onnx_node_fail(c, DQG_UNSUPPORTED,
-                              "attribute '%s' is empty; dqgraph tensors "
-                              "have at least one element",
-                              name);
     t.dtype = ints ? DQG_S64 : DQG_F32;
     t.rank = scalar ? 0 : 1;
     t.dims[0] = n;
     t.nelems = n;
     t.nbytes = (size_t)n * (ints ? 8 : 4);
-    t.data = malloc(t.nbytes);
+    t.data = malloc(t.nbytes ? t.nbytes : 1);
     if (!t.data)
         return onnx_node_fail(c, DQG_OUT_OF_MEMORY, "out of memory");
     for (int64_t i = 0; i < n; i++) {

@@ -504,3 +504,94 @@ Test(onnx_shapes, max_and_min_of_several_inputs)
     cr_assert_eq(dqg_graph_op_count(g), 1);
     dqg_graph_destroy(g);
 }
+
+/* Resize as PyTorch exports it (opset 13): roi an empty Constant, scales
+ * an initializer (sizes absent), or scales an empty initializer and sizes
+ * given. x [1, 1, 1, 2] = {0, 4} doubled along the last axis, linear,
+ * half_pixel: {0, 1, 3, 4}. */
+Test(onnx_shapes, resize_with_empty_roi_and_scales)
+{
+    for (int form = 0; form < 2; form++) {
+        tm_model *m = tm_new(13);
+        int64_t xd[] = {1, 1, 1, 2}, yd[] = {1, 1, 1, 4}, four = 4, zero = 0;
+        const float scales[] = {1, 1, 1, 2};
+        const int64_t sizes[] = {1, 1, 1, 4};
+        tm_input(m, "x", T_FLOAT, 4, xd, NULL);
+        tm_attr_ints(m, tm_node(m, "Constant", NULL, "roi_c", "", "roi"), "value_ints", NULL, 0);
+        if (form == 0) {
+            tm_init(m, "scales", T_FLOAT, 1, &four, scales, sizeof scales);
+            tm_attr_string(m, tm_node(m, "Resize", NULL, "rs", "x,roi,scales", "y"), "mode",
+                           "linear");
+        } else {
+            tm_init(m, "scales", T_FLOAT, 1, &zero, NULL, 0);
+            tm_init(m, "sizes", T_INT64, 1, &four, sizes, sizeof sizes);
+            tm_attr_string(m, tm_node(m, "Resize", NULL, "rs", "x,roi,scales,sizes", "y"), "mode",
+                           "linear");
+        }
+        tm_output(m, "y", T_FLOAT, 4, yd);
+        dqg_graph *g;
+        cr_assert_eq(load(m, &g), DQG_OK, "form %d: %s", form, dqg_last_error());
+        float x[] = {0, 4}, y[4];
+        dqg_buffer in = {.name = "x", .data = x, .size = sizeof x};
+        dqg_buffer out = {.name = "y", .data = y, .size = sizeof y};
+        dqg_compile_options o = dqg_compile_options_default();
+        dqg_compiled *c;
+        cr_assert_eq(dqg_compile(g, &o, &c), DQG_OK, "%s", dqg_last_error());
+        cr_assert_eq(dqg_execute(c, &in, 1, &out, 1), DQG_OK, "%s", dqg_last_error());
+        const float want[] = {0, 1, 3, 4};
+        for (int i = 0; i < 4; i++)
+            cr_assert_eq(y[i], want[i], "form %d [%d]: %g", form, i, y[i]);
+        dqg_compiled_destroy(c);
+        dqg_graph_destroy(g);
+    }
+}
+
+/* Resize's rules, each naming the node; an empty constant read as a tensor
+ * is refused, naming it. */
+Test(onnx_shapes, resize_errors_name_the_rule)
+{
+    static const struct {
+        const char *mode, *coord;
+        int64_t antialias;
+        bool both, short_scales;
+        dqg_status st;
+        const char *want;
+    } cases[] = {
+        {"area", NULL, 0, false, false, DQG_INVALID_ARGUMENT, "mode is 'area'"},
+        {NULL, "tf_crop_and_resize", 0, false, false, DQG_UNSUPPORTED,
+         "coordinate_transformation_mode 'tf_crop_and_resize' is not supported"},
+        {NULL, NULL, 1, false, false, DQG_UNSUPPORTED, "antialias is not supported"},
+        {NULL, NULL, 0, true, false, DQG_INVALID_ARGUMENT,
+         "exactly one of scales and sizes must be given"},
+        {NULL, NULL, 0, false, true, DQG_INVALID_ARGUMENT, "scales has 2 values for 4 axes"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        tm_model *m = tm_new(18);
+        int64_t xd[] = {1, 1, 2, 2}, yd[] = {1, 1, 4, 4}, n = cases[k].short_scales ? 2 : 4;
+        const float scales[] = {1, 1, 2, 2};
+        const int64_t sizes[] = {1, 1, 4, 4};
+        tm_input(m, "x", T_FLOAT, 4, xd, NULL);
+        tm_init(m, "scales", T_FLOAT, 1, &n, scales + (cases[k].short_scales ? 2 : 0),
+                (size_t)n * 4);
+        tm_init(m, "sizes", T_INT64, 1, &n, sizes, (size_t)n * 8);
+        Onnx__NodeProto *node =
+            tm_node(m, "Resize", NULL, "rs", cases[k].both ? "x,,scales,sizes" : "x,,scales", "y");
+        if (cases[k].mode)
+            tm_attr_string(m, node, "mode", cases[k].mode);
+        if (cases[k].coord)
+            tm_attr_string(m, node, "coordinate_transformation_mode", cases[k].coord);
+        if (cases[k].antialias)
+            tm_attr_int(m, node, "antialias", cases[k].antialias);
+        tm_output(m, "y", T_FLOAT, 4, yd);
+        dqg_graph *g;
+        expect_error(load(m, &g), cases[k].st, "Resize node", "'rs'", cases[k].want);
+    }
+    tm_model *m = tm_new(13);
+    int64_t xd[] = {2}, zero = 0;
+    tm_input(m, "x", T_FLOAT, 1, xd, NULL);
+    tm_init(m, "e", T_FLOAT, 1, &zero, NULL, 0);
+    tm_node(m, "Add", NULL, "add", "x,e", "y");
+    tm_output(m, "y", T_FLOAT, 1, xd);
+    dqg_graph *g;
+    expect_error(load(m, &g), DQG_UNSUPPORTED, "Add", "constant 'e' is empty");
+}

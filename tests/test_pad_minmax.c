@@ -521,3 +521,122 @@ Test(pad, zeros_fold_into_the_convolution)
     cr_assert_not(conv_after_pad(true, 0.35, &int8), "a QDQ Pad of 0.35 was folded");
     cr_assert(pad_moved, "the Pad did not move onto the quantized tensor");
 }
+
+/* ---- Resize ---------------------------------------------------------------- */
+
+static dqg_tensor_id build_resize(dqg_graph *g, dqg_tensor_id x, const void *ctx)
+{
+    return dqg_resize(g, "rs", x, ctx);
+}
+
+/* Random ranks 1-4, sizes up and down, every mode, coordinate
+ * transformation and rounding, with and without given scales: the kernel
+ * against the reference (nearest: byte for byte, on u8 and f32; linear and
+ * cubic: within 1e-5 of the output's largest magnitude). */
+Test(resize, kernel_matches_reference_on_random_cases)
+{
+    uint32_t first = 1, count = 200;
+    test_seed_range("DQG_RESIZE_CASES", &first, &count);
+    for (uint32_t seed = first; seed < first + count; seed++) {
+        test_rng = seed * 2246822519u + 7;
+        int rank = (int)test_rin(1, 4);
+        dqg_resize_attrs a = {.mode = (dqg_resize_mode)test_rin(0, 2),
+                              .coord = (dqg_resize_coord)test_rin(0, 4),
+                              .nearest = (dqg_resize_nearest)test_rin(0, 3),
+                              .cubic_a = test_rin(0, 1) ? -0.5f : 0.0f,
+                              .exclude_outside = test_rin(0, 1) == 1};
+        dqg_dtype t = a.mode == DQG_RESIZE_NEAREST && test_rin(0, 1) ? DQG_U8 : DQG_F32;
+        int64_t d[4], xn = 1, yn = 1;
+        for (int i = 0; i < rank; i++) {
+            d[i] = test_rin(1, rank > 2 ? 6 : 12);
+            a.sizes[i] = test_rin(0, 2) == 0 ? d[i] : test_rin(1, rank > 2 ? 9 : 20);
+            if (test_rin(0, 1))
+                a.scales[i] = (float)a.sizes[i] / (float)d[i] * (test_rin(0, 1) ? 1.0f : 1.1f);
+            xn *= d[i];
+            yn *= a.sizes[i];
+        }
+        size_t es = t == DQG_U8 ? 1 : 4;
+        uint8_t *x = malloc((size_t)xn * es), *ref = malloc((size_t)yn * es),
+                *got = malloc((size_t)yn * es);
+        for (int64_t i = 0; i < xn; i++) {
+            if (t == DQG_U8)
+                x[i] = (uint8_t)test_rnd();
+            else
+                ((float *)x)[i] = test_uniform(-4, 4);
+        }
+        run_both(t, rank, d, x, build_resize, &a, ref, got, (size_t)yn * es, NULL, 0);
+        if (a.mode == DQG_RESIZE_NEAREST) {
+            cr_assert_eq(memcmp(ref, got, (size_t)yn * es), 0, "seed %u: nearest differs", seed);
+        } else {
+            const float *r = (const float *)ref, *o = (const float *)got;
+            float big = 0;
+            for (int64_t i = 0; i < yn; i++)
+                big = fmaxf(big, fabsf(r[i]));
+            for (int64_t i = 0; i < yn; i++)
+                cr_assert(fabsf(o[i] - r[i]) <= 1e-5f * big, "seed %u: [%lld] got %g, ref %g", seed,
+                          (long long)i, o[i], r[i]);
+        }
+        free(x);
+        free(ref);
+        free(got);
+    }
+}
+
+/* Hand-worked values: linear half_pixel doubling of {0, 4} is {0, 1, 3, 4}
+ * (edges clamped); cubic at a source element reads it alone; an axis of
+ * one element stays its value. */
+Test(resize, hand_worked_values)
+{
+    int64_t d[] = {2};
+    const float x[] = {0, 4};
+    dqg_resize_attrs lin = {.mode = DQG_RESIZE_LINEAR, .sizes = {4}};
+    float ref[4], got[4];
+    run_both(DQG_F32, 1, d, x, build_resize, &lin, ref, got, sizeof ref, NULL, 0);
+    const float want[] = {0, 1, 3, 4};
+    for (int i = 0; i < 4; i++)
+        cr_assert(ref[i] == want[i] && got[i] == want[i], "[%d]: %g %g", i, ref[i], got[i]);
+    /* align_corners, 2 -> 3: {0, 2, 4}; an infinity next to a coordinate
+     * that lands on an element does not spread (taps of weight 0 are not
+     * read). */
+    const float xi[] = {1, INFINITY};
+    dqg_resize_attrs ac = {
+        .mode = DQG_RESIZE_CUBIC, .coord = DQG_RESIZE_ALIGN_CORNERS, .sizes = {3}};
+    float r3[3], g3[3];
+    run_both(DQG_F32, 1, d, xi, build_resize, &ac, r3, g3, sizeof r3, NULL, 0);
+    cr_assert(r3[0] == 1 && g3[0] == 1 && isinf(r3[2]) && isinf(g3[2]), "%g %g", r3[0], g3[0]);
+}
+
+/* Each rule of dqg_resize gives DQG_INVALID_ARGUMENT naming the op and the rule. */
+Test(resize, builder_rules)
+{
+    const struct {
+        dqg_dtype t;
+        dqg_resize_attrs a;
+        const char *want;
+    } cases[] = {
+        {DQG_F32, {.mode = 3, .sizes = {2, 2}}, "outside its enum"},
+        {DQG_F32, {.coord = 9, .sizes = {2, 2}}, "outside its enum"},
+        {DQG_U8, {.mode = DQG_RESIZE_LINEAR, .sizes = {2, 2}}, "u8"},
+        {DQG_F32, {.sizes = {2, 0}}, "size 0 of axis 1 is outside [1, 2^40]"},
+        {DQG_F32, {.sizes = {2, 2}, .scales = {-1, 0}}, "scale -1 of axis 0"},
+        {DQG_F32, {.sizes = {2, 2}, .scales = {NAN, 0}}, "scale nan of axis 0"},
+        {DQG_F32,
+         {.mode = DQG_RESIZE_CUBIC, .cubic_a = INFINITY, .sizes = {2, 2}},
+         "cubic_a inf is not finite"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        dqg_graph *g;
+        cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+        int64_t d[] = {2, 3};
+        dqg_tensor_id x = dqg_input(g, "x", cases[k].t, 2, d);
+        cr_assert_eq(dqg_resize(g, "r", x, &cases[k].a), DQG_NONE, "case %zu built", k);
+        expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "Resize 'r'", cases[k].want);
+        dqg_graph_destroy(g);
+    }
+    dqg_graph *g;
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    int64_t d[] = {2, 3};
+    cr_assert_eq(dqg_resize(g, "r", dqg_input(g, "x", DQG_F32, 2, d), NULL), DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "Resize 'r'", "attrs is NULL");
+    dqg_graph_destroy(g);
+}

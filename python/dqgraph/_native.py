@@ -107,6 +107,18 @@ class PoolAttrs(ctypes.Structure):
     ]
 
 
+class ResizeAttrs(ctypes.Structure):
+    _fields_ = [
+        ("mode", c_int),
+        ("coord", c_int),
+        ("nearest", c_int),
+        ("cubic_a", ctypes.c_float),
+        ("exclude_outside", ctypes.c_bool),
+        ("sizes", c_int64 * MAX_RANK),
+        ("scales", ctypes.c_float * MAX_RANK),
+    ]
+
+
 class DequantizeLinearAttrs(ctypes.Structure):
     _fields_ = [
         ("opset", c_int),

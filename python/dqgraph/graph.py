@@ -436,6 +436,47 @@ _POOL = Attrs(
     ],
     _fill_pool,
 )
+_RESIZE_MODES = ["nearest", "linear", "cubic"]
+_RESIZE_COORDS = ["half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel",
+                  "tf_half_pixel_for_nn"]
+_RESIZE_NEAREST = ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"]
+
+
+def _fill_resize(s, kw, call):
+    for field, names in (("mode", _RESIZE_MODES), ("coord", _RESIZE_COORDS),
+                         ("nearest", _RESIZE_NEAREST)):
+        v = kw[field]
+        if not isinstance(v, str) or v.lower() not in names:
+            raise errors.InvalidArgument("Resize: %s %r is not one of %s"
+                                         % (field, v, ", ".join(names)))
+        setattr(s, field, names.index(v.lower()))
+    s.cubic_a = _args.real("Resize: cubic_a", kw["cubic_a"])
+    s.exclude_outside = _args.flag("Resize: exclude_outside", kw["exclude_outside"])
+    sizes = _int_list("Resize: sizes", kw["sizes"])
+    for i, v in enumerate(sizes):
+        s.sizes[i] = v
+    scales = kw["scales"]
+    if scales is not None:
+        if isinstance(scales, (str, bytes)) or not hasattr(scales, "__iter__") \
+                or len(scales) != len(sizes):
+            raise errors.InvalidArgument("Resize: scales must list one number per size")
+        for i, v in enumerate(scales):
+            s.scales[i] = _args.real("Resize: scales[%d]" % i, v)
+
+
+_RESIZE = Attrs(
+    _native.ResizeAttrs,
+    [
+        Param("sizes", "kw", ()),
+        Param("mode", "kw", "nearest"),
+        Param("coord", "kw", "half_pixel"),
+        Param("nearest", "kw", "round_prefer_floor"),
+        Param("cubic_a", "kw", -0.75),
+        Param("exclude_outside", "kw", False),
+        Param("scales", "kw", None),
+    ],
+    _fill_resize,
+)
 _DQL = Attrs(
     _native.DequantizeLinearAttrs,
     [
@@ -500,6 +541,11 @@ _BUILDERS = {
             "The larger of a and b with NumPy broadcasting (NaN if either is NaN)."),
     "min": ("dqg_min", [Param("a", T), Param("b", T)],
             "The smaller of a and b with NumPy broadcasting (NaN if either is NaN)."),
+    "resize": ("dqg_resize", [Param("x", T), _RESIZE],
+               "ONNX Resize to `sizes` (one per axis): mode one of " + ", ".join(_RESIZE_MODES)
+               + "; coord one of " + ", ".join(_RESIZE_COORDS) + "; nearest one of "
+               + ", ".join(_RESIZE_NEAREST) + "; scales (per axis, 0 for sizes / x's) "
+               "for the coordinate transform."),
     "pad": ("dqg_pad", [Param("x", T), Param("pads", "pads", None),
                         Param("mode", "pad_mode", "constant"), Param("value", "double", 0.0)],
             "ONNX Pad: pads lists the amounts before each axis, then after each (negative "

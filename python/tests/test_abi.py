@@ -59,6 +59,7 @@ STRUCTS = {
     "dqg_matmul_attrs": _native.MatmulAttrs,
     "dqg_conv_attrs": _native.ConvAttrs,
     "dqg_pool_attrs": _native.PoolAttrs,
+    "dqg_resize_attrs": _native.ResizeAttrs,
     "dqg_dequantize_linear_attrs": _native.DequantizeLinearAttrs,
     "dqg_quantize_linear_attrs": _native.QuantizeLinearAttrs,
     "dqg_compile_options": _native.CompileOptions,
@@ -80,6 +81,9 @@ def _enum_constants():
     pairs += [("DQG_UNARY_" + {"gelu": "GELU_ERF"}.get(n, n.upper()), i)
               for i, n in enumerate(graph._UNARY_OPS)]
     pairs += [("DQG_UNARY_COUNT", len(graph._UNARY_OPS))]
+    pairs += [("DQG_RESIZE_" + n.upper(), i) for i, n in enumerate(graph._RESIZE_MODES)]
+    pairs += [("DQG_RESIZE_" + n.upper(), i) for i, n in enumerate(graph._RESIZE_COORDS)]
+    pairs += [("DQG_RESIZE_" + n.upper(), i) for i, n in enumerate(graph._RESIZE_NEAREST)]
     pairs += [("DQG_PAD_" + n.upper(), i) for i, n in enumerate(graph._PAD_MODES)]
     pairs += [("DQG_PAD_MODE_COUNT", len(graph._PAD_MODES))]
     pairs += [("DQG_REDUCE_" + n.upper(), i) for i, n in enumerate(graph._REDUCE_OPS)]

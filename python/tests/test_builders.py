@@ -464,6 +464,23 @@ def test_pad(mode):
     np.testing.assert_array_equal(out["crop"], np.pad(a[1:, :1], ((0, 0), (2, 0)), mode, **kw))
 
 
+def test_resize():
+    a = np.arange(2 * 3, dtype=np.float32).reshape(1, 1, 2, 3)
+    g = dqgraph.Graph()
+    x = g.input("a", "f32", a.shape)
+    g.output(g.resize(x, sizes=(1, 1, 4, 6)), "nearest")
+    g.output(g.resize(x, sizes=(1, 1, 3, 5), mode="linear", coord="align_corners"), "linear")
+    out = run_all(g, {"a": a}, exact=False)
+    # half_pixel, round_prefer_floor at scale 2: each element twice
+    np.testing.assert_array_equal(out["nearest"], a.repeat(2, axis=2).repeat(2, axis=3))
+    # align_corners: the grid's corners land on x's corners, the rest in between
+    rows, cols = np.linspace(0, 1, 3), np.linspace(0, 2, 5)
+    want = rows[:, None] * 3 + cols[None, :]
+    np.testing.assert_allclose(out["linear"][0, 0], want, rtol=1e-6, atol=1e-6)
+    with pytest.raises(dqgraph.InvalidArgument, match="not one of"):
+        g.resize(x, sizes=(1, 1, 2, 2), mode="area")
+
+
 def test_pad_errors():
     cases = [([0, 0, 1, 1], "constant", 256, dqgraph.InvalidArgument, "not a u8 value"),
              ([-1, 0, -1, 0], "constant", 0, dqgraph.InvalidArgument, "no empty tensors"),
