@@ -60,7 +60,9 @@ function(dqg_register_onnx_conformance)
       test_maxpool_* test_averagepool_* test_globalmaxpool* test_globalaveragepool* test_expand_*
       test_max_* test_min_* test_cos test_cos_example test_sin test_sin_example test_floor*
       test_ceil* test_round test_sign test_softplus* test_constant_pad test_edge_pad
-      test_reflect_pad test_resize_* test_upsample_nearest
+      test_reflect_pad test_resize_* test_upsample_nearest test_celu test_depthtospace_*
+      test_spacetodepth* test_tril* test_triu* test_mean_* test_size* test_selu* test_softsign*
+      test_thresholdedrelu*
       # Cast between the float types dqgraph has (it has no DOUBLE or STRING;
       # FLOAT_to_BFLOAT16's expected data is truncated, dqgraph rounds to
       # nearest even).
@@ -81,6 +83,7 @@ function(dqg_register_onnx_conformance)
   #  test_split_zero_size_splits  empty tensors, which dqgraph does not have
   #  test_maxpool_with_argmax_*  MaxPool's Indices output, which dqgraph does not compute
   #  test_resize_tf_crop_and_resize  a mode dqgraph does not implement
+  #  test_tril_zero, test_triu_zero  an input with a 0 dimension
   #  test_max_float64, test_max_uint64, test_min_float64, test_min_uint64  dqgraph
   #                         has no DOUBLE or UINT64 type
   set(_excluded test_identity_opt test_identity_sequence
@@ -94,7 +97,8 @@ function(dqg_register_onnx_conformance)
       test_reduce_sum_empty_axes_input_noop_example test_reduce_sum_empty_axes_input_noop_random
       test_reduce_sum_negative_axes_keepdims_random test_constantofshape_int_shape_zero
       test_slice_start_out_of_bounds test_split_zero_size_splits test_max_float64
-      test_max_uint64 test_min_float64 test_min_uint64 test_resize_tf_crop_and_resize)
+      test_max_uint64 test_min_float64 test_min_uint64 test_resize_tf_crop_and_resize
+      test_tril_zero test_triu_zero)
   set(_cases "")
   foreach(_p ${_patterns})
     file(GLOB _found LIST_DIRECTORIES true ${DQG_ONNX_TESTDATA}/${_p})

@@ -401,6 +401,11 @@ typedef enum dqg_unary_op {
     DQG_UNARY_ROUND,    /**< to the nearest integer, ties to even */
     DQG_UNARY_SIGN,     /**< -1, 0 or 1; NaN stays NaN */
     DQG_UNARY_SOFTPLUS, /**< log(1 + e^x) */
+    DQG_UNARY_SELU,     /**< beta x above 0, else beta alpha (e^x - 1) (ONNX's gamma is beta) */
+    DQG_UNARY_SOFTSIGN, /**< x / (1 + |x|) */
+    DQG_UNARY_THRESHOLDED_RELU, /**< x above alpha, else 0 */
+    DQG_UNARY_CELU,             /**< max(0, x) + min(0, alpha (e^(x / alpha) - 1)) */
+    DQG_UNARY_MISH,             /**< x tanh(log(1 + e^x)) */
     DQG_UNARY_COUNT
 } dqg_unary_op;
 

@@ -50,6 +50,8 @@ static const struct {
     {"Round", DQG_UNARY_ROUND},
     {"Sign", DQG_UNARY_SIGN},
     {"Softplus", DQG_UNARY_SOFTPLUS},
+    {"Softsign", DQG_UNARY_SOFTSIGN},
+    {"Mish", DQG_UNARY_MISH},
 };
 
 /* A unary function of one float input: its parameters from attributes. */
@@ -77,6 +79,18 @@ static dqg_status import_unary(onnx_import *c)
         if ((st = onnx_check_attrs(c, alpha_beta)) == DQG_OK &&
             (st = onnx_attr_float(c, "alpha", 0.2f, &alpha)) == DQG_OK)
             st = onnx_attr_float(c, "beta", 0.5f, &beta);
+    } else if (strcmp(type, "Selu") == 0) {
+        static const char *const alpha_gamma[] = {"alpha", "gamma", NULL};
+        fn = DQG_UNARY_SELU;
+        if ((st = onnx_check_attrs(c, alpha_gamma)) == DQG_OK &&
+            (st = onnx_attr_float(c, "alpha", 1.67326319217681884765625f, &alpha)) == DQG_OK)
+            st = onnx_attr_float(c, "gamma", 1.05070102214813232421875f, &beta);
+    } else if (strcmp(type, "ThresholdedRelu") == 0 || strcmp(type, "Celu") == 0) {
+        fn = type[0] == 'T' ? DQG_UNARY_THRESHOLDED_RELU : DQG_UNARY_CELU;
+        if ((st = onnx_check_attrs(c, alpha_only)) == DQG_OK)
+            st = onnx_attr_float(c, "alpha", 1.0f, &alpha);
+        if (st == DQG_OK && fn == DQG_UNARY_CELU && alpha == 0.0f)
+            return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "alpha is 0; Celu divides by it");
     } else if (strcmp(type, "LeakyRelu") == 0 || strcmp(type, "Elu") == 0) {
         bool leaky = type[0] == 'L';
         fn = leaky ? DQG_UNARY_LEAKY_RELU : DQG_UNARY_ELU;
@@ -1440,6 +1454,169 @@ static dqg_status import_expand(onnx_import *c)
                                 : dqg_mul(c->g, name, x, one));
 }
 
+/* DepthToSpace and SpaceToDepth of an NCHW tensor as Reshape -> Transpose
+ * -> Reshape (rank 6 in between): they only move elements, exactly as
+ * ONNX defines them. */
+static dqg_status import_depth_space(onnx_import *c)
+{
+    static const char *const known_d2s[] = {"blocksize", "mode", NULL};
+    static const char *const known_s2d[] = {"blocksize", NULL};
+    bool d2s = strcmp(c->node->op_type, "DepthToSpace") == 0;
+    dqg_status st;
+    int64_t b;
+    char mode[8] = "DCR";
+    dqg_tensor_id x;
+    if ((st = onnx_check_arity(c, 1, 1, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, d2s ? known_d2s : known_s2d)) != DQG_OK ||
+        (st = onnx_attr_int(c, "blocksize", 0, &b)) != DQG_OK ||
+        (d2s && (st = onnx_attr_string(c, "mode", "DCR", mode, sizeof mode)) != DQG_OK) ||
+        (st = onnx_input(c, 0, "input", true, &x)) != DQG_OK)
+        return st;
+    bool crd = strcmp(mode, "CRD") == 0;
+    if (!crd && strcmp(mode, "DCR") != 0)
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "mode is '%s'; it must be 'DCR' or 'CRD'",
+                              mode);
+    onnx_shape xs = onnx_tensor_shape(c, x);
+    if (xs.rank != 4)
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "input 0 has rank %d; it must be 4 (NCHW)",
+                              xs.rank);
+    int64_t n = xs.dims[0], ch = xs.dims[1], h = xs.dims[2], w = xs.dims[3];
+    if (b < 1 || b > 4096 || (d2s ? ch % (b * b) != 0 : h % b != 0 || w % b != 0))
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                              "blocksize %lld does not divide %s of input 0 [%lld, %lld, %lld, "
+                              "%lld]",
+                              (long long)b, d2s ? "the channels (squared)" : "its height and width",
+                              (long long)n, (long long)ch, (long long)h, (long long)w);
+    int64_t mid[6], last[4];
+    int64_t perm[6];
+    if (d2s) {
+        int64_t cb = ch / (b * b);
+        int64_t m_dcr[] = {n, b, b, cb, h, w}, m_crd[] = {n, cb, b, b, h, w};
+        int64_t p_dcr[] = {0, 3, 4, 1, 5, 2}, p_crd[] = {0, 1, 4, 2, 5, 3};
+        memcpy(mid, crd ? m_crd : m_dcr, sizeof mid);
+        memcpy(perm, crd ? p_crd : p_dcr, sizeof perm);
+        int64_t l[] = {n, cb, h * b, w * b};
+        memcpy(last, l, sizeof last);
+    } else {
+        int64_t m[] = {n, ch, h / b, b, w / b, b}, p[] = {0, 3, 5, 1, 2, 4};
+        int64_t l[] = {n, ch * b * b, h / b, w / b};
+        memcpy(mid, m, sizeof mid);
+        memcpy(perm, p, sizeof perm);
+        memcpy(last, l, sizeof last);
+    }
+    dqg_tensor_id t = dqg_reshape(c->g, onnx_op_name(c, "split"), x, 6, mid);
+    t = dqg_transpose(c->g, onnx_op_name(c, "move"), t, perm);
+    return output_of(c, dqg_reshape(c->g, onnx_op_name(c, NULL), t, 4, last));
+}
+
+/* Trilu (opset 14): Where(mask, x, 0) with a constant boolean mask of the
+ * last two axes, which keeps the elements on and above (upper) or on and
+ * below the k-th diagonal. */
+static dqg_status import_trilu(onnx_import *c)
+{
+    static const char *const known[] = {"upper", NULL};
+    dqg_status st;
+    int64_t upper, k = 0;
+    dqg_tensor_id x;
+    if ((st = onnx_check_arity(c, 1, 2, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, known)) != DQG_OK ||
+        (st = onnx_attr_int(c, "upper", 1, &upper)) != DQG_OK ||
+        (st = onnx_input(c, 0, "input", true, &x)) != DQG_OK)
+        return st;
+    const onnx_tensor *kt;
+    if ((st = onnx_input_const(c, 1, "k", false, &kt)) != DQG_OK)
+        return st;
+    if (kt) {
+        if (kt->nelems != 1 || kt->dtype != DQG_S64)
+            return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                                  "input 1 (k) must be one int64; it is %lld %s values",
+                                  (long long)kt->nelems, dqg_dtype_name(kt->dtype));
+        memcpy(&k, kt->data, 8);
+    }
+    onnx_shape xs = onnx_tensor_shape(c, x);
+    if (xs.rank < 2)
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "input 0 has rank %d; it must be >= 2",
+                              xs.rank);
+    if (dqg_dtype_bits(xs.dtype) == 4)
+        return onnx_node_fail(c, DQG_UNSUPPORTED, "input 0 has the 4-bit type %s",
+                              dqg_dtype_name(xs.dtype));
+    int64_t rows = xs.dims[xs.rank - 2], cols = xs.dims[xs.rank - 1];
+    if (rows > ((int64_t)1 << 30) / cols)
+        return onnx_node_fail(c, DQG_UNSUPPORTED, "a mask of %lld x %lld is too large",
+                              (long long)rows, (long long)cols);
+    uint8_t *mask = malloc((size_t)(rows * cols));
+    unsigned char zero[8] = {0};
+    if (!mask)
+        return onnx_node_fail(c, DQG_OUT_OF_MEMORY, "out of memory");
+    /* k beyond the matrix keeps all or nothing; clamped so j - i - k cannot overflow. */
+    int64_t kk = k < -rows - cols ? -rows - cols : k > rows + cols ? rows + cols : k;
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++)
+            mask[i * cols + j] = (uint8_t)(upper ? j - i >= kk : j - i <= kk);
+    int64_t md[] = {rows, cols};
+    dqg_tensor_id m = onnx_add_constant(c, "mask", DQG_BOOL, 2, md, mask);
+    free(mask);
+    dqg_tensor_id z = onnx_add_constant(c, "zero", xs.dtype, 0, md, zero);
+    if (m == DQG_NONE || z == DQG_NONE)
+        return onnx_builder_failed(c);
+    return output_of(c, dqg_where(c->g, onnx_op_name(c, NULL), m, x, z));
+}
+
+static unsigned trilu_const_inputs(int64_t opset)
+{
+    (void)opset;
+    return 1u << 1; /* k */
+}
+
+/* Mean of 1 or more inputs: their Sum divided by the count. */
+static dqg_status import_mean(onnx_import *c)
+{
+    dqg_status st;
+    if ((st = onnx_check_arity(c, 1, DQG_ONNX_MAX_VARIADIC, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, c->node_opset < 6 ? (const char *const[]){"consumed_inputs", NULL}
+                                                    : no_attrs)) != DQG_OK)
+        return st;
+    int n = (int)c->node->n_input;
+    dqg_tensor_id acc, x;
+    if ((st = onnx_input(c, 0, "data_0", true, &acc)) != DQG_OK ||
+        (st = onnx_require_float(c, 0, acc)) != DQG_OK)
+        return st;
+    if (n == 1)
+        return onnx_alias_output(c, 0, 0);
+    for (int i = 1; i < n; i++) {
+        if ((st = onnx_input(c, i, "data", true, &x)) != DQG_OK)
+            return st;
+        char suffix[32];
+        snprintf(suffix, sizeof suffix, "add%d", i);
+        if ((acc = dqg_add(c->g, onnx_op_name(c, suffix), acc, x)) == DQG_NONE)
+            return onnx_builder_failed(c);
+    }
+    unsigned char count[8] = {0};
+    dqg_dtype t = dqg_tensor_dtype(c->g, acc);
+    dqg_store_float(t, count, 0, (float)n);
+    dqg_tensor_id d = onnx_add_constant(c, "count", t, 0, NULL, count);
+    if (d == DQG_NONE)
+        return onnx_builder_failed(c);
+    return output_of(c, dqg_div(c->g, onnx_op_name(c, NULL), acc, d));
+}
+
+/* Size: the input's element count, a constant (shapes are static). */
+static dqg_status import_size(onnx_import *c)
+{
+    dqg_status st;
+    dqg_tensor_id x;
+    if ((st = onnx_check_arity(c, 1, 1, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, no_attrs)) != DQG_OK ||
+        (st = onnx_input(c, 0, "data", true, &x)) != DQG_OK)
+        return st;
+    onnx_tensor t = {.dtype = DQG_S64, .rank = 0, .nelems = 1, .nbytes = 8};
+    if (!(t.data = malloc(8)))
+        return onnx_node_fail(c, DQG_OUT_OF_MEMORY, "out of memory");
+    int64_t n = onnx_tensor_shape(c, x).nelems;
+    memcpy(t.data, &n, 8);
+    return onnx_const_output(c, 0, &t);
+}
+
 static unsigned expand_const_inputs(int64_t opset)
 {
     (void)opset;
@@ -1472,6 +1649,11 @@ const onnx_op_entry onnx_more_ops[] = {
     {"", "Round", import_unary, NULL},
     {"", "Sign", import_unary, NULL},
     {"", "Softplus", import_unary, NULL},
+    {"", "Softsign", import_unary, NULL},
+    {"", "Mish", import_unary, NULL},
+    {"", "Selu", import_unary, NULL},
+    {"", "ThresholdedRelu", import_unary, NULL},
+    {"", "Celu", import_unary, NULL},
     {"", "LeakyRelu", import_unary, NULL},
     {"", "Elu", import_unary, NULL},
     {"", "Pow", import_pow, NULL},
@@ -1503,5 +1685,10 @@ const onnx_op_entry onnx_more_ops[] = {
     {"", "Gather", import_gather, NULL},
     {"", "GatherElements", import_gather_elements, NULL},
     {"", "Expand", import_expand, expand_const_inputs},
+    {"", "DepthToSpace", import_depth_space, NULL},
+    {"", "SpaceToDepth", import_depth_space, NULL},
+    {"", "Trilu", import_trilu, trilu_const_inputs},
+    {"", "Mean", import_mean, NULL},
+    {"", "Size", import_size, NULL},
 };
 const size_t onnx_n_more_ops = sizeof onnx_more_ops / sizeof onnx_more_ops[0];

@@ -21,12 +21,13 @@
  * + zy - zx * sx / sy)) in f32, one rounding (oneDNN's pooling with a
  * linear post-op), within one unit of the float path as above.
  *
- * The same rewrite moves Reshape, Transpose and Pad between a dequantize
- * and a quantize of equal parameters onto the quantized tensor (a channel
- * shuffle as ONNX Runtime's quantizer writes it, a Flatten, the explicit
- * padding of converted TensorFlow models): they move values without
- * changing them, so it is exact; a constant Pad adds its constant as the
- * quantize would write it. */
+ * The same rewrite moves Reshape, Transpose, Pad and a nearest Resize
+ * between a dequantize and a quantize of equal parameters onto the
+ * quantized tensor (a channel shuffle as ONNX Runtime's quantizer writes
+ * it, a Flatten, the explicit padding of converted TensorFlow models, the
+ * upsampling of a detection neck): they move values without changing them,
+ * so it is exact; a constant Pad adds its constant as the quantize would
+ * write it. */
 #include <math.h>
 #include <string.h>
 
@@ -138,7 +139,8 @@ dqg_status dqg_pass_fuse_qdq_pool(dqg_pass_state *s)
     for (int32_t i = 0; i < g->n_ops; i++) {
         dqg_op *pool = &g->ops[i];
         bool move = pool->kind == DQG_OP_RESHAPE || pool->kind == DQG_OP_TRANSPOSE ||
-                    pool->kind == DQG_OP_PAD;
+                    pool->kind == DQG_OP_PAD ||
+                    (pool->kind == DQG_OP_RESIZE && pool->attrs.resize.mode == DQG_RESIZE_NEAREST);
         if (pool->removed || (pool->kind != DQG_OP_POOL && !move) || pool->n_inputs != 1 ||
             s->group[i] >= 0)
             continue;

@@ -227,11 +227,12 @@ static dqg_status eltwise_execute(dqg_kernel *k, void *const *args, void *scratc
             /* The reference's own evaluation (double, rounded once):
              * bit-identical to it. */
             dqg_unary_op fn = e->fn;
+            float a = e->alpha, b = e->beta;
             int64_t n = e->nelems;
             int threads = n >= 64 * 1024 ? omp_get_max_threads() : 1;
 #pragma omp parallel for num_threads(threads) schedule(static)
             for (int64_t i = 0; i < n; i++)
-                y[i] = (float)dqg_unary_eval(fn, 0.0f, 0.0f, (double)x[i]);
+                y[i] = (float)dqg_unary_eval(fn, a, b, (double)x[i]);
         }
         return DQG_OK;
     }
@@ -429,8 +430,9 @@ static dqg_status unary_kernel(eltwise_kernel *e, const dqg_op *op, const dqg_te
     case DQG_UNARY_ERF:
     case DQG_UNARY_HARD_SIGMOID:
     case DQG_UNARY_LOG: /* oneDNN 2.6's loses 1e-4 relative near x = 1 */
-    /* oneDNN 2.6 has no cos, sin, floor, ceil or sign; the loop also
-     * gives round and softplus bit-identical to the reference. */
+    /* oneDNN 2.6 has no cos, sin, floor, ceil, sign, softsign, selu,
+     * celu or thresholded relu; the loop also gives round, softplus and
+     * mish bit-identical to the reference. */
     case DQG_UNARY_COS:
     case DQG_UNARY_SIN:
     case DQG_UNARY_FLOOR:
@@ -438,6 +440,11 @@ static dqg_status unary_kernel(eltwise_kernel *e, const dqg_op *op, const dqg_te
     case DQG_UNARY_ROUND:
     case DQG_UNARY_SIGN:
     case DQG_UNARY_SOFTPLUS:
+    case DQG_UNARY_SELU:
+    case DQG_UNARY_SOFTSIGN:
+    case DQG_UNARY_THRESHOLDED_RELU:
+    case DQG_UNARY_CELU:
+    case DQG_UNARY_MISH:
     default:
         if (x->dtype != DQG_F32)
             return dqg_set_error(DQG_UNSUPPORTED, "%s on %s", dqg_unary_op_name(op->attrs.unary.op),

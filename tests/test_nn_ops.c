@@ -90,6 +90,12 @@ Test(unary, rules)
     expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "HardSigmoid 'h'", "beta", "finite");
     dqg_graph_destroy(g);
 
+    dqg_graph_create(&g);
+    x = dqg_input(g, "x", DQG_F32, 1, d);
+    cr_assert_eq(dqg_unary(g, "c", DQG_UNARY_CELU, x, 0.0f, 0), DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "Celu 'c'", "alpha is 0");
+    dqg_graph_destroy(g);
+
     /* A parameter the function does not use is ignored, even NaN. */
     dqg_graph_create(&g);
     x = dqg_input(g, "x", DQG_F32, 1, d);
@@ -330,6 +336,17 @@ Test(unary, hand_worked_values)
          0,
          0,
          {0.048587352f, 0.474076984f, 0.693147181f, 0.825939420f, 2.126928011f, 4.018149928f}},
+        {DQG_UNARY_SELU,
+         1.67326319217681884765625f,
+         1.05070102214813232421875f,
+         {-1.67056873f, -0.69175819f, 0.0f, 0.262675256f, 2.10140204f, 4.20280409f}},
+        {DQG_UNARY_SOFTSIGN, 0, 0, {-0.75f, -0.333333333f, 0.0f, 0.2f, 0.666666667f, 0.8f}},
+        {DQG_UNARY_THRESHOLDED_RELU, 0.25f, 0, {0.0f, 0.0f, 0.0f, 0.0f, 2.0f, 4.0f}},
+        {DQG_UNARY_CELU, 0.5f, 0, {-0.498760624f, -0.316060279f, 0.0f, 0.25f, 2.0f, 4.0f}},
+        {DQG_UNARY_MISH,
+         0,
+         0,
+         {-0.145647461f, -0.220743775f, 0.0f, 0.16957241f, 1.94395896f, 3.99741281f}},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         dqg_graph *g;

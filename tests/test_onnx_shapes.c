@@ -595,3 +595,47 @@ Test(onnx_shapes, resize_errors_name_the_rule)
     dqg_graph *g;
     expect_error(load(m, &g), DQG_UNSUPPORTED, "Add", "constant 'e' is empty");
 }
+
+/* The operators imported as compositions name the rule they break. */
+Test(onnx_shapes, composed_operators_name_the_rule)
+{
+    static const struct {
+        const char *op, *attr;
+        int64_t value;
+        int64_t dims[4];
+        const char *want;
+    } cases[] = {
+        {"DepthToSpace", "blocksize", 3, {1, 8, 2, 2}, "blocksize 3 does not divide"},
+        {"SpaceToDepth", "blocksize", 2, {1, 8, 3, 2}, "blocksize 2 does not divide"},
+        {"DepthToSpace", "blocksize", 0, {1, 8, 2, 2}, "blocksize 0"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        tm_model *m = tm_new(13);
+        tm_input(m, "x", T_FLOAT, 4, cases[k].dims, NULL);
+        tm_attr_int(m, tm_node(m, cases[k].op, NULL, "ds", "x", "y"), cases[k].attr,
+                    cases[k].value);
+        tm_output(m, "y", T_FLOAT, 4, cases[k].dims);
+        dqg_graph *g;
+        expect_error(load(m, &g), DQG_INVALID_ARGUMENT, cases[k].op, "'ds'", cases[k].want);
+    }
+    /* Trilu: k a run-time input, then a rank-1 input. */
+    tm_model *m = tm_new(14);
+    int64_t xd[] = {3, 3}, one = 1;
+    tm_input(m, "x", T_FLOAT, 2, xd, NULL);
+    tm_input(m, "k", T_INT64, 0, NULL, NULL);
+    tm_node(m, "Trilu", NULL, "tri", "x,k", "y");
+    tm_output(m, "y", T_FLOAT, 2, xd);
+    dqg_graph *g;
+    expect_error(load(m, &g), DQG_UNSUPPORTED, "Trilu", "'tri'", "input 1 (k)");
+    m = tm_new(14);
+    tm_input(m, "x", T_FLOAT, 1, &one, NULL);
+    tm_node(m, "Trilu", NULL, "tri", "x", "y");
+    tm_output(m, "y", T_FLOAT, 1, &one);
+    expect_error(load(m, &g), DQG_INVALID_ARGUMENT, "Trilu", "rank 1; it must be >= 2");
+    /* Celu's alpha of 0. */
+    m = tm_new(13);
+    tm_input(m, "x", T_FLOAT, 1, &one, NULL);
+    tm_attr_float(m, tm_node(m, "Celu", NULL, "ce", "x", "y"), "alpha", 0.0f);
+    tm_output(m, "y", T_FLOAT, 1, &one);
+    expect_error(load(m, &g), DQG_INVALID_ARGUMENT, "Celu", "'ce'", "alpha is 0");
+}

@@ -640,3 +640,49 @@ Test(resize, builder_rules)
     expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "Resize 'r'", "attrs is NULL");
     dqg_graph_destroy(g);
 }
+
+/* DQ -> nearest Resize -> Q of equal parameters runs as a u8 Resize on the
+ * quantized tensor (a detection neck's upsampling), equal to the reference
+ * byte for byte; a linear one stays in float. */
+Test(resize, nearest_between_dequantize_and_quantize_runs_on_u8)
+{
+    for (int linear = 0; linear < 2; linear++) {
+        dqg_graph *g;
+        cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+        int64_t d[] = {1, 2, 3, 3}, one = 1;
+        const float s = 0.1f;
+        const uint8_t z = 100;
+        dqg_tensor_id x = dqg_input(g, "x", DQG_U8, 4, d);
+        dqg_tensor_id sc = dqg_constant(g, "s", DQG_F32, 0, &one, &s, 4);
+        dqg_tensor_id zp = dqg_constant(g, "z", DQG_U8, 0, &one, &z, 1);
+        dqg_dequantize_linear_attrs da = {.opset = 13};
+        dqg_quantize_linear_attrs qa = {.opset = 13};
+        dqg_resize_attrs ra = {.mode = linear ? DQG_RESIZE_LINEAR : DQG_RESIZE_NEAREST,
+                               .sizes = {1, 2, 6, 7}};
+        dqg_tensor_id y = dqg_quantize_linear(
+            g, "q", dqg_resize(g, "up", dqg_dequantize_linear(g, "dq", x, sc, zp, &da), &ra), sc,
+            zp, &qa);
+        cr_assert_neq(y, DQG_NONE, "%s", dqg_last_error());
+        dqg_output(g, y, "y");
+        finalize_ok(g);
+        uint8_t xv[18], ref[84], got[84];
+        for (int i = 0; i < 18; i++)
+            xv[i] = (uint8_t)(i * 13 + 7);
+        cr_assert_eq(run_ref_1(g, x, xv, sizeof xv, y, ref, sizeof ref), DQG_OK);
+        dqg_compile_options o = dqg_compile_options_default();
+        dqg_compiled *c;
+        cr_assert_eq(dqg_compile(g, &o, &c), DQG_OK, "%s", dqg_last_error());
+        dqg_buffer bi = {.name = "x", .data = xv, .size = sizeof xv},
+                   bo = {.name = "y", .data = got, .size = sizeof got};
+        cr_assert_eq(dqg_execute(c, &bi, 1, &bo, 1), DQG_OK, "%s", dqg_last_error());
+        bool moved = test_explain_mentions(c, "-> u8 Resize on the quantized tensor");
+        cr_assert(moved == !linear, "linear %d: moved %d", linear, moved);
+        if (!linear)
+            cr_assert_eq(memcmp(ref, got, sizeof ref), 0);
+        else
+            for (int i = 0; i < 84; i++)
+                cr_assert(abs(ref[i] - got[i]) <= 1, "[%d]: %d %d", i, ref[i], got[i]);
+        dqg_compiled_destroy(c);
+        dqg_graph_destroy(g);
+    }
+}

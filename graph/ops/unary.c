@@ -33,6 +33,11 @@ static const char *const unary_names[DQG_UNARY_COUNT] = {
     [DQG_UNARY_ROUND] = "Round",
     [DQG_UNARY_SIGN] = "Sign",
     [DQG_UNARY_SOFTPLUS] = "Softplus",
+    [DQG_UNARY_SELU] = "Selu",
+    [DQG_UNARY_SOFTSIGN] = "Softsign",
+    [DQG_UNARY_THRESHOLDED_RELU] = "ThresholdedRelu",
+    [DQG_UNARY_CELU] = "Celu",
+    [DQG_UNARY_MISH] = "Mish",
 };
 
 const char *dqg_unary_op_name(dqg_unary_op op)
@@ -45,7 +50,10 @@ static int n_params(dqg_unary_op op)
 {
     switch (op) {
     case DQG_UNARY_HARD_SIGMOID:
+    case DQG_UNARY_SELU:
         return 2;
+    case DQG_UNARY_THRESHOLDED_RELU:
+    case DQG_UNARY_CELU:
     case DQG_UNARY_LEAKY_RELU:
     case DQG_UNARY_ELU:
     case DQG_UNARY_SWISH:
@@ -76,6 +84,9 @@ dqg_tensor_id dqg_unary(dqg_graph *g, const char *name, dqg_unary_op op, dqg_ten
         return dqg_graph_fail(g, DQG_INVALID_ARGUMENT, "%s '%s': %s is %g; it must be finite", kind,
                               dqg_op_display_name(name), !isfinite(alpha) ? "alpha" : "beta",
                               (double)(!isfinite(alpha) ? alpha : beta));
+    if (op == DQG_UNARY_CELU && alpha == 0.0f)
+        return dqg_graph_fail(g, DQG_INVALID_ARGUMENT, "%s '%s': alpha is 0; Celu divides by it",
+                              kind, dqg_op_display_name(name));
     int32_t o = dqg_graph_add_op_like(g, DQG_OP_UNARY, name, 1, &x);
     if (o < 0)
         return DQG_NONE;
@@ -83,6 +94,12 @@ dqg_tensor_id dqg_unary(dqg_graph *g, const char *name, dqg_unary_op op, dqg_ten
     g->ops[o].attrs.unary.alpha = np >= 1 ? alpha : 0.0f;
     g->ops[o].attrs.unary.beta = np >= 2 ? beta : 0.0f;
     return g->ops[o].outputs[0];
+}
+
+/* log(1 + e^x) without overflow: x + log(1 + e^-x) for x > 0. */
+static double softplus(double x)
+{
+    return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
 }
 
 static double sigmoid(double x)
@@ -141,8 +158,17 @@ double dqg_unary_eval(dqg_unary_op op, float alpha, float beta, double x)
     case DQG_UNARY_SIGN:
         return x > 0 ? 1.0 : x < 0 ? -1.0 : x; /* 0 and -0 as they are, NaN as NaN */
     case DQG_UNARY_SOFTPLUS:
-        /* log(1 + e^x) without overflow: x + log(1 + e^-x) for x > 0 */
-        return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
+        return softplus(x);
+    case DQG_UNARY_SELU:
+        return x > 0 ? (double)beta * x : (double)beta * (double)alpha * expm1(x);
+    case DQG_UNARY_SOFTSIGN:
+        return x / (1.0 + fabs(x));
+    case DQG_UNARY_THRESHOLDED_RELU:
+        return x > (double)alpha ? x : 0.0;
+    case DQG_UNARY_CELU:
+        return fmax(0.0, x) + fmin(0.0, (double)alpha * expm1(x / (double)alpha));
+    case DQG_UNARY_MISH:
+        return x * tanh(softplus(x));
     case DQG_UNARY_COUNT:
         break;
     }
