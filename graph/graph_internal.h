@@ -154,6 +154,10 @@ typedef struct dqg_op {
             double value;
             dqg_pad_mode mode;
         } pad;
+        struct {
+            int axis; /* normalized to [0, rank) */
+            bool keepdims, last, min;
+        } arg;
         dqg_resize_attrs resize; /* cubic_a set; a scale of 0: sizes / x's dimension */
         struct {
             int axis; /* normalized to [0, rank of data) */
@@ -332,6 +336,7 @@ extern const dqg_op_def dqg_op_def_max;
 extern const dqg_op_def dqg_op_def_min;
 extern const dqg_op_def dqg_op_def_pad;
 extern const dqg_op_def dqg_op_def_resize;
+extern const dqg_op_def dqg_op_def_arg;
 
 /* Resize (graph/ops/resize.c): the source coordinates and weights that
  * output coordinate o of `axis` (x's size in, the output's out) reads: up

@@ -35,6 +35,7 @@ static const dqg_op_def *const defs[DQG_OP_KIND_COUNT] = {
     [DQG_OP_MIN] = &dqg_op_def_min,
     [DQG_OP_PAD] = &dqg_op_def_pad,
     [DQG_OP_RESIZE] = &dqg_op_def_resize,
+    [DQG_OP_ARG] = &dqg_op_def_arg,
 };
 
 const dqg_op_def *dqg_op_def_of(dqg_op_kind kind)
@@ -78,6 +79,7 @@ const char *dqg_op_kind_name(dqg_op_kind kind)
         [DQG_OP_MIN] = "Min",
         [DQG_OP_PAD] = "Pad",
         [DQG_OP_RESIZE] = "Resize",
+        [DQG_OP_ARG] = "Arg",
     };
     return (kind >= 0 && kind < DQG_OP_KIND_COUNT) ? names[kind] : "Unknown";
 }

@@ -249,6 +249,7 @@ typedef enum dqg_op_kind {
     DQG_OP_MIN,
     DQG_OP_PAD,
     DQG_OP_RESIZE,
+    DQG_OP_ARG,
     DQG_OP_KIND_COUNT
 } dqg_op_kind;
 
@@ -591,6 +592,19 @@ typedef struct dqg_resize_attrs {
  */
 DQG_API dqg_tensor_id dqg_resize(dqg_graph *graph, const char *name, dqg_tensor_id x,
                                  const dqg_resize_attrs *attrs);
+
+/**
+ * ONNX ArgMax and ArgMin: the index (s64) of the largest or smallest
+ * element of x along `axis` (negative counts from the end), the axis kept
+ * as 1 with keepdims or dropped. Of equal elements the first wins, or the
+ * last with select_last. NaN counts as larger and smaller than every
+ * number (NumPy's argmax and argmin: the first NaN wins). x of any type
+ * but the 4-bit ones and bool.
+ */
+DQG_API dqg_tensor_id dqg_argmax(dqg_graph *graph, const char *name, dqg_tensor_id x, int axis,
+                                 bool keepdims, bool select_last);
+DQG_API dqg_tensor_id dqg_argmin(dqg_graph *graph, const char *name, dqg_tensor_id x, int axis,
+                                 bool keepdims, bool select_last);
 
 /** The comparisons of dqg_compare. */
 typedef enum dqg_compare_op {

@@ -1600,6 +1600,28 @@ static dqg_status import_mean(onnx_import *c)
     return output_of(c, dqg_div(c->g, onnx_op_name(c, NULL), acc, d));
 }
 
+/* ArgMax and ArgMin (opsets 1 to 13). */
+static dqg_status import_arg(onnx_import *c)
+{
+    static const char *const known[] = {"axis", "keepdims", "select_last_index", NULL};
+    dqg_status st;
+    int64_t axis, keepdims, last;
+    dqg_tensor_id x;
+    if ((st = onnx_check_arity(c, 1, 1, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, known)) != DQG_OK ||
+        (st = onnx_attr_int(c, "axis", 0, &axis)) != DQG_OK ||
+        (st = onnx_attr_int(c, "keepdims", 1, &keepdims)) != DQG_OK ||
+        (st = onnx_attr_int(c, "select_last_index", 0, &last)) != DQG_OK ||
+        (st = onnx_input(c, 0, "data", true, &x)) != DQG_OK)
+        return st;
+    if (axis < INT32_MIN || axis > INT32_MAX)
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "axis %lld is out of range",
+                              (long long)axis);
+    bool min = strcmp(c->node->op_type, "ArgMin") == 0;
+    return output_of(c, (min ? dqg_argmin : dqg_argmax)(c->g, onnx_op_name(c, NULL), x, (int)axis,
+                                                        keepdims != 0, last != 0));
+}
+
 /* Size: the input's element count, a constant (shapes are static). */
 static dqg_status import_size(onnx_import *c)
 {
@@ -1690,5 +1712,7 @@ const onnx_op_entry onnx_more_ops[] = {
     {"", "Trilu", import_trilu, trilu_const_inputs},
     {"", "Mean", import_mean, NULL},
     {"", "Size", import_size, NULL},
+    {"", "ArgMax", import_arg, NULL},
+    {"", "ArgMin", import_arg, NULL},
 };
 const size_t onnx_n_more_ops = sizeof onnx_more_ops / sizeof onnx_more_ops[0];

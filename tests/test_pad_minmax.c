@@ -1,7 +1,9 @@
-/* Pad, Max and Min: the reference against hand-worked values (the ONNX
- * specification's Pad examples, NumPy's NaN rule for maximum and minimum),
- * the compiled kernels against the reference on random shapes, types and
- * pads (fixed seeds), and each builder rule's error. */
+/* Pad, Max and Min, Resize, ArgMax and ArgMin: the reference against
+ * hand-worked values (the ONNX specification's Pad examples, NumPy's NaN
+ * rules), the compiled kernels against the reference on random shapes,
+ * types and parameters (fixed seeds), the passes that fold a Pad into a
+ * convolution and move Pad and Resize onto int8 tensors, and each builder
+ * rule's error. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -685,4 +687,73 @@ Test(resize, nearest_between_dequantize_and_quantize_runs_on_u8)
         dqg_compiled_destroy(c);
         dqg_graph_destroy(g);
     }
+}
+
+/* ---- ArgMax and ArgMin ------------------------------------------------------ */
+
+typedef struct arg_case {
+    bool min, keepdims, last;
+    int axis;
+} arg_case;
+
+static dqg_tensor_id build_arg(dqg_graph *g, dqg_tensor_id x, const void *ctx)
+{
+    const arg_case *a = ctx;
+    return (a->min ? dqg_argmin : dqg_argmax)(g, "am", x, a->axis, a->keepdims, a->last);
+}
+
+/* Ties (first or last), NaN (it wins; with select_last the last NaN), each
+ * axis of a [2, 3] tensor, keepdims or not. */
+Test(arg, ties_nan_and_axes)
+{
+    const float x[] = {1, 5, 5, NAN, 0, NAN};
+    int64_t d[] = {2, 3};
+    const struct {
+        arg_case a;
+        int n;
+        int64_t want[3];
+    } cases[] = {
+        {{false, true, false, 1}, 2, {1, 0}},     {{false, true, true, 1}, 2, {2, 2}},
+        {{true, false, false, 1}, 2, {0, 0}},     {{true, false, true, 1}, 2, {0, 2}},
+        {{false, false, false, 0}, 3, {1, 0, 1}}, {{true, true, false, -2}, 3, {1, 1, 1}},
+        {{true, true, true, 0}, 3, {1, 1, 1}},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        int64_t ref[3], got[3];
+        run_both(DQG_F32, 2, d, x, build_arg, &cases[k].a, ref, got,
+                 (size_t)cases[k].n * sizeof(int64_t), NULL, 0);
+        for (int i = 0; i < cases[k].n; i++)
+            cr_assert(ref[i] == cases[k].want[i] && got[i] == cases[k].want[i],
+                      "case %zu [%d]: ref %lld, got %lld, want %lld", k, i, (long long)ref[i],
+                      (long long)got[i], (long long)cases[k].want[i]);
+    }
+}
+
+/* s64 values 1 apart above 2^53 are told apart; u8 works too. */
+Test(arg, integers_compare_exactly)
+{
+    const int64_t x[] = {((int64_t)1 << 53) + 1, (int64_t)1 << 53, ((int64_t)1 << 53) + 2};
+    int64_t d[] = {3}, ref, got;
+    arg_case a = {false, false, false, 0};
+    run_both(DQG_S64, 1, d, x, build_arg, &a, &ref, &got, sizeof ref, NULL, 0);
+    cr_assert(ref == 2 && got == 2, "%lld %lld", (long long)ref, (long long)got);
+    const uint8_t u[] = {200, 7, 255, 7};
+    int64_t du[] = {4};
+    a.min = a.last = true;
+    run_both(DQG_U8, 1, du, u, build_arg, &a, &ref, &got, sizeof ref, NULL, 0);
+    cr_assert(ref == 3 && got == 3, "%lld %lld", (long long)ref, (long long)got);
+}
+
+Test(arg, builder_rules)
+{
+    dqg_graph *g;
+    int64_t d[] = {2, 3};
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    cr_assert_eq(dqg_argmax(g, "a", dqg_input(g, "x", DQG_F32, 2, d), 2, true, false), DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "ArgMax 'a'", "axis 2", "[-2, 2)");
+    dqg_graph_destroy(g);
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    cr_assert_eq(dqg_argmin(g, "b", dqg_input(g, "x", DQG_BOOL, 2, d), 0, true, false), DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "ArgMin 'b'", "bool");
+    dqg_graph_destroy(g);
 }

@@ -542,6 +542,14 @@ _BUILDERS = {
             "The larger of a and b with NumPy broadcasting (NaN if either is NaN)."),
     "min": ("dqg_min", [Param("a", T), Param("b", T)],
             "The smaller of a and b with NumPy broadcasting (NaN if either is NaN)."),
+    "argmax": ("dqg_argmax", [Param("x", T), Param("axis", "int32", 0),
+                              Param("keepdims", "bool", True),
+                              Param("select_last", "bool", False)],
+               "ONNX ArgMax: the s64 index of the largest element along axis (NaN wins)."),
+    "argmin": ("dqg_argmin", [Param("x", T), Param("axis", "int32", 0),
+                              Param("keepdims", "bool", True),
+                              Param("select_last", "bool", False)],
+               "ONNX ArgMin: the s64 index of the smallest element along axis (NaN wins)."),
     "resize": ("dqg_resize", [Param("x", T), _RESIZE],
                "ONNX Resize to `sizes` (one per axis): mode one of " + ", ".join(_RESIZE_MODES)
                + "; coord one of " + ", ".join(_RESIZE_COORDS) + "; nearest one of "

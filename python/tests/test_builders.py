@@ -392,7 +392,7 @@ def test_sub_div_pow_unary_softmax_concat_lrn():
     np.testing.assert_allclose(out["lrn"], a64 / (2.0 + 0.5 / 3 * s) ** 0.75, rtol=1e-6)
     with pytest.raises(dqgraph.InvalidArgument, match="not one of"):
         g2 = dqgraph.Graph()
-        g2.unary("softsign", g2.input("x", "f32", (1,)))
+        g2.unary("softmin", g2.input("x", "f32", (1,)))
 
 
 def test_layer_norm_and_reduce():
@@ -479,6 +479,18 @@ def test_resize():
     np.testing.assert_allclose(out["linear"][0, 0], want, rtol=1e-6, atol=1e-6)
     with pytest.raises(dqgraph.InvalidArgument, match="not one of"):
         g.resize(x, sizes=(1, 1, 2, 2), mode="area")
+
+
+def test_argmax_argmin():
+    a = np.array([[3, 9, 9], [-1, -4, -4]], dtype=np.float32)
+    g = dqgraph.Graph()
+    x = g.input("a", "f32", a.shape)
+    g.output(g.argmax(x, axis=1), "max")
+    g.output(g.argmin(x, axis=-1, keepdims=False, select_last=True), "min")
+    out = run_all(g, {"a": a})
+    np.testing.assert_array_equal(out["max"], np.argmax(a, axis=1)[:, None])
+    np.testing.assert_array_equal(out["min"], [0, 2])
+    assert out["max"].dtype == np.int64
 
 
 def test_pad_errors():
