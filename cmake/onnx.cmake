@@ -62,7 +62,7 @@ function(dqg_register_onnx_conformance)
       test_ceil* test_round test_sign test_softplus* test_constant_pad test_edge_pad
       test_reflect_pad test_resize_* test_upsample_nearest test_celu test_depthtospace_*
       test_spacetodepth* test_tril* test_triu* test_mean_* test_size* test_selu* test_softsign*
-      test_thresholdedrelu* test_argmax_* test_argmin_*
+      test_thresholdedrelu* test_argmax_* test_argmin_* test_convtranspose*
       # Cast between the float types dqgraph has (it has no DOUBLE or STRING;
       # FLOAT_to_BFLOAT16's expected data is truncated, dqgraph rounds to
       # nearest even).

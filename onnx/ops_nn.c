@@ -241,6 +241,173 @@ static dqg_status import_conv(onnx_import *c)
     return onnx_set_output(c, 0, y);
 }
 
+/* ConvTranspose (NCX, 1-D to 3-D) as the convolution it equals: the input
+ * with stride - 1 zeros between its elements (Reshape to a 1 after each
+ * spatial axis, a Pad of zeros there, Reshape back), padded by
+ * (K - 1) d - pads (plus output_padding at the end; a negative amount
+ * crops), convolved at stride 1 with the weights [C, M/g, K...] regrouped
+ * to [M, C/g, K...] and flipped along every spatial axis. Exact up to the
+ * order of the f32 sums; the convolution also multiplies the inserted
+ * zeros, stride^rank times the transposed convolution's work. */
+static dqg_status import_conv_transpose(onnx_import *c)
+{
+    static const char *const known[] = {"auto_pad",     "dilations",      "group",
+                                        "kernel_shape", "output_padding", "output_shape",
+                                        "pads",         "strides",        NULL};
+    dqg_status st;
+    dqg_tensor_id x, w, b;
+    if ((st = onnx_check_arity(c, 2, 3, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, known)) != DQG_OK ||
+        (st = onnx_input(c, 0, "X", true, &x)) != DQG_OK ||
+        (st = onnx_input(c, 1, "W", true, &w)) != DQG_OK ||
+        (st = onnx_input(c, 2, "B", false, &b)) != DQG_OK ||
+        (st = onnx_require_float(c, 0, x)) != DQG_OK)
+        return st;
+    onnx_shape xs = onnx_tensor_shape(c, x), ws = onnx_tensor_shape(c, w);
+    int sr = ws.rank - 2;
+    if (sr < 1 || sr > 3 || xs.rank != ws.rank)
+        return onnx_node_fail(c, DQG_UNSUPPORTED,
+                              "X of rank %d and W of rank %d: dqgraph has 1-D, 2-D and 3-D "
+                              "transposed convolutions, X and W of one rank",
+                              xs.rank, ws.rank);
+    const int64_t *strides, *pads, *dil, *ks, *opad, *oshape;
+    bool has_s, has_p, has_d, has_k, has_op, has_os;
+    if ((st = conv_ints(c, "strides", (size_t)sr, &strides, &has_s)) != DQG_OK ||
+        (st = conv_ints(c, "pads", 2 * (size_t)sr, &pads, &has_p)) != DQG_OK ||
+        (st = conv_ints(c, "dilations", (size_t)sr, &dil, &has_d)) != DQG_OK ||
+        (st = conv_ints(c, "kernel_shape", (size_t)sr, &ks, &has_k)) != DQG_OK ||
+        (st = conv_ints(c, "output_padding", (size_t)sr, &opad, &has_op)) != DQG_OK)
+        return st;
+    size_t n_os;
+    if ((st = onnx_attr_ints(c, "output_shape", &oshape, &n_os, &has_os)) != DQG_OK)
+        return st;
+    /* output_shape may list the spatial dimensions or all of them. */
+    if (has_os && n_os != (size_t)sr && n_os != (size_t)sr + 2)
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                              "output_shape has %zu values for %d spatial dimensions", n_os, sr);
+    const int64_t *os = has_os ? oshape + (n_os - (size_t)sr) : NULL;
+    int64_t group;
+    char auto_pad[32];
+    if ((st = onnx_attr_int(c, "group", 1, &group)) != DQG_OK ||
+        (st = onnx_attr_string(c, "auto_pad", "NOTSET", auto_pad, sizeof auto_pad)) != DQG_OK)
+        return st;
+    bool same_upper = strcmp(auto_pad, "SAME_UPPER") == 0,
+         same_lower = strcmp(auto_pad, "SAME_LOWER") == 0;
+    if (!same_upper && !same_lower && strcmp(auto_pad, "VALID") != 0 &&
+        strcmp(auto_pad, "NOTSET") != 0)
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                              "auto_pad '%s' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID",
+                              auto_pad);
+    int64_t C = xs.dims[1], M;
+    if (group < 1 || C % group != 0 || ws.dims[0] != C)
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                              "X has %lld channels, W's first dimension is %lld and group %lld; "
+                              "W must be [C, M / group, K...] with C divisible by group",
+                              (long long)C, (long long)ws.dims[0], (long long)group);
+    M = ws.dims[1] * group;
+    int64_t in_pad_b[3], in_pad_e[3], st_[3], dl[3];
+    for (int i = 0; i < sr; i++) {
+        int64_t K = ws.dims[2 + i], X = xs.dims[2 + i];
+        int64_t s = has_s ? strides[i] : 1, d = has_d ? dil[i] : 1, op = has_op ? opad[i] : 0;
+        if (has_k && ks[i] != K)
+            return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                                  "kernel_shape[%d] is %lld but W's dimension %d is %lld", i,
+                                  (long long)ks[i], 2 + i, (long long)K);
+        if (s < 1 || d < 1 || s > 4096 || d > 4096 || op < 0 || op >= (s > d ? s : d))
+            return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                                  "dimension %d: strides and dilations must be in [1, 4096] and "
+                                  "output_padding in [0, max(stride, dilation)) (%lld, %lld, %lld)",
+                                  i, (long long)s, (long long)d, (long long)op);
+        int64_t span = (K - 1) * d + 1, full = s * (X - 1) + op + span, pb = 0, pe = 0;
+        if (has_os || same_upper || same_lower) {
+            if (has_p)
+                return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "pads cannot be given with %s",
+                                      has_os ? "output_shape" : "auto_pad SAME_*");
+            int64_t want = has_os ? os[i] : X * s, total = full - want;
+            if (want < 1 || want > full + 4096)
+                return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                                      "dimension %d: an output of %lld does not fit a transposed "
+                                      "convolution of %lld",
+                                      i, (long long)want, (long long)full);
+            /* ONNX's rule, halves rounded down (a negative total, an
+             * output longer than the full one, pads negatively): SAME_UPPER
+             * puts the larger half at the end, SAME_LOWER and an
+             * output_shape alone at the beginning. */
+            int64_t half = total >= 0 ? total / 2 : -((1 - total) / 2);
+            pb = same_upper ? half : total - half;
+            pe = total - pb;
+        } else if (has_p) {
+            pb = pads[i];
+            pe = pads[sr + i];
+        }
+        if ((has_p && (pb < 0 || pe < 0)) || full - pb - pe < 1)
+            return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                                  "dimension %d: pads %lld+%lld leave no output of %lld", i,
+                                  (long long)pb, (long long)pe, (long long)full);
+        /* On the zero-filled input (s (X - 1) + 1 long after the crop below). */
+        in_pad_b[i] = (K - 1) * d - pb;
+        in_pad_e[i] = (K - 1) * d - pe + op;
+        st_[i] = s;
+        dl[i] = d;
+    }
+    /* Weights: [C, M/g, K...] -> [g, C/g, M/g, K...] -> [g, M/g, C/g, K...]
+     * -> [M, C/g, K...], flipped along the spatial axes. */
+    int64_t g5[DQG_MAX_RANK] = {group, C / group, M / group}, perm[DQG_MAX_RANK] = {0, 2, 1},
+            w4[DQG_MAX_RANK] = {M, C / group};
+    for (int i = 0; i < sr; i++) {
+        g5[3 + i] = ws.dims[2 + i];
+        perm[3 + i] = 3 + i;
+        w4[2 + i] = ws.dims[2 + i];
+    }
+    dqg_tensor_id wt = dqg_reshape(c->g, onnx_op_name(c, "w_groups"), w, sr + 3, g5);
+    wt = dqg_transpose(c->g, onnx_op_name(c, "w_swap"), wt, perm);
+    wt = dqg_reshape(c->g, onnx_op_name(c, "w_oihw"), wt, sr + 2, w4);
+    int64_t axes[3], starts[3], ends[3], steps[3];
+    for (int i = 0; i < sr; i++) {
+        axes[i] = 2 + i;
+        starts[i] = -1;
+        ends[i] = INT64_MIN;
+        steps[i] = -1;
+    }
+    wt = dqg_slice(c->g, onnx_op_name(c, "w_flip"), wt, sr, axes, starts, ends, steps);
+    /* Input: zeros between the elements along each strided axis. */
+    dqg_tensor_id t = x;
+    bool strided = false;
+    for (int i = 0; i < sr; i++)
+        strided |= st_[i] > 1;
+    if (strided) {
+        int64_t spread[DQG_MAX_RANK] = {xs.dims[0], C}, back[DQG_MAX_RANK] = {xs.dims[0], C};
+        int64_t zp[2 * DQG_MAX_RANK] = {0};
+        int r6 = 2 + 2 * sr;
+        for (int i = 0; i < sr; i++) {
+            spread[2 + 2 * i] = xs.dims[2 + i];
+            spread[3 + 2 * i] = 1;
+            zp[r6 + 3 + 2 * i] = st_[i] - 1; /* after the inserted axis */
+            back[2 + i] = xs.dims[2 + i] * st_[i];
+        }
+        t = dqg_reshape(c->g, onnx_op_name(c, "spread"), t, r6, spread);
+        t = dqg_pad(c->g, onnx_op_name(c, "zeros"), t, zp, DQG_PAD_CONSTANT, 0.0);
+        t = dqg_reshape(c->g, onnx_op_name(c, "interleave"), t, 2 + sr, back);
+    }
+    /* The trailing stride - 1 zeros go; negative paddings crop too. */
+    int64_t crop[2 * DQG_MAX_RANK] = {0};
+    bool cropping = false;
+    dqg_conv_attrs a = {.spatial_rank = sr, .groups = group, .data_format = DQG_FORMAT_NCX};
+    for (int i = 0; i < sr; i++) {
+        int64_t e = in_pad_e[i] - (st_[i] - 1);
+        crop[2 + i] = in_pad_b[i] < 0 ? in_pad_b[i] : 0;
+        crop[2 + sr + 2 + i] = e < 0 ? e : 0;
+        cropping |= in_pad_b[i] < 0 || e < 0;
+        a.pads_begin[i] = in_pad_b[i] > 0 ? in_pad_b[i] : 0;
+        a.pads_end[i] = e > 0 ? e : 0;
+        a.strides[i] = 1;
+        a.dilations[i] = dl[i];
+    }
+    if (cropping)
+        t = dqg_pad(c->g, onnx_op_name(c, "crop"), t, crop, DQG_PAD_CONSTANT, 0.0);
+    return unary_output(c, dqg_convolution(c->g, onnx_op_name(c, NULL), t, wt, b, &a));
+}
+
 /* ---- Pooling ---------------------------------------------------------------- */
 
 /* The attributes of MaxPool / AveragePool at the node's opset (NULL-terminated). */
@@ -844,6 +1011,7 @@ const onnx_op_entry onnx_nn_ops[] = {
     {"", "Identity", import_identity, NULL},
     {"", "Cast", import_cast, NULL},
     {"", "Constant", import_constant, NULL},
+    {"", "ConvTranspose", import_conv_transpose, NULL},
     {"", "Flatten", import_flatten, NULL},
     {"", "Squeeze", import_squeeze, axes_const_inputs},
     {"", "Unsqueeze", import_squeeze, axes_const_inputs},

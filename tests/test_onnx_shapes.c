@@ -639,3 +639,111 @@ Test(onnx_shapes, composed_operators_name_the_rule)
     tm_output(m, "y", T_FLOAT, 1, &one);
     expect_error(load(m, &g), DQG_INVALID_ARGUMENT, "Celu", "'ce'", "alpha is 0");
 }
+
+/* ConvTranspose with groups, strides, dilations, asymmetric pads and
+ * output_padding, against a direct scatter written here: y[n, m, o] +=
+ * x[n, c, i] w[c, m', k] at o = i s + k d - pads_begin. Compiled and on the
+ * reference, within 1e-5 of the output's largest magnitude. */
+Test(onnx_shapes, conv_transpose_matches_a_direct_scatter)
+{
+    enum { N = 1, C = 4, G = 2, MG = 3, H = 4, W = 5, KH = 3, KW = 2 };
+    const int64_t s[2] = {2, 3}, d[2] = {2, 1}, pb[2] = {1, 0}, pe[2] = {2, 1}, op[2] = {1, 0};
+    int64_t Y[2], X[2] = {H, W}, K[2] = {KH, KW};
+    for (int i = 0; i < 2; i++)
+        Y[i] = s[i] * (X[i] - 1) + op[i] + (K[i] - 1) * d[i] + 1 - pb[i] - pe[i];
+    test_rng = 31;
+    float x[N * C * H * W], w[C * MG * KH * KW], b[G * MG];
+    for (size_t i = 0; i < sizeof x / 4; i++)
+        x[i] = test_uniform(-1, 1);
+    for (size_t i = 0; i < sizeof w / 4; i++)
+        w[i] = test_uniform(-1, 1);
+    for (size_t i = 0; i < sizeof b / 4; i++)
+        b[i] = test_uniform(-1, 1);
+    int64_t ny = N * G * MG * Y[0] * Y[1];
+    double *want = calloc((size_t)ny, sizeof *want);
+    for (int m = 0; m < G * MG; m++)
+        for (int64_t o = 0; o < Y[0] * Y[1]; o++)
+            want[m * Y[0] * Y[1] + o] = b[m];
+    for (int ch = 0; ch < C; ch++) {
+        int g = ch / (C / G);
+        for (int mm = 0; mm < MG; mm++)
+            for (int i = 0; i < H; i++)
+                for (int j = 0; j < W; j++)
+                    for (int ki = 0; ki < KH; ki++)
+                        for (int kj = 0; kj < KW; kj++) {
+                            int64_t oi = i * s[0] + ki * d[0] - pb[0],
+                                    oj = j * s[1] + kj * d[1] - pb[1];
+                            if (oi < 0 || oi >= Y[0] || oj < 0 || oj >= Y[1])
+                                continue;
+                            int m = g * MG + mm;
+                            want[(m * Y[0] + oi) * Y[1] + oj] +=
+                                (double)x[(ch * H + i) * W + j] *
+                                w[((ch * MG + mm) * KH + ki) * KW + kj];
+                        }
+    }
+    tm_model *m = tm_new(13);
+    int64_t xd[] = {N, C, H, W}, wd[] = {C, MG, KH, KW}, bd = G * MG,
+            yd[] = {N, G * MG, Y[0], Y[1]};
+    tm_input(m, "x", T_FLOAT, 4, xd, NULL);
+    tm_init(m, "w", T_FLOAT, 4, wd, w, sizeof w);
+    tm_init(m, "b", T_FLOAT, 1, &bd, b, sizeof b);
+    Onnx__NodeProto *n = tm_node(m, "ConvTranspose", NULL, "up", "x,w,b", "y");
+    tm_attr_int(m, n, "group", G);
+    tm_attr_ints(m, n, "strides", s, 2);
+    tm_attr_ints(m, n, "dilations", d, 2);
+    tm_attr_ints(m, n, "pads", (const int64_t[]){pb[0], pb[1], pe[0], pe[1]}, 4);
+    tm_attr_ints(m, n, "output_padding", op, 2);
+    tm_output(m, "y", T_FLOAT, 4, yd);
+    dqg_graph *gr;
+    cr_assert_eq(load(m, &gr), DQG_OK, "%s", dqg_last_error());
+    float *ref = malloc((size_t)ny * 4), *got = malloc((size_t)ny * 4);
+    dqg_buffer in = {.name = "x", .data = x, .size = sizeof x};
+    dqg_buffer out = {.name = "y", .data = ref, .size = (size_t)ny * 4};
+    cr_assert_eq(dqg_reference_run(gr, &in, 1, &out, 1), DQG_OK, "%s", dqg_last_error());
+    dqg_compile_options o = dqg_compile_options_default();
+    dqg_compiled *cc;
+    cr_assert_eq(dqg_compile(gr, &o, &cc), DQG_OK, "%s", dqg_last_error());
+    out.data = got;
+    cr_assert_eq(dqg_execute(cc, &in, 1, &out, 1), DQG_OK, "%s", dqg_last_error());
+    double big = 0;
+    for (int64_t i = 0; i < ny; i++)
+        big = fmax(big, fabs(want[i]));
+    for (int64_t i = 0; i < ny; i++) {
+        cr_assert(fabs(ref[i] - want[i]) <= 1e-5 * big, "[%lld] ref %g, want %g", (long long)i,
+                  ref[i], want[i]);
+        cr_assert(fabs(got[i] - want[i]) <= 1e-5 * big, "[%lld] got %g, want %g", (long long)i,
+                  got[i], want[i]);
+    }
+    dqg_compiled_destroy(cc);
+    dqg_graph_destroy(gr);
+    free(want);
+    free(ref);
+    free(got);
+}
+
+/* ConvTranspose's rules name the node. */
+Test(onnx_shapes, conv_transpose_errors_name_the_rule)
+{
+    static const struct {
+        int64_t group, stride, opad;
+        const char *want;
+    } cases[] = {
+        {3, 1, 0, "group 3"},
+        {1, 0, 0, "strides and dilations must be in [1, 4096]"},
+        {1, 2, 2, "output_padding in [0, max(stride, dilation))"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        tm_model *m = tm_new(13);
+        int64_t xd[] = {1, 4, 3, 3}, wd[] = {4, 2, 3, 3}, yd[] = {1, 2, 5, 5};
+        float w[4 * 2 * 9] = {0};
+        tm_input(m, "x", T_FLOAT, 4, xd, NULL);
+        tm_init(m, "w", T_FLOAT, 4, wd, w, sizeof w);
+        Onnx__NodeProto *n = tm_node(m, "ConvTranspose", NULL, "up", "x,w", "y");
+        tm_attr_int(m, n, "group", cases[k].group);
+        tm_attr_ints(m, n, "strides", (const int64_t[]){cases[k].stride, 1}, 2);
+        tm_attr_ints(m, n, "output_padding", (const int64_t[]){cases[k].opad, 0}, 2);
+        tm_output(m, "y", T_FLOAT, 4, yd);
+        dqg_graph *g;
+        expect_error(load(m, &g), DQG_INVALID_ARGUMENT, "ConvTranspose", "'up'", cases[k].want);
+    }
+}
