@@ -62,7 +62,8 @@ function(dqg_register_onnx_conformance)
       test_ceil* test_round test_sign test_softplus* test_constant_pad test_edge_pad
       test_reflect_pad test_resize_* test_upsample_nearest test_celu test_depthtospace_*
       test_spacetodepth* test_tril* test_triu* test_mean_* test_size* test_selu* test_softsign*
-      test_thresholdedrelu* test_argmax_* test_argmin_* test_convtranspose*
+      test_thresholdedrelu* test_argmax_* test_argmin_* test_convtranspose* test_prelu*
+      test_tile* test_instancenorm*
       # Cast between the float types dqgraph has (it has no DOUBLE or STRING;
       # FLOAT_to_BFLOAT16's expected data is truncated, dqgraph rounds to
       # nearest even).
@@ -122,5 +123,27 @@ function(dqg_register_onnx_conformance)
                          PASS_REGULAR_EXPRESSION "1 passed, 0 failed")
     math(EXPR _n "${_n} + 1")
   endforeach()
-  message(STATUS "ONNX conformance: ${_n} backend node tests, each fused and unfused")
+  # The models PyTorch's exporter wrote (libonnx-testdata's pytorch-converted
+  # and pytorch-operator folders), every one but those whose data is DOUBLE.
+  set(_pytorch_excluded test_operator_add_broadcast test_operator_add_size1_broadcast
+      test_operator_add_size1_right_broadcast test_operator_add_size1_singleton_broadcast
+      test_operator_addconstant)
+  set(_m 0)
+  foreach(_suite pytorch-converted pytorch-operator)
+    file(GLOB _found LIST_DIRECTORIES true ${DQG_ONNX_TESTDATA}/../${_suite}/test_*)
+    list(SORT _found)
+    foreach(_dir ${_found})
+      get_filename_component(_case ${_dir} NAME)
+      if(NOT EXISTS ${_dir}/model.onnx OR _case IN_LIST _pytorch_excluded)
+        continue()
+      endif()
+      add_test(NAME onnx-${_suite}/${_case}/fused COMMAND dqgraph_tool test ${_dir})
+      add_test(NAME onnx-${_suite}/${_case}/unfused COMMAND dqgraph_tool test --no-fuse ${_dir})
+      set_tests_properties(onnx-${_suite}/${_case}/fused onnx-${_suite}/${_case}/unfused
+                           PROPERTIES PASS_REGULAR_EXPRESSION "1 passed, 0 failed")
+      math(EXPR _m "${_m} + 1")
+    endforeach()
+  endforeach()
+  message(STATUS "ONNX conformance: ${_n} backend node tests and ${_m} PyTorch-exported models, "
+                 "each fused and unfused")
 endfunction()

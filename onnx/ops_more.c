@@ -1600,6 +1600,148 @@ static dqg_status import_mean(onnx_import *c)
     return output_of(c, dqg_div(c->g, onnx_op_name(c, NULL), acc, d));
 }
 
+/* PRelu: Where(x < 0, x * slope, x), slope broadcast to x (opset 7+;
+ * before, a 1-D slope of x's channels applies along axis 1). */
+static dqg_status import_prelu(onnx_import *c)
+{
+    dqg_status st;
+    dqg_tensor_id x, slope;
+    if ((st = onnx_check_arity(c, 2, 2, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, c->node_opset < 6 ? (const char *const[]){"consumed_inputs", NULL}
+                                                    : no_attrs)) != DQG_OK ||
+        (st = onnx_input(c, 0, "X", true, &x)) != DQG_OK ||
+        (st = onnx_require_float(c, 0, x)) != DQG_OK ||
+        (st = onnx_input(c, 1, "slope", true, &slope)) != DQG_OK)
+        return st;
+    onnx_shape xs = onnx_tensor_shape(c, x), ss = onnx_tensor_shape(c, slope);
+    if (c->node_opset < 7 && ss.rank == 1 && xs.rank > 2 && ss.dims[0] == xs.dims[1] &&
+        ss.dims[0] > 1) {
+        int64_t d[DQG_MAX_RANK] = {ss.dims[0]};
+        for (int i = 1; i < xs.rank - 1; i++)
+            d[i] = 1;
+        slope = dqg_reshape(c->g, onnx_op_name(c, "slope"), slope, xs.rank - 1, d);
+    }
+    dqg_tensor_id zero = onnx_add_scalar(c, "zero", xs.dtype, 0.0);
+    if (zero == DQG_NONE)
+        return onnx_builder_failed(c);
+    dqg_tensor_id neg = dqg_compare(c->g, onnx_op_name(c, "negative"), DQG_COMPARE_LESS, x, zero);
+    dqg_tensor_id scaled = dqg_mul(c->g, onnx_op_name(c, "scaled"), x, slope);
+    return output_of(c, dqg_where(c->g, onnx_op_name(c, NULL), neg, scaled, x));
+}
+
+/* Tile with constant repeats (rank <= 4): x reshaped to [1, d0, 1, d1, ...],
+ * broadcast by a product with ones [r0, 1, r1, 1, ...] (exact for every
+ * type; bool by Or with false), reshaped to [r0 d0, r1 d1, ...]. */
+static dqg_status import_tile(onnx_import *c)
+{
+    dqg_status st;
+    dqg_tensor_id x;
+    int64_t reps[DQG_MAX_RANK];
+    int n;
+    if ((st = onnx_check_arity(c, 2, 2, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, no_attrs)) != DQG_OK ||
+        (st = onnx_input(c, 0, "input", true, &x)) != DQG_OK ||
+        (st = const_ints(c, 1, "repeats", true, reps, &n)) != DQG_OK)
+        return st;
+    onnx_shape xs = onnx_tensor_shape(c, x);
+    if (n != xs.rank)
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                              "input 1 (repeats) has %d values for an input of rank %d", n,
+                              xs.rank);
+    bool any = false;
+    int64_t count = 1, total = xs.nelems;
+    for (int i = 0; i < n; i++) {
+        if (reps[i] < 1 || reps[i] > ((int64_t)1 << 40) / total)
+            return onnx_node_fail(c, reps[i] == 0 ? DQG_UNSUPPORTED : DQG_INVALID_ARGUMENT,
+                                  "repeats[%d] is %lld; it must be >= 1 and keep the result "
+                                  "within 2^40 elements%s",
+                                  i, (long long)reps[i],
+                                  reps[i] == 0 ? " (dqgraph has no empty tensors)" : "");
+        total *= reps[i];
+        count *= reps[i];
+        any |= reps[i] > 1;
+    }
+    if (!any)
+        return onnx_alias_output(c, 0, 0);
+    if (2 * xs.rank > DQG_MAX_RANK)
+        return onnx_node_fail(c, DQG_UNSUPPORTED, "Tile of rank %d (dqgraph tiles up to rank %d)",
+                              xs.rank, DQG_MAX_RANK / 2);
+    int64_t spread[DQG_MAX_RANK], ones[DQG_MAX_RANK], out[DQG_MAX_RANK];
+    for (int i = 0; i < n; i++) {
+        spread[2 * i] = 1;
+        spread[2 * i + 1] = xs.dims[i];
+        ones[2 * i] = reps[i];
+        ones[2 * i + 1] = 1;
+        out[i] = reps[i] * xs.dims[i];
+    }
+    bool is_bool = xs.dtype == DQG_BOOL;
+    size_t bytes = dqg_dtype_storage_size(xs.dtype, count);
+    void *data = calloc(1, bytes ? bytes : 1);
+    if (!data)
+        return onnx_node_fail(c, DQG_OUT_OF_MEMORY, "out of memory for %lld ones",
+                              (long long)count);
+    for (int64_t i = 0; i < count && !is_bool; i++) {
+        if (dqg_dtype_is_integer(xs.dtype))
+            dqg_store_int(xs.dtype, data, i, 1);
+        else
+            dqg_store_float(xs.dtype, data, i, 1.0f);
+    }
+    dqg_tensor_id one =
+        onnx_add_constant(c, is_bool ? "false" : "ones", xs.dtype, 2 * n, ones, data);
+    free(data);
+    if (one == DQG_NONE)
+        return onnx_builder_failed(c);
+    dqg_tensor_id t = dqg_reshape(c->g, onnx_op_name(c, "spread"), x, 2 * n, spread);
+    t = is_bool ? dqg_logical(c->g, onnx_op_name(c, "repeat"), DQG_LOGICAL_OR, t, one)
+                : dqg_mul(c->g, onnx_op_name(c, "repeat"), t, one);
+    return output_of(c, dqg_reshape(c->g, onnx_op_name(c, NULL), t, n, out));
+}
+
+static unsigned tile_const_inputs(int64_t opset)
+{
+    (void)opset;
+    return 1u << 1; /* repeats */
+}
+
+/* InstanceNormalization: a layer normalization of each (n, c) over the
+ * spatial axes (scale 1), then the channel's scale and bias. */
+static dqg_status import_instance_norm(onnx_import *c)
+{
+    static const char *const known[] = {"epsilon", NULL};
+    dqg_status st;
+    dqg_tensor_id x, scale, bias;
+    float eps;
+    if ((st = onnx_check_arity(c, 3, 3, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, known)) != DQG_OK ||
+        (st = onnx_attr_float(c, "epsilon", 1e-5f, &eps)) != DQG_OK ||
+        (st = onnx_input(c, 0, "input", true, &x)) != DQG_OK ||
+        (st = onnx_input(c, 1, "scale", true, &scale)) != DQG_OK ||
+        (st = onnx_input(c, 2, "B", true, &bias)) != DQG_OK)
+        return st;
+    onnx_shape xs = onnx_tensor_shape(c, x);
+    if (xs.rank < 3)
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "input 0 has rank %d; it must be >= 3",
+                              xs.rank);
+    int64_t spatial = xs.nelems / (xs.dims[0] * xs.dims[1]);
+    float *ones = malloc((size_t)spatial * sizeof *ones);
+    if (!ones)
+        return onnx_node_fail(c, DQG_OUT_OF_MEMORY, "out of memory");
+    for (int64_t i = 0; i < spatial; i++)
+        ones[i] = 1.0f;
+    dqg_tensor_id unit = onnx_add_constant(c, "unit", DQG_F32, 1, &spatial, ones);
+    free(ones);
+    if (unit == DQG_NONE)
+        return onnx_builder_failed(c);
+    int64_t cd[DQG_MAX_RANK] = {xs.dims[1]};
+    for (int i = 1; i < xs.rank - 1; i++)
+        cd[i] = 1;
+    dqg_tensor_id y = dqg_layer_norm(c->g, onnx_op_name(c, "normalize"), x, unit, DQG_NONE, 2, eps);
+    dqg_tensor_id s = dqg_reshape(c->g, onnx_op_name(c, "scale"), scale, xs.rank - 1, cd);
+    dqg_tensor_id b = dqg_reshape(c->g, onnx_op_name(c, "bias"), bias, xs.rank - 1, cd);
+    y = dqg_mul(c->g, onnx_op_name(c, "scaled"), y, s);
+    return output_of(c, dqg_add(c->g, onnx_op_name(c, NULL), y, b));
+}
+
 /* ArgMax and ArgMin (opsets 1 to 13). */
 static dqg_status import_arg(onnx_import *c)
 {
@@ -1712,6 +1854,9 @@ const onnx_op_entry onnx_more_ops[] = {
     {"", "Trilu", import_trilu, trilu_const_inputs},
     {"", "Mean", import_mean, NULL},
     {"", "Size", import_size, NULL},
+    {"", "PRelu", import_prelu, NULL},
+    {"", "Tile", import_tile, tile_const_inputs},
+    {"", "InstanceNormalization", import_instance_norm, NULL},
     {"", "ArgMax", import_arg, NULL},
     {"", "ArgMin", import_arg, NULL},
 };

@@ -610,12 +610,30 @@ static dqg_status import_binary(onnx_import *c)
     if ((st = onnx_check_arity(c, 2, 2, 1, 1)) != DQG_OK ||
         (st = onnx_check_attrs(c, known)) != DQG_OK)
         return st;
-    if (onnx_attr(c, "axis") || onnx_attr(c, "broadcast"))
-        return onnx_node_fail(c, DQG_UNSUPPORTED,
-                              "the legacy broadcast/axis attributes (opset < 7) are not supported");
     if ((st = onnx_input(c, 0, "A", true, &a)) != DQG_OK ||
         (st = onnx_input(c, 1, "B", true, &b)) != DQG_OK)
         return st;
+    /* Opsets 1-6: broadcast = 1 with an axis places B's dimensions at that
+     * axis of A (without one, at its end, as NumPy does). */
+    int64_t bc = 0, axis = -1;
+    if ((st = onnx_attr_int(c, "broadcast", 0, &bc)) != DQG_OK ||
+        (st = onnx_attr_int(c, "axis", -1, &axis)) != DQG_OK)
+        return st;
+    if (onnx_attr(c, "axis") && bc == 1) {
+        onnx_shape as = onnx_tensor_shape(c, a), bs = onnx_tensor_shape(c, b);
+        if (axis < 0)
+            axis += as.rank;
+        if (axis < 0 || axis + bs.rank > as.rank)
+            return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                                  "axis %lld does not place B (rank %d) within A (rank %d)",
+                                  (long long)axis, bs.rank, as.rank);
+        int64_t d[DQG_MAX_RANK];
+        int r = (int)(as.rank - axis);
+        for (int i = 0; i < r; i++)
+            d[i] = i < bs.rank ? bs.dims[i] : 1;
+        if (r > bs.rank && (b = dqg_reshape(c->g, onnx_op_name(c, "placed"), b, r, d)) == DQG_NONE)
+            return onnx_builder_failed(c);
+    }
     /* Floats and integers (wrapping; Div truncates); the builders say
      * which types they take. */
     const char *name = onnx_op_name(c, NULL), *type = c->node->op_type;

@@ -632,6 +632,30 @@ Test(onnx_shapes, composed_operators_name_the_rule)
     tm_node(m, "Trilu", NULL, "tri", "x", "y");
     tm_output(m, "y", T_FLOAT, 1, &one);
     expect_error(load(m, &g), DQG_INVALID_ARGUMENT, "Trilu", "rank 1; it must be >= 2");
+    /* Tile: repeats of the wrong count, and a 0. */
+    for (int k = 0; k < 2; k++) {
+        m = tm_new(13);
+        int64_t two = 2, reps[2] = {2, 0};
+        tm_input(m, "x", T_FLOAT, 2, xd, NULL);
+        tm_init(m, "r", T_INT64, 1, k ? &two : &one, reps, k ? 16 : 8);
+        tm_node(m, "Tile", NULL, "tile", "x,r", "y");
+        tm_output(m, "y", T_FLOAT, 2, xd);
+        if (k)
+            expect_error(load(m, &g), DQG_UNSUPPORTED, "Tile", "'tile'", "repeats[1] is 0",
+                         "no empty tensors");
+        else
+            expect_error(load(m, &g), DQG_INVALID_ARGUMENT, "Tile",
+                         "1 values for an input of "
+                         "rank 2");
+    }
+    /* InstanceNormalization of a rank-2 input. */
+    m = tm_new(13);
+    tm_input(m, "x", T_FLOAT, 2, xd, NULL);
+    tm_input(m, "s", T_FLOAT, 1, &xd[1], NULL);
+    tm_input(m, "b", T_FLOAT, 1, &xd[1], NULL);
+    tm_node(m, "InstanceNormalization", NULL, "in", "x,s,b", "y");
+    tm_output(m, "y", T_FLOAT, 2, xd);
+    expect_error(load(m, &g), DQG_INVALID_ARGUMENT, "InstanceNormalization", "rank 2");
     /* Celu's alpha of 0. */
     m = tm_new(13);
     tm_input(m, "x", T_FLOAT, 1, &one, NULL);
