@@ -104,7 +104,8 @@ typedef struct dqg_op {
     dqg_tensor_id *outputs; /* shares the one allocation of inputs (see dqg_op_alloc_io) */
     union {
         dqg_matmul_attrs matmul;
-        dqg_conv_attrs conv; /* normalized: strides/dilations/groups >= 1 */
+        dqg_conv_attrs conv;             /* normalized: strides/dilations/groups >= 1 */
+        dqg_conv_transpose_attrs conv_t; /* normalized likewise */
         struct {
             dqg_data_format data_format;
         } bias_add;
@@ -337,6 +338,7 @@ extern const dqg_op_def dqg_op_def_min;
 extern const dqg_op_def dqg_op_def_pad;
 extern const dqg_op_def dqg_op_def_resize;
 extern const dqg_op_def dqg_op_def_arg;
+extern const dqg_op_def dqg_op_def_conv_transpose;
 
 /* Resize (graph/ops/resize.c): the source coordinates and weights that
  * output coordinate o of `axis` (x's size in, the output's out) reads: up

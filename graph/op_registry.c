@@ -36,6 +36,7 @@ static const dqg_op_def *const defs[DQG_OP_KIND_COUNT] = {
     [DQG_OP_PAD] = &dqg_op_def_pad,
     [DQG_OP_RESIZE] = &dqg_op_def_resize,
     [DQG_OP_ARG] = &dqg_op_def_arg,
+    [DQG_OP_CONV_TRANSPOSE] = &dqg_op_def_conv_transpose,
 };
 
 const dqg_op_def *dqg_op_def_of(dqg_op_kind kind)
@@ -80,6 +81,7 @@ const char *dqg_op_kind_name(dqg_op_kind kind)
         [DQG_OP_PAD] = "Pad",
         [DQG_OP_RESIZE] = "Resize",
         [DQG_OP_ARG] = "Arg",
+        [DQG_OP_CONV_TRANSPOSE] = "ConvTranspose",
     };
     return (kind >= 0 && kind < DQG_OP_KIND_COUNT) ? names[kind] : "Unknown";
 }

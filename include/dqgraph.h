@@ -250,6 +250,7 @@ typedef enum dqg_op_kind {
     DQG_OP_PAD,
     DQG_OP_RESIZE,
     DQG_OP_ARG,
+    DQG_OP_CONV_TRANSPOSE,
     DQG_OP_KIND_COUNT
 } dqg_op_kind;
 
@@ -342,6 +343,30 @@ typedef struct dqg_conv_attrs {
 DQG_API dqg_tensor_id dqg_convolution(dqg_graph *graph, const char *name, dqg_tensor_id src,
                                       dqg_tensor_id weights, dqg_tensor_id bias,
                                       const dqg_conv_attrs *attrs);
+
+/** Attributes of dqg_conv_transpose. Zero-initialize, then set what the model sets. */
+typedef struct dqg_conv_transpose_attrs {
+    int spatial_rank;          /**< 1, 2 or 3 */
+    int64_t strides[3];        /**< >= 1; 0 means 1 */
+    int64_t pads_begin[3];     /**< >= 0: output elements dropped at the start */
+    int64_t pads_end[3];       /**< >= 0: output elements dropped at the end */
+    int64_t dilations[3];      /**< >= 1; 0 means 1 */
+    int64_t output_padding[3]; /**< >= 0: output elements added at the end */
+    int64_t groups;            /**< >= 1; 0 means 1 */
+} dqg_conv_transpose_attrs;
+
+/**
+ * Transposed convolution (ONNX ConvTranspose) of src [N, C, X...] (NCX)
+ * with weights [C, M / groups, K...] and optional bias [M]: each input
+ * element scatters into the output, y[n, m, o] += x[n, c, i] w[c, m', k]
+ * at o = i stride + k dilation - pads_begin, with
+ * Y = stride (X - 1) + output_padding + (K - 1) dilation + 1 - pads_begin
+ * - pads_end >= 1. Float types as for Convolution; runs on oneDNN's
+ * deconvolution.
+ */
+DQG_API dqg_tensor_id dqg_conv_transpose(dqg_graph *graph, const char *name, dqg_tensor_id src,
+                                         dqg_tensor_id weights, dqg_tensor_id bias,
+                                         const dqg_conv_transpose_attrs *attrs);
 
 /** x + bias along the channel axis (axis 1 for NCX, the last for NXC); bias is 1-D. */
 DQG_API dqg_tensor_id dqg_bias_add(dqg_graph *graph, const char *name, dqg_tensor_id x,

@@ -241,14 +241,10 @@ static dqg_status import_conv(onnx_import *c)
     return onnx_set_output(c, 0, y);
 }
 
-/* ConvTranspose (NCX, 1-D to 3-D) as the convolution it equals: the input
- * with stride - 1 zeros between its elements (Reshape to a 1 after each
- * spatial axis, a Pad of zeros there, Reshape back), padded by
- * (K - 1) d - pads (plus output_padding at the end; a negative amount
- * crops), convolved at stride 1 with the weights [C, M/g, K...] regrouped
- * to [M, C/g, K...] and flipped along every spatial axis. Exact up to the
- * order of the f32 sums; the convolution also multiplies the inserted
- * zeros, stride^rank times the transposed convolution's work. */
+/* ConvTranspose (NCX, 1-D to 3-D): pads from the attributes, or from
+ * output_shape and auto_pad by ONNX's rule; an output longer than the full
+ * transposed convolution pads negatively at the end, which becomes
+ * output_padding. */
 static dqg_status import_conv_transpose(onnx_import *c)
 {
     static const char *const known[] = {"auto_pad",     "dilations",      "group",
@@ -298,14 +294,13 @@ static dqg_status import_conv_transpose(onnx_import *c)
         return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
                               "auto_pad '%s' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID",
                               auto_pad);
-    int64_t C = xs.dims[1], M;
+    int64_t C = xs.dims[1];
     if (group < 1 || C % group != 0 || ws.dims[0] != C)
         return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
                               "X has %lld channels, W's first dimension is %lld and group %lld; "
                               "W must be [C, M / group, K...] with C divisible by group",
                               (long long)C, (long long)ws.dims[0], (long long)group);
-    M = ws.dims[1] * group;
-    int64_t in_pad_b[3], in_pad_e[3], st_[3], dl[3];
+    dqg_conv_transpose_attrs a = {.spatial_rank = sr, .groups = group};
     for (int i = 0; i < sr; i++) {
         int64_t K = ws.dims[2 + i], X = xs.dims[2 + i];
         int64_t s = has_s ? strides[i] : 1, d = has_d ? dil[i] : 1, op = has_op ? opad[i] : 0;
@@ -339,73 +334,25 @@ static dqg_status import_conv_transpose(onnx_import *c)
         } else if (has_p) {
             pb = pads[i];
             pe = pads[sr + i];
+            if (pb < 0 || pe < 0)
+                return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "pads must be >= 0");
         }
-        if ((has_p && (pb < 0 || pe < 0)) || full - pb - pe < 1)
-            return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
-                                  "dimension %d: pads %lld+%lld leave no output of %lld", i,
-                                  (long long)pb, (long long)pe, (long long)full);
-        /* On the zero-filled input (s (X - 1) + 1 long after the crop below). */
-        in_pad_b[i] = (K - 1) * d - pb;
-        in_pad_e[i] = (K - 1) * d - pe + op;
-        st_[i] = s;
-        dl[i] = d;
-    }
-    /* Weights: [C, M/g, K...] -> [g, C/g, M/g, K...] -> [g, M/g, C/g, K...]
-     * -> [M, C/g, K...], flipped along the spatial axes. */
-    int64_t g5[DQG_MAX_RANK] = {group, C / group, M / group}, perm[DQG_MAX_RANK] = {0, 2, 1},
-            w4[DQG_MAX_RANK] = {M, C / group};
-    for (int i = 0; i < sr; i++) {
-        g5[3 + i] = ws.dims[2 + i];
-        perm[3 + i] = 3 + i;
-        w4[2 + i] = ws.dims[2 + i];
-    }
-    dqg_tensor_id wt = dqg_reshape(c->g, onnx_op_name(c, "w_groups"), w, sr + 3, g5);
-    wt = dqg_transpose(c->g, onnx_op_name(c, "w_swap"), wt, perm);
-    wt = dqg_reshape(c->g, onnx_op_name(c, "w_oihw"), wt, sr + 2, w4);
-    int64_t axes[3], starts[3], ends[3], steps[3];
-    for (int i = 0; i < sr; i++) {
-        axes[i] = 2 + i;
-        starts[i] = -1;
-        ends[i] = INT64_MIN;
-        steps[i] = -1;
-    }
-    wt = dqg_slice(c->g, onnx_op_name(c, "w_flip"), wt, sr, axes, starts, ends, steps);
-    /* Input: zeros between the elements along each strided axis. */
-    dqg_tensor_id t = x;
-    bool strided = false;
-    for (int i = 0; i < sr; i++)
-        strided |= st_[i] > 1;
-    if (strided) {
-        int64_t spread[DQG_MAX_RANK] = {xs.dims[0], C}, back[DQG_MAX_RANK] = {xs.dims[0], C};
-        int64_t zp[2 * DQG_MAX_RANK] = {0};
-        int r6 = 2 + 2 * sr;
-        for (int i = 0; i < sr; i++) {
-            spread[2 + 2 * i] = xs.dims[2 + i];
-            spread[3 + 2 * i] = 1;
-            zp[r6 + 3 + 2 * i] = st_[i] - 1; /* after the inserted axis */
-            back[2 + i] = xs.dims[2 + i] * st_[i];
+        if (pb < 0)
+            return onnx_node_fail(c, DQG_UNSUPPORTED,
+                                  "dimension %d: output_shape %lld asks for %lld elements before "
+                                  "the transposed convolution's first",
+                                  i, (long long)os[i], (long long)-pb);
+        if (pe < 0) { /* extra elements at the end */
+            op -= pe;
+            pe = 0;
         }
-        t = dqg_reshape(c->g, onnx_op_name(c, "spread"), t, r6, spread);
-        t = dqg_pad(c->g, onnx_op_name(c, "zeros"), t, zp, DQG_PAD_CONSTANT, 0.0);
-        t = dqg_reshape(c->g, onnx_op_name(c, "interleave"), t, 2 + sr, back);
+        a.strides[i] = s;
+        a.dilations[i] = d;
+        a.pads_begin[i] = pb;
+        a.pads_end[i] = pe;
+        a.output_padding[i] = op;
     }
-    /* The trailing stride - 1 zeros go; negative paddings crop too. */
-    int64_t crop[2 * DQG_MAX_RANK] = {0};
-    bool cropping = false;
-    dqg_conv_attrs a = {.spatial_rank = sr, .groups = group, .data_format = DQG_FORMAT_NCX};
-    for (int i = 0; i < sr; i++) {
-        int64_t e = in_pad_e[i] - (st_[i] - 1);
-        crop[2 + i] = in_pad_b[i] < 0 ? in_pad_b[i] : 0;
-        crop[2 + sr + 2 + i] = e < 0 ? e : 0;
-        cropping |= in_pad_b[i] < 0 || e < 0;
-        a.pads_begin[i] = in_pad_b[i] > 0 ? in_pad_b[i] : 0;
-        a.pads_end[i] = e > 0 ? e : 0;
-        a.strides[i] = 1;
-        a.dilations[i] = dl[i];
-    }
-    if (cropping)
-        t = dqg_pad(c->g, onnx_op_name(c, "crop"), t, crop, DQG_PAD_CONSTANT, 0.0);
-    return unary_output(c, dqg_convolution(c->g, onnx_op_name(c, NULL), t, wt, b, &a));
+    return unary_output(c, dqg_conv_transpose(c->g, onnx_op_name(c, NULL), x, w, b, &a));
 }
 
 /* ---- Pooling ---------------------------------------------------------------- */

@@ -80,6 +80,9 @@ dqg_status dqg_kernel_build(const dqg_kernel_request *req, dqg_kernel **out)
     case DQG_OP_RESIZE:
         st = dqg_kernel_resize_build(req, out);
         break;
+    case DQG_OP_CONV_TRANSPOSE:
+        st = dqg_kernel_deconv_build(req, out);
+        break;
     case DQG_OP_GATHER:
         st = dqg_kernel_gather_build(req, out);
         break;

@@ -757,3 +757,33 @@ Test(arg, builder_rules)
     expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "ArgMin 'b'", "bool");
     dqg_graph_destroy(g);
 }
+
+/* ---- ConvTranspose's builder rules ----------------------------------------- */
+
+Test(conv_transpose, builder_rules)
+{
+    const struct {
+        int64_t wd0;
+        dqg_conv_transpose_attrs a;
+        const char *want;
+    } cases[] = {
+        {4, {.spatial_rank = 4}, "spatial_rank 4 is outside [1, 3]"},
+        {4, {.spatial_rank = 2, .groups = 3}, "divisible by groups 3"},
+        {6, {.spatial_rank = 2}, "dimension 0 is 6"},
+        {4, {.spatial_rank = 2, .strides = {-1, 1}}, "stride -1"},
+        {4, {.spatial_rank = 2, .output_padding = {-1, 0}}, "output_padding -1"},
+        {4, {.spatial_rank = 2, .pads_begin = {4, 0}, .pads_end = {4, 0}}, "would be -4"},
+        {4, {.spatial_rank = 1}, "spatial_rank 1 needs 3"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        dqg_graph *g;
+        cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+        int64_t xd[] = {1, 4, 2, 2}, wd[] = {cases[k].wd0, 2, 3, 3};
+        dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 4, xd), w = dqg_input(g, "w", DQG_F32, 4, wd);
+        cr_assert_eq(dqg_conv_transpose(g, "ct", x, w, DQG_NONE, &cases[k].a), DQG_NONE,
+                     "case %zu built", k);
+        expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "ConvTranspose 'ct'",
+                     cases[k].want);
+        dqg_graph_destroy(g);
+    }
+}

@@ -93,6 +93,18 @@ class ConvAttrs(ctypes.Structure):
     ]
 
 
+class ConvTransposeAttrs(ctypes.Structure):
+    _fields_ = [
+        ("spatial_rank", c_int),
+        ("strides", c_int64 * 3),
+        ("pads_begin", c_int64 * 3),
+        ("pads_end", c_int64 * 3),
+        ("dilations", c_int64 * 3),
+        ("output_padding", c_int64 * 3),
+        ("groups", c_int64),
+    ]
+
+
 class PoolAttrs(ctypes.Structure):
     _fields_ = [
         ("algorithm", c_int),

@@ -361,6 +361,39 @@ def _fill_conv(s, kw, call):
     s.data_format = _data_format("Convolution", kw["data_format"])
 
 
+def _fill_conv_transpose(s, kw, call):
+    weights = call.values[1]
+    given = [kw[k] for k in ("strides", "pads_begin", "pads_end", "dilations", "output_padding")]
+    rank = next((len(_int_list("ConvTranspose", v)) for v in given
+                 if v is not None and not _is_int(v)), None)
+    if rank is None:
+        rank = weights.rank - 2 if isinstance(weights, Tensor) and weights.rank >= 3 else 2
+    if not 1 <= rank <= 3:
+        raise errors.InvalidArgument("ConvTranspose: spatial rank %d is not 1, 2 or 3" % rank)
+    s.spatial_rank = rank
+    for field, default in (("strides", 1), ("pads_begin", 0), ("pads_end", 0), ("dilations", 1),
+                           ("output_padding", 0)):
+        values = _spatial("ConvTranspose: " + field, kw[field], rank, default)
+        arr = getattr(s, field)
+        for i, v in enumerate(values):
+            arr[i] = v
+    s.groups = _args.integer("ConvTranspose: groups", kw["groups"])
+
+
+_CONV_TRANSPOSE = Attrs(
+    _native.ConvTransposeAttrs,
+    [
+        Param("strides", "kw", None),
+        Param("pads_begin", "kw", None),
+        Param("pads_end", "kw", None),
+        Param("dilations", "kw", None),
+        Param("output_padding", "kw", None),
+        Param("groups", "kw", 1),
+    ],
+    _fill_conv_transpose,
+)
+
+
 _POOL_ALGORITHMS = {"max": 0, "avg_include_pad": 1, "avg_exclude_pad": 2}
 
 
@@ -521,6 +554,11 @@ _BUILDERS = {
                                         Param("bias", O, None), _CONV],
                     "Convolution (cross-correlation); weights OIX; strides, pads and dilations "
                     "per spatial dimension (an int applies to all); data_format 'ncx' or 'nxc'."),
+    "conv_transpose": ("dqg_conv_transpose", [Param("src", T), Param("weights", T),
+                                              Param("bias", O, None), _CONV_TRANSPOSE],
+                       "ONNX ConvTranspose of an NCX src; weights [C, M / groups, K...]; "
+                       "strides, pads, dilations and output_padding per spatial dimension (an "
+                       "int applies to all)."),
     "pool": ("dqg_pool", [Param("x", T), _POOL],
              "ONNX MaxPool / AveragePool / GlobalMaxPool / GlobalAveragePool over NCX x: "
              "algorithm 'max', 'avg_include_pad' or 'avg_exclude_pad'; kernel, strides, pads "

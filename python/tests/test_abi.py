@@ -59,6 +59,7 @@ STRUCTS = {
     "dqg_matmul_attrs": _native.MatmulAttrs,
     "dqg_conv_attrs": _native.ConvAttrs,
     "dqg_pool_attrs": _native.PoolAttrs,
+    "dqg_conv_transpose_attrs": _native.ConvTransposeAttrs,
     "dqg_resize_attrs": _native.ResizeAttrs,
     "dqg_dequantize_linear_attrs": _native.DequantizeLinearAttrs,
     "dqg_quantize_linear_attrs": _native.QuantizeLinearAttrs,

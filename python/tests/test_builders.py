@@ -493,6 +493,29 @@ def test_argmax_argmin():
     assert out["max"].dtype == np.int64
 
 
+def test_conv_transpose():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((1, 4, 3, 2)).astype(np.float32)
+    w = rng.standard_normal((4, 3, 2, 3)).astype(np.float32)  # [C, M / groups, K...]
+    g = dqgraph.Graph()
+    xi = g.input("x", "f32", x.shape)
+    g.output(g.conv_transpose(xi, g.constant(w), strides=(2, 1), pads_begin=(1, 0),
+                              pads_end=(0, 1), output_padding=(1, 0), groups=2), "y")
+    out = run_all(g, {"x": x}, exact=False)
+    # Scatter: y[m, i s + k - pb] += x[c, i] w[c, m', k], channels by group.
+    full = np.zeros((6, 2 * 2 + 2 + 1, 1 * 1 + 3 + 0))
+    for c in range(4):
+        grp = c // 2
+        for mm in range(3):
+            for i in range(3):
+                for j in range(2):
+                    for ki in range(2):
+                        for kj in range(3):
+                            full[grp * 3 + mm, i * 2 + ki, j + kj] += x[0, c, i, j] * w[c, mm, ki, kj]
+    want = full[:, 1:1 + out["y"].shape[2], 0:out["y"].shape[3]]
+    np.testing.assert_allclose(out["y"][0], want, rtol=1e-5, atol=1e-5)
+
+
 def test_pad_errors():
     cases = [([0, 0, 1, 1], "constant", 256, dqgraph.InvalidArgument, "not a u8 value"),
              ([-1, 0, -1, 0], "constant", 0, dqgraph.InvalidArgument, "no empty tensors"),
