@@ -240,7 +240,8 @@ void tm_attr_ints(tm_model *m, Onnx__NodeProto *n, const char *name, const int64
     Onnx__AttributeProto *a = attr(m, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
     a->n_ints = k;
     a->ints = tm_alloc(m, (k ? k : 1) * sizeof *a->ints);
-    memcpy(a->ints, v, k * sizeof *v);
+    if (k)
+        memcpy(a->ints, v, k * sizeof *v);
 }
 
 void tm_attr_string(tm_model *m, Onnx__NodeProto *n, const char *name, const char *v)
