@@ -63,7 +63,9 @@ function(dqg_register_onnx_conformance)
       test_reflect_pad test_resize_* test_upsample_nearest test_celu test_depthtospace_*
       test_spacetodepth* test_tril* test_triu* test_mean_* test_size* test_selu* test_softsign*
       test_thresholdedrelu* test_argmax_* test_argmin_* test_convtranspose* test_prelu*
-      test_tile* test_instancenorm*
+      test_tile* test_instancenorm* test_reduce_l1_* test_reduce_l2_* test_reduce_log_sum
+      test_reduce_log_sum_asc_axes test_reduce_log_sum_default test_reduce_log_sum_desc_axes
+      test_reduce_log_sum_negative_axes test_isnan test_isinf*
       # Cast between the float types dqgraph has (it has no DOUBLE or STRING;
       # FLOAT_to_BFLOAT16's expected data is truncated, dqgraph rounds to
       # nearest even).

@@ -603,9 +603,11 @@ static const struct {
     dqg_reduce_op op;
     int axes_input_since; /* the opset from which axes is an input */
 } reductions[] = {
-    {"ReduceSum", DQG_REDUCE_SUM, 13},   {"ReduceMean", DQG_REDUCE_MEAN, 18},
-    {"ReduceMax", DQG_REDUCE_MAX, 18},   {"ReduceMin", DQG_REDUCE_MIN, 18},
-    {"ReduceProd", DQG_REDUCE_PROD, 18}, {"ReduceSumSquare", DQG_REDUCE_SUM, 18},
+    {"ReduceSum", DQG_REDUCE_SUM, 13},    {"ReduceMean", DQG_REDUCE_MEAN, 18},
+    {"ReduceMax", DQG_REDUCE_MAX, 18},    {"ReduceMin", DQG_REDUCE_MIN, 18},
+    {"ReduceProd", DQG_REDUCE_PROD, 18},  {"ReduceSumSquare", DQG_REDUCE_SUM, 18},
+    {"ReduceL1", DQG_REDUCE_SUM, 18},     {"ReduceL2", DQG_REDUCE_SUM, 18},
+    {"ReduceLogSum", DQG_REDUCE_SUM, 18}, {"ReduceLogSumExp", DQG_REDUCE_SUM, 18},
 };
 
 static int reduction_index(const char *op_type)
@@ -659,11 +661,27 @@ static dqg_status import_reduce(onnx_import *c)
     if ((st = onnx_input(c, 0, "data", true, &x)) != DQG_OK ||
         (st = onnx_require_float(c, 0, x)) != DQG_OK)
         return st;
-    if (strcmp(c->node->op_type, "ReduceSumSquare") == 0 &&
+    /* The others as ONNX defines them: a sum of x^2 (then its root, L2),
+     * of |x| (L1), of e^x (then its log, LogSumExp, without the max
+     * subtracted, as ONNX's reference), or the log of the sum (LogSum). */
+    const char *type = c->node->op_type;
+    bool l2 = strcmp(type, "ReduceL2") == 0, lse = strcmp(type, "ReduceLogSumExp") == 0;
+    bool log = lse || strcmp(type, "ReduceLogSum") == 0;
+    if ((strcmp(type, "ReduceSumSquare") == 0 || l2) &&
         (x = dqg_mul(c->g, onnx_op_name(c, "square"), x, x)) == DQG_NONE)
         return onnx_builder_failed(c);
+    if (strcmp(type, "ReduceL1") == 0 &&
+        (x = dqg_unary(c->g, onnx_op_name(c, "abs"), DQG_UNARY_ABS, x, 0, 0)) == DQG_NONE)
+        return onnx_builder_failed(c);
+    if (lse && (x = dqg_unary(c->g, onnx_op_name(c, "exp"), DQG_UNARY_EXP, x, 0, 0)) == DQG_NONE)
+        return onnx_builder_failed(c);
+    bool after = l2 || log;
+    dqg_tensor_id y = dqg_reduce(c->g, onnx_op_name(c, after ? "sum" : NULL), reductions[r].op, x,
+                                 n, axes, keepdims != 0);
+    if (y == DQG_NONE || !after)
+        return output_of(c, y);
     return output_of(
-        c, dqg_reduce(c->g, onnx_op_name(c, NULL), reductions[r].op, x, n, axes, keepdims != 0));
+        c, dqg_unary(c->g, onnx_op_name(c, NULL), l2 ? DQG_UNARY_SQRT : DQG_UNARY_LOG, y, 0, 0));
 }
 
 static unsigned reduce_const_inputs(int64_t opset)
@@ -1742,6 +1760,39 @@ static dqg_status import_instance_norm(onnx_import *c)
     return output_of(c, dqg_add(c->g, onnx_op_name(c, NULL), y, b));
 }
 
+/* IsNaN as x != x, IsInf as |x| = inf (or x = +inf, x = -inf alone): exact
+ * comparisons with bool results. */
+static dqg_status import_is_special(onnx_import *c)
+{
+    static const char *const known_inf[] = {"detect_negative", "detect_positive", NULL};
+    bool inf = strcmp(c->node->op_type, "IsInf") == 0;
+    dqg_status st;
+    dqg_tensor_id x;
+    int64_t neg = 1, pos = 1;
+    if ((st = onnx_check_arity(c, 1, 1, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, inf ? known_inf : no_attrs)) != DQG_OK ||
+        (inf && (st = onnx_attr_int(c, "detect_negative", 1, &neg)) != DQG_OK) ||
+        (inf && (st = onnx_attr_int(c, "detect_positive", 1, &pos)) != DQG_OK) ||
+        (st = onnx_input(c, 0, "X", true, &x)) != DQG_OK ||
+        (st = onnx_require_float(c, 0, x)) != DQG_OK)
+        return st;
+    const char *name = onnx_op_name(c, NULL);
+    if (!inf) {
+        dqg_tensor_id eq = dqg_compare(c->g, onnx_op_name(c, "equal"), DQG_COMPARE_EQUAL, x, x);
+        return output_of(c, dqg_logical(c->g, name, DQG_LOGICAL_NOT, eq, DQG_NONE));
+    }
+    dqg_dtype t = dqg_tensor_dtype(c->g, x);
+    /* Neither sign detected: |x| > inf, false everywhere. */
+    dqg_tensor_id v = x;
+    if (neg == pos)
+        v = dqg_unary(c->g, onnx_op_name(c, "abs"), DQG_UNARY_ABS, x, 0, 0);
+    dqg_tensor_id f = onnx_add_scalar(c, "inf", t, neg && !pos ? -INFINITY : INFINITY);
+    if (v == DQG_NONE || f == DQG_NONE)
+        return onnx_builder_failed(c);
+    return output_of(
+        c, dqg_compare(c->g, name, neg || pos ? DQG_COMPARE_EQUAL : DQG_COMPARE_GREATER, v, f));
+}
+
 /* ArgMax and ArgMin (opsets 1 to 13). */
 static dqg_status import_arg(onnx_import *c)
 {
@@ -1838,6 +1889,10 @@ const onnx_op_entry onnx_more_ops[] = {
     {"", "ReduceMin", import_reduce, reduce_const_inputs},
     {"", "ReduceProd", import_reduce, reduce_const_inputs},
     {"", "ReduceSumSquare", import_reduce, reduce_const_inputs},
+    {"", "ReduceL1", import_reduce, reduce_const_inputs},
+    {"", "ReduceL2", import_reduce, reduce_const_inputs},
+    {"", "ReduceLogSum", import_reduce, reduce_const_inputs},
+    {"", "ReduceLogSumExp", import_reduce, reduce_const_inputs},
     {"", "Slice", import_slice, slice_const_inputs},
     {"", "Pad", import_pad, pad_const_inputs},
     {"", "Resize", import_resize, resize_const_inputs},
@@ -1857,6 +1912,8 @@ const onnx_op_entry onnx_more_ops[] = {
     {"", "PRelu", import_prelu, NULL},
     {"", "Tile", import_tile, tile_const_inputs},
     {"", "InstanceNormalization", import_instance_norm, NULL},
+    {"", "IsNaN", import_is_special, NULL},
+    {"", "IsInf", import_is_special, NULL},
     {"", "ArgMax", import_arg, NULL},
     {"", "ArgMin", import_arg, NULL},
 };

@@ -771,3 +771,46 @@ Test(onnx_shapes, conv_transpose_errors_name_the_rule)
         expect_error(load(m, &g), DQG_INVALID_ARGUMENT, "ConvTranspose", "'up'", cases[k].want);
     }
 }
+
+/* ReduceLogSumExp (log of the sum of e^x, as ONNX's reference, without the
+ * max subtracted) and IsInf with each pair of its flags, on hand-worked
+ * values. */
+Test(onnx_shapes, reduce_log_sum_exp_and_is_inf)
+{
+    tm_model *m = tm_new(13);
+    int64_t xd[] = {2, 3}, yd[] = {2, 1};
+    tm_input(m, "x", T_FLOAT, 2, xd, NULL);
+    tm_attr_ints(m, tm_node(m, "ReduceLogSumExp", NULL, "lse", "x", "y"), "axes",
+                 (const int64_t[]){1}, 1);
+    for (int k = 0; k < 4; k++) {
+        char name[16], out[16];
+        snprintf(name, sizeof name, "inf%d", k);
+        snprintf(out, sizeof out, "z%d", k);
+        Onnx__NodeProto *n = tm_node(m, "IsInf", NULL, name, "x", out);
+        tm_attr_int(m, n, "detect_negative", k & 1);
+        tm_attr_int(m, n, "detect_positive", (k >> 1) & 1);
+        tm_output(m, out, 9 /* BOOL */, 2, xd);
+    }
+    tm_output(m, "y", T_FLOAT, 2, yd);
+    dqg_graph *g;
+    cr_assert_eq(load(m, &g), DQG_OK, "%s", dqg_last_error());
+    float x[6] = {0, 1, 2, -INFINITY, INFINITY, NAN}, y[2];
+    uint8_t z[4][6];
+    dqg_buffer in = {.name = "x", .data = x, .size = sizeof x};
+    dqg_buffer out[5] = {{.name = "y", .data = y, .size = sizeof y},
+                         {.name = "z0", .data = z[0], .size = 6},
+                         {.name = "z1", .data = z[1], .size = 6},
+                         {.name = "z2", .data = z[2], .size = 6},
+                         {.name = "z3", .data = z[3], .size = 6}};
+    dqg_compile_options o = dqg_compile_options_default();
+    dqg_compiled *c;
+    cr_assert_eq(dqg_compile(g, &o, &c), DQG_OK, "%s", dqg_last_error());
+    cr_assert_eq(dqg_execute(c, &in, 1, out, 5), DQG_OK, "%s", dqg_last_error());
+    cr_assert_float_eq(y[0], (float)log(1.0 + exp(1.0) + exp(2.0)), 1e-6f, "%g", y[0]);
+    cr_assert(isnan(y[1]), "%g", y[1]);
+    const uint8_t want[4][6] = {
+        {0, 0, 0, 0, 0, 0}, {0, 0, 0, 1, 0, 0}, {0, 0, 0, 0, 1, 0}, {0, 0, 0, 1, 1, 0}};
+    cr_assert_eq(memcmp(z, want, sizeof want), 0);
+    dqg_compiled_destroy(c);
+    dqg_graph_destroy(g);
+}
