@@ -159,6 +159,15 @@ typedef struct dqg_op {
             int axis; /* normalized to [0, rank) */
             bool keepdims, last, min;
         } arg;
+        struct {
+            int axis; /* normalized to [0, rank) */
+            bool exclusive, reverse;
+        } cumsum;
+        struct {
+            int64_t k;
+            int axis; /* normalized to [0, rank) */
+            bool largest;
+        } topk;
         dqg_resize_attrs resize; /* cubic_a set; a scale of 0: sizes / x's dimension */
         struct {
             int axis; /* normalized to [0, rank of data) */
@@ -339,6 +348,8 @@ extern const dqg_op_def dqg_op_def_pad;
 extern const dqg_op_def dqg_op_def_resize;
 extern const dqg_op_def dqg_op_def_arg;
 extern const dqg_op_def dqg_op_def_conv_transpose;
+extern const dqg_op_def dqg_op_def_cumsum;
+extern const dqg_op_def dqg_op_def_topk;
 
 /* Resize (graph/ops/resize.c): the source coordinates and weights that
  * output coordinate o of `axis` (x's size in, the output's out) reads: up

@@ -37,6 +37,8 @@ static const dqg_op_def *const defs[DQG_OP_KIND_COUNT] = {
     [DQG_OP_RESIZE] = &dqg_op_def_resize,
     [DQG_OP_ARG] = &dqg_op_def_arg,
     [DQG_OP_CONV_TRANSPOSE] = &dqg_op_def_conv_transpose,
+    [DQG_OP_CUMSUM] = &dqg_op_def_cumsum,
+    [DQG_OP_TOPK] = &dqg_op_def_topk,
 };
 
 const dqg_op_def *dqg_op_def_of(dqg_op_kind kind)
@@ -82,6 +84,8 @@ const char *dqg_op_kind_name(dqg_op_kind kind)
         [DQG_OP_RESIZE] = "Resize",
         [DQG_OP_ARG] = "Arg",
         [DQG_OP_CONV_TRANSPOSE] = "ConvTranspose",
+        [DQG_OP_CUMSUM] = "CumSum",
+        [DQG_OP_TOPK] = "TopK",
     };
     return (kind >= 0 && kind < DQG_OP_KIND_COUNT) ? names[kind] : "Unknown";
 }

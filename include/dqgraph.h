@@ -251,6 +251,8 @@ typedef enum dqg_op_kind {
     DQG_OP_RESIZE,
     DQG_OP_ARG,
     DQG_OP_CONV_TRANSPOSE,
+    DQG_OP_CUMSUM,
+    DQG_OP_TOPK,
     DQG_OP_KIND_COUNT
 } dqg_op_kind;
 
@@ -630,6 +632,26 @@ DQG_API dqg_tensor_id dqg_argmax(dqg_graph *graph, const char *name, dqg_tensor_
                                  bool keepdims, bool select_last);
 DQG_API dqg_tensor_id dqg_argmin(dqg_graph *graph, const char *name, dqg_tensor_id x, int axis,
                                  bool keepdims, bool select_last);
+
+/**
+ * ONNX CumSum: the running sums of x along `axis` (negative counts from the
+ * end); with `exclusive` each sum leaves out its own element, with `reverse`
+ * the sums run from the end. f32, f16, bf16 (summed in double, each rounded
+ * once) or an 8/16/32/64-bit integer (wrapping around, as Add).
+ */
+DQG_API dqg_tensor_id dqg_cumsum(dqg_graph *graph, const char *name, dqg_tensor_id x, int axis,
+                                 bool exclusive, bool reverse);
+
+/**
+ * ONNX TopK: the k largest (or, without `largest`, smallest) elements of x
+ * along `axis`, in order, as the result, and their s64 indices in
+ * *indices (may be NULL). Equal elements keep their order; NaN counts as
+ * larger than every number (as NumPy's sort). 1 <= k <= x's size on the
+ * axis. x of any type but the 4-bit ones and bool. The results are sorted
+ * whether or not the model asks.
+ */
+DQG_API dqg_tensor_id dqg_topk(dqg_graph *graph, const char *name, dqg_tensor_id x, int64_t k,
+                               int axis, bool largest, dqg_tensor_id *indices);
 
 /** The comparisons of dqg_compare. */
 typedef enum dqg_compare_op {

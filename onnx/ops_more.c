@@ -1793,6 +1793,85 @@ static dqg_status import_is_special(onnx_import *c)
         c, dqg_compare(c->g, name, neg || pos ? DQG_COMPARE_EQUAL : DQG_COMPARE_GREATER, v, f));
 }
 
+/* A constant integer scalar (or one-element tensor) input. */
+static dqg_status const_scalar(onnx_import *c, int i, const char *what, int64_t *v)
+{
+    int64_t vals[DQG_MAX_RANK];
+    int n;
+    dqg_status st = const_ints(c, i, what, true, vals, &n);
+    if (st != DQG_OK)
+        return st;
+    if (n != 1)
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                              "input %d (%s) has %d values; it must be "
+                              "one",
+                              i, what, n);
+    *v = vals[0];
+    return DQG_OK;
+}
+
+/* CumSum (opsets 11, 14): the axis a constant input. */
+static dqg_status import_cumsum(onnx_import *c)
+{
+    static const char *const known[] = {"exclusive", "reverse", NULL};
+    dqg_status st;
+    int64_t axis = 0, excl = 0, rev = 0;
+    dqg_tensor_id x;
+    if ((st = onnx_check_arity(c, 2, 2, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, known)) != DQG_OK ||
+        (st = onnx_attr_int(c, "exclusive", 0, &excl)) != DQG_OK ||
+        (st = onnx_attr_int(c, "reverse", 0, &rev)) != DQG_OK ||
+        (st = const_scalar(c, 1, "axis", &axis)) != DQG_OK ||
+        (st = onnx_input(c, 0, "x", true, &x)) != DQG_OK)
+        return st;
+    if (axis < INT32_MIN || axis > INT32_MAX)
+        axis = INT32_MAX; /* the builder names the range */
+    return output_of(c, dqg_cumsum(c->g, onnx_op_name(c, NULL), x, (int)axis, excl != 0, rev != 0));
+}
+
+static unsigned second_const_input(int64_t opset)
+{
+    (void)opset;
+    return 1u << 1;
+}
+
+/* TopK: k an attribute (opset 1) or a constant input (10+); largest and
+ * sorted from opset 11 (the results are sorted either way). */
+static dqg_status import_topk(onnx_import *c)
+{
+    static const char *const known1[] = {"axis", "k", NULL};
+    static const char *const known10[] = {"axis", NULL};
+    static const char *const known11[] = {"axis", "largest", "sorted", NULL};
+    int64_t opset = c->node_opset;
+    dqg_status st;
+    int64_t axis = -1, k = 0, largest = 1, sorted = 1;
+    dqg_tensor_id x, idx;
+    if ((st = onnx_check_arity(c, opset < 10 ? 1 : 2, opset < 10 ? 1 : 2, 1, 2)) != DQG_OK ||
+        (st = onnx_check_attrs(c, opset < 10   ? known1
+                                  : opset < 11 ? known10
+                                               : known11)) != DQG_OK ||
+        (st = onnx_attr_int(c, "axis", -1, &axis)) != DQG_OK ||
+        (st = onnx_attr_int(c, "largest", 1, &largest)) != DQG_OK ||
+        (st = onnx_attr_int(c, "sorted", 1, &sorted)) != DQG_OK ||
+        (opset < 10 ? (st = onnx_attr_int(c, "k", -1, &k)) : (st = const_scalar(c, 1, "K", &k))) !=
+            DQG_OK ||
+        (st = onnx_input(c, 0, "X", true, &x)) != DQG_OK)
+        return st;
+    if (axis < INT32_MIN || axis > INT32_MAX)
+        axis = INT32_MAX;
+    dqg_tensor_id y = dqg_topk(c->g, onnx_op_name(c, NULL), x, k, (int)axis, largest != 0, &idx);
+    if (y == DQG_NONE)
+        return onnx_builder_failed(c);
+    if ((st = onnx_set_output(c, 0, y)) != DQG_OK)
+        return st;
+    return c->node->n_output > 1 ? onnx_set_output(c, 1, idx) : DQG_OK;
+}
+
+static unsigned topk_const_inputs(int64_t opset)
+{
+    return opset >= 10 ? 1u << 1 : 0; /* K */
+}
+
 /* ArgMax and ArgMin (opsets 1 to 13). */
 static dqg_status import_arg(onnx_import *c)
 {
@@ -1912,6 +1991,8 @@ const onnx_op_entry onnx_more_ops[] = {
     {"", "PRelu", import_prelu, NULL},
     {"", "Tile", import_tile, tile_const_inputs},
     {"", "InstanceNormalization", import_instance_norm, NULL},
+    {"", "CumSum", import_cumsum, second_const_input},
+    {"", "TopK", import_topk, topk_const_inputs},
     {"", "IsNaN", import_is_special, NULL},
     {"", "IsInf", import_is_special, NULL},
     {"", "ArgMax", import_arg, NULL},

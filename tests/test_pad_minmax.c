@@ -787,3 +787,138 @@ Test(conv_transpose, builder_rules)
         dqg_graph_destroy(g);
     }
 }
+
+/* ---- CumSum and TopK --------------------------------------------------------- */
+
+typedef struct cumsum_case {
+    int axis;
+    bool exclusive, reverse;
+} cumsum_case;
+
+static dqg_tensor_id build_cumsum(dqg_graph *g, dqg_tensor_id x, const void *ctx)
+{
+    const cumsum_case *c = ctx;
+    return dqg_cumsum(g, "cs", x, c->axis, c->exclusive, c->reverse);
+}
+
+/* ONNX's examples on {1, 2, 3, 4, 5}, along each axis of [2, 3], and s8
+ * sums that wrap around. */
+Test(cumsum, hand_worked_values)
+{
+    const float x[] = {1, 2, 3, 4, 5};
+    int64_t d[] = {5};
+    const struct {
+        cumsum_case c;
+        float want[5];
+    } cases[] = {
+        {{0, false, false}, {1, 3, 6, 10, 15}},
+        {{0, true, false}, {0, 1, 3, 6, 10}},
+        {{-1, false, true}, {15, 14, 12, 9, 5}},
+        {{0, true, true}, {14, 12, 9, 5, 0}},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        float ref[5], got[5];
+        run_both(DQG_F32, 1, d, x, build_cumsum, &cases[k].c, ref, got, sizeof ref, NULL, 0);
+        for (int i = 0; i < 5; i++)
+            cr_assert(ref[i] == cases[k].want[i] && got[i] == cases[k].want[i],
+                      "case %zu [%d]: %g %g", k, i, ref[i], got[i]);
+    }
+    const float m[] = {1, 2, 3, 4, 5, 6};
+    int64_t md[] = {2, 3};
+    cumsum_case c0 = {0, false, false};
+    float r[6], gt[6];
+    run_both(DQG_F32, 2, md, m, build_cumsum, &c0, r, gt, sizeof r, NULL, 0);
+    const float w0[] = {1, 2, 3, 5, 7, 9};
+    cr_assert_eq(memcmp(gt, w0, sizeof w0), 0);
+    const int8_t s[] = {100, 100, -100, -128};
+    int64_t sd[] = {4};
+    int8_t sr[4], sg[4];
+    run_both(DQG_S8, 1, sd, s, build_cumsum, &c0, sr, sg, sizeof sr, NULL, 0);
+    const int8_t ws[] = {100, -56, 100, -28}; /* 200 - 256, 100, 100 - 128 */
+    cr_assert(memcmp(sr, ws, 4) == 0 && memcmp(sg, ws, 4) == 0, "%d %d %d %d", sg[0], sg[1], sg[2],
+              sg[3]);
+}
+
+Test(cumsum, builder_rules)
+{
+    dqg_graph *g;
+    int64_t d[] = {2, 3};
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    cr_assert_eq(dqg_cumsum(g, "c", dqg_input(g, "x", DQG_F32, 2, d), 2, false, false), DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "CumSum 'c'", "axis 2", "[-2, 2)");
+    dqg_graph_destroy(g);
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    cr_assert_eq(dqg_cumsum(g, "c", dqg_input(g, "x", DQG_BOOL, 2, d), 0, false, false), DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "CumSum 'c'", "bool");
+    dqg_graph_destroy(g);
+}
+
+typedef struct topk_case {
+    int64_t k;
+    int axis;
+    bool largest;
+} topk_case;
+
+/* Runs TopK of x [n] on the reference and compiled; both values and
+ * indices must agree. */
+static void topk_both(const float *x, int64_t n, topk_case t, float *vals, int64_t *idx)
+{
+    dqg_graph *g;
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    dqg_tensor_id in = dqg_input(g, "x", DQG_F32, 1, &n), ix;
+    dqg_tensor_id y = dqg_topk(g, "tk", in, t.k, t.axis, t.largest, &ix);
+    cr_assert_neq(y, DQG_NONE, "%s", dqg_last_error());
+    dqg_output(g, y, "v");
+    dqg_output(g, ix, "i");
+    finalize_ok(g);
+    float rv[16], gv[16];
+    int64_t ri[16], gi[16];
+    dqg_buffer bi = {.name = "x", .data = (void *)x, .size = (size_t)n * 4};
+    dqg_buffer bo[2] = {{.name = "v", .data = rv, .size = (size_t)t.k * 4},
+                        {.name = "i", .data = ri, .size = (size_t)t.k * 8}};
+    cr_assert_eq(dqg_reference_run(g, &bi, 1, bo, 2), DQG_OK, "%s", dqg_last_error());
+    dqg_compile_options o = dqg_compile_options_default();
+    dqg_compiled *c;
+    cr_assert_eq(dqg_compile(g, &o, &c), DQG_OK, "%s", dqg_last_error());
+    bo[0].data = gv;
+    bo[1].data = gi;
+    cr_assert_eq(dqg_execute(c, &bi, 1, bo, 2), DQG_OK, "%s", dqg_last_error());
+    cr_assert(memcmp(rv, gv, (size_t)t.k * 4) == 0 && memcmp(ri, gi, (size_t)t.k * 8) == 0);
+    memcpy(vals, rv, (size_t)t.k * 4);
+    memcpy(idx, ri, (size_t)t.k * 8);
+    dqg_compiled_destroy(c);
+    dqg_graph_destroy(g);
+}
+
+/* Ties keep their order, NaN counts as the largest, smallest-first works. */
+Test(topk, ties_nan_and_direction)
+{
+    const float x[] = {3, NAN, 7, 3, -1, 7};
+    float v[6];
+    int64_t i[6];
+    topk_both(x, 6, (topk_case){4, 0, true}, v, i);
+    cr_assert(isnan(v[0]) && i[0] == 1 && v[1] == 7 && i[1] == 2 && v[2] == 7 && i[2] == 5 &&
+                  v[3] == 3 && i[3] == 0,
+              "%lld %lld %lld %lld", (long long)i[0], (long long)i[1], (long long)i[2],
+              (long long)i[3]);
+    topk_both(x, 6, (topk_case){6, -1, false}, v, i);
+    const int64_t want[] = {4, 0, 3, 2, 5, 1};
+    for (int k = 0; k < 6; k++)
+        cr_assert_eq(i[k], want[k], "[%d]: %lld", k, (long long)i[k]);
+}
+
+Test(topk, builder_rules)
+{
+    dqg_graph *g;
+    int64_t d[] = {2, 3};
+    dqg_tensor_id ix = 5;
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    cr_assert_eq(dqg_topk(g, "t", dqg_input(g, "x", DQG_F32, 2, d), 4, 1, true, &ix), DQG_NONE);
+    cr_assert_eq(ix, DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "TopK 't'", "k 4 is outside [1, 3]");
+    dqg_graph_destroy(g);
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    cr_assert_eq(dqg_topk(g, "t", dqg_input(g, "x", DQG_F32, 2, d), 1, -3, true, NULL), DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "TopK 't'", "axis -3");
+    dqg_graph_destroy(g);
+}

@@ -580,6 +580,10 @@ _BUILDERS = {
             "The larger of a and b with NumPy broadcasting (NaN if either is NaN)."),
     "min": ("dqg_min", [Param("a", T), Param("b", T)],
             "The smaller of a and b with NumPy broadcasting (NaN if either is NaN)."),
+    "cumsum": ("dqg_cumsum", [Param("x", T), Param("axis", "int32", 0),
+                              Param("exclusive", "bool", False), Param("reverse", "bool", False)],
+               "ONNX CumSum: running sums along axis (exclusive: each leaves out its own "
+               "element; reverse: from the end)."),
     "argmax": ("dqg_argmax", [Param("x", T), Param("axis", "int32", 0),
                               Param("keepdims", "bool", True),
                               Param("select_last", "bool", False)],
@@ -873,6 +877,17 @@ class Graph(Owned):
         )
         return y, Tensor(self, s.value), Tensor(self, z.value)
 
+    def topk(self, x, k, axis=-1, largest=True, *, name=None):
+        """ONNX TopK: returns (values, s64 indices) of the k largest (or smallest) elements
+        along axis, in order; equal elements keep their order, NaN counts as the largest."""
+        i = ctypes.c_int32(_native.NONE)
+        v = self._built(
+            _topk(self._handle(), _name_arg(name), _tensor_arg(self, "topk", x, False),
+                  _args.integer("TopK: k", k), _args.integer("TopK: axis", axis, *_args.INT32),
+                  _args.flag("TopK: largest", largest), ctypes.byref(i))
+        )
+        return v, Tensor(self, i.value)
+
     def finalize(self):
         """Verifies and freezes the graph; raises the first error of the build."""
         status = _lib.dqg_graph_finalize(self._handle())
@@ -973,6 +988,11 @@ class Graph(Owned):
 _dql = _native.bind(
     "dqg_dynamic_quantize_linear", ctypes.c_int32,
     [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p],
+)
+_topk = _native.bind(
+    "dqg_topk", ctypes.c_int32,
+    [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int32, ctypes.c_int64, ctypes.c_int, ctypes.c_bool,
+     ctypes.c_void_p],
 )
 
 for _method, (_cname, _params, _doc) in _BUILDERS.items():

@@ -516,6 +516,22 @@ def test_conv_transpose():
     np.testing.assert_allclose(out["y"][0], want, rtol=1e-5, atol=1e-5)
 
 
+def test_cumsum_and_topk():
+    a = np.array([[3, 1, 4, 1], [5, 9, 2, 6]], dtype=np.float32)
+    g = dqgraph.Graph()
+    x = g.input("a", "f32", a.shape)
+    g.output(g.cumsum(x, axis=1), "cs")
+    g.output(g.cumsum(x, axis=0, exclusive=True, reverse=True), "csr")
+    v, i = g.topk(x, 2)
+    g.output(v, "v")
+    g.output(i, "i")
+    out = run_all(g, {"a": a})
+    np.testing.assert_array_equal(out["cs"], np.cumsum(a, axis=1))
+    np.testing.assert_array_equal(out["csr"], [[5, 9, 2, 6], [0, 0, 0, 0]])
+    np.testing.assert_array_equal(out["v"], [[4, 3], [9, 6]])
+    np.testing.assert_array_equal(out["i"], [[2, 0], [1, 3]])
+
+
 def test_pad_errors():
     cases = [([0, 0, 1, 1], "constant", 256, dqgraph.InvalidArgument, "not a u8 value"),
              ([-1, 0, -1, 0], "constant", 0, dqgraph.InvalidArgument, "no empty tensors"),
