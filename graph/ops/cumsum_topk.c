@@ -35,8 +35,8 @@ static bool axis_ok(dqg_graph *g, const char *kind, const char *name, const dqg_
     return true;
 }
 
-static const dqg_dtype cumsum_types[] = {DQG_F32, DQG_F16, DQG_BF16, DQG_S8,  DQG_U8, DQG_S16,
-                                         DQG_U16, DQG_S32, DQG_U32,  DQG_S64};
+static const dqg_dtype cumsum_types[] = {DQG_F32, DQG_F16, DQG_BF16, DQG_S8,  DQG_U8,
+                                         DQG_S16, DQG_U16, DQG_S32,  DQG_U32, DQG_S64};
 
 dqg_tensor_id dqg_cumsum(dqg_graph *g, const char *name, dqg_tensor_id x, int axis, bool exclusive,
                          bool reverse)
@@ -126,10 +126,9 @@ dqg_tensor_id dqg_topk(dqg_graph *g, const char *name, dqg_tensor_id x, int64_t 
     if (!axis_ok(g, "TopK", name, t, &axis))
         return DQG_NONE;
     if (k < 1 || k > t->dims[axis])
-        return dqg_graph_fail(g, DQG_INVALID_ARGUMENT,
-                              "TopK '%s': k %lld is outside [1, %lld], the size of axis %d",
-                              dqg_op_display_name(name), (long long)k, (long long)t->dims[axis],
-                              axis);
+        return dqg_graph_fail(
+            g, DQG_INVALID_ARGUMENT, "TopK '%s': k %lld is outside [1, %lld], the size of axis %d",
+            dqg_op_display_name(name), (long long)k, (long long)t->dims[axis], axis);
     int64_t dims[2][DQG_MAX_RANK];
     for (int d = 0; d < t->rank; d++)
         dims[0][d] = dims[1][d] = d == axis ? k : t->dims[d];
