@@ -65,7 +65,8 @@ function(dqg_register_onnx_conformance)
       test_thresholdedrelu* test_argmax_* test_argmin_* test_convtranspose* test_prelu*
       test_tile* test_instancenorm* test_reduce_l1_* test_reduce_l2_* test_reduce_log_sum
       test_reduce_log_sum_asc_axes test_reduce_log_sum_default test_reduce_log_sum_desc_axes
-      test_reduce_log_sum_negative_axes test_isnan test_isinf* test_top_k*
+      test_reduce_log_sum_negative_axes test_isnan test_isinf* test_top_k* test_gathernd_*
+      test_scatternd*
       # Cast between the float types dqgraph has (it has no DOUBLE or STRING;
       # FLOAT_to_BFLOAT16's expected data is truncated, dqgraph rounds to
       # nearest even).

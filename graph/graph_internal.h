@@ -168,6 +168,12 @@ typedef struct dqg_op {
             int axis; /* normalized to [0, rank) */
             bool largest;
         } topk;
+        struct {
+            int batch_dims;
+        } gather_nd;
+        struct {
+            dqg_scatter_reduction reduction;
+        } scatter_nd;
         dqg_resize_attrs resize; /* cubic_a set; a scale of 0: sizes / x's dimension */
         struct {
             int axis; /* normalized to [0, rank of data) */
@@ -350,6 +356,8 @@ extern const dqg_op_def dqg_op_def_arg;
 extern const dqg_op_def dqg_op_def_conv_transpose;
 extern const dqg_op_def dqg_op_def_cumsum;
 extern const dqg_op_def dqg_op_def_topk;
+extern const dqg_op_def dqg_op_def_gather_nd;
+extern const dqg_op_def dqg_op_def_scatter_nd;
 
 /* Resize (graph/ops/resize.c): the source coordinates and weights that
  * output coordinate o of `axis` (x's size in, the output's out) reads: up

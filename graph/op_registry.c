@@ -39,6 +39,8 @@ static const dqg_op_def *const defs[DQG_OP_KIND_COUNT] = {
     [DQG_OP_CONV_TRANSPOSE] = &dqg_op_def_conv_transpose,
     [DQG_OP_CUMSUM] = &dqg_op_def_cumsum,
     [DQG_OP_TOPK] = &dqg_op_def_topk,
+    [DQG_OP_GATHER_ND] = &dqg_op_def_gather_nd,
+    [DQG_OP_SCATTER_ND] = &dqg_op_def_scatter_nd,
 };
 
 const dqg_op_def *dqg_op_def_of(dqg_op_kind kind)
@@ -86,6 +88,8 @@ const char *dqg_op_kind_name(dqg_op_kind kind)
         [DQG_OP_CONV_TRANSPOSE] = "ConvTranspose",
         [DQG_OP_CUMSUM] = "CumSum",
         [DQG_OP_TOPK] = "TopK",
+        [DQG_OP_GATHER_ND] = "GatherND",
+        [DQG_OP_SCATTER_ND] = "ScatterND",
     };
     return (kind >= 0 && kind < DQG_OP_KIND_COUNT) ? names[kind] : "Unknown";
 }

@@ -253,6 +253,8 @@ typedef enum dqg_op_kind {
     DQG_OP_CONV_TRANSPOSE,
     DQG_OP_CUMSUM,
     DQG_OP_TOPK,
+    DQG_OP_GATHER_ND,
+    DQG_OP_SCATTER_ND,
     DQG_OP_KIND_COUNT
 } dqg_op_kind;
 
@@ -652,6 +654,40 @@ DQG_API dqg_tensor_id dqg_cumsum(dqg_graph *graph, const char *name, dqg_tensor_
  */
 DQG_API dqg_tensor_id dqg_topk(dqg_graph *graph, const char *name, dqg_tensor_id x, int64_t k,
                                int axis, bool largest, dqg_tensor_id *indices);
+
+/**
+ * ONNX GatherND: indices (s32 or s64, rank >= 1, its last dimension m with
+ * batch_dims + m <= data's rank) picks slices of data: y has the shape
+ * indices.shape[:-1] + data.shape[batch_dims + m:], and the slice at
+ * position j is data[j's first batch_dims coordinates..., indices[j]...].
+ * Negative indices count from the end; one outside its axis is refused
+ * when the graph is built if indices is a constant, else it is an error
+ * when the graph runs, naming the element. data of whole-byte types.
+ */
+DQG_API dqg_tensor_id dqg_gather_nd(dqg_graph *graph, const char *name, dqg_tensor_id data,
+                                    dqg_tensor_id indices, int batch_dims);
+
+/** How dqg_scatter_nd combines an update with the element it lands on. */
+typedef enum dqg_scatter_reduction {
+    DQG_SCATTER_NONE = 0, /**< the update replaces it */
+    DQG_SCATTER_ADD,
+    DQG_SCATTER_MUL,
+    DQG_SCATTER_MAX,
+    DQG_SCATTER_MIN,
+    DQG_SCATTER_REDUCTION_COUNT
+} dqg_scatter_reduction;
+
+/**
+ * ONNX ScatterND: y is data with the slices of updates (shape
+ * indices.shape[:-1] + data.shape[m:], m indices' last dimension <= data's
+ * rank) written at data[indices[j]...], in the order of j, combined by
+ * `reduction` (integers wrap around). Indices as for dqg_gather_nd. data
+ * and updates of one whole-byte type (ADD/MUL/MAX/MIN: floats and
+ * integers).
+ */
+DQG_API dqg_tensor_id dqg_scatter_nd(dqg_graph *graph, const char *name, dqg_tensor_id data,
+                                     dqg_tensor_id indices, dqg_tensor_id updates,
+                                     dqg_scatter_reduction reduction);
 
 /** The comparisons of dqg_compare. */
 typedef enum dqg_compare_op {

@@ -1872,6 +1872,44 @@ static unsigned topk_const_inputs(int64_t opset)
     return opset >= 10 ? 1u << 1 : 0; /* K */
 }
 
+/* GatherND (opsets 11-13, batch_dims from 12) and ScatterND (11-18,
+ * reduction from 16). */
+static dqg_status import_nd(onnx_import *c)
+{
+    static const char *const known_g[] = {"batch_dims", NULL};
+    static const char *const known_s[] = {"reduction", NULL};
+    static const char *const reductions_nd[] = {"none", "add", "mul", "max", "min", NULL};
+    bool scatter = strcmp(c->node->op_type, "ScatterND") == 0;
+    dqg_status st;
+    dqg_tensor_id data, idx, upd = DQG_NONE;
+    if ((st = onnx_check_arity(c, scatter ? 3 : 2, scatter ? 3 : 2, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, scatter ? known_s : known_g)) != DQG_OK ||
+        (st = onnx_input(c, 0, "data", true, &data)) != DQG_OK ||
+        (st = onnx_input(c, 1, "indices", true, &idx)) != DQG_OK ||
+        (scatter && (st = onnx_input(c, 2, "updates", true, &upd)) != DQG_OK))
+        return st;
+    const char *name = onnx_op_name(c, NULL);
+    if (!scatter) {
+        int64_t b;
+        if ((st = onnx_attr_int(c, "batch_dims", 0, &b)) != DQG_OK)
+            return st;
+        if (b < 0 || b > DQG_MAX_RANK)
+            return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "batch_dims %lld is outside [0, %d]",
+                                  (long long)b, DQG_MAX_RANK);
+        return output_of(c, dqg_gather_nd(c->g, name, data, idx, (int)b));
+    }
+    char text[16];
+    if ((st = onnx_attr_string(c, "reduction", "none", text, sizeof text)) != DQG_OK)
+        return st;
+    int r = name_index(reductions_nd, text);
+    if (r < 0)
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                              "reduction is '%s'; it must be 'none', 'add', 'mul', 'max' or "
+                              "'min'",
+                              text);
+    return output_of(c, dqg_scatter_nd(c->g, name, data, idx, upd, (dqg_scatter_reduction)r));
+}
+
 /* ArgMax and ArgMin (opsets 1 to 13). */
 static dqg_status import_arg(onnx_import *c)
 {
@@ -1993,6 +2031,8 @@ const onnx_op_entry onnx_more_ops[] = {
     {"", "InstanceNormalization", import_instance_norm, NULL},
     {"", "CumSum", import_cumsum, second_const_input},
     {"", "TopK", import_topk, topk_const_inputs},
+    {"", "GatherND", import_nd, NULL},
+    {"", "ScatterND", import_nd, NULL},
     {"", "IsNaN", import_is_special, NULL},
     {"", "IsInf", import_is_special, NULL},
     {"", "ArgMax", import_arg, NULL},

@@ -922,3 +922,107 @@ Test(topk, builder_rules)
     expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "TopK 't'", "axis -3");
     dqg_graph_destroy(g);
 }
+
+/* ---- GatherND and ScatterND ------------------------------------------------ */
+
+/* data [2, 3] = 0..5; GatherND of run-time index pairs (negative ones count
+ * from the end); an index outside its axis is an error naming the element,
+ * compiled and on the reference. */
+Test(nd, gather_nd_pairs_and_errors)
+{
+    dqg_graph *g;
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    int64_t dd[] = {2, 3}, id[] = {3, 2};
+    const float data[] = {0, 1, 2, 3, 4, 5};
+    dqg_tensor_id d = dqg_constant(g, "d", DQG_F32, 2, dd, data, sizeof data);
+    dqg_tensor_id ix = dqg_input(g, "x", DQG_S64, 2, id);
+    dqg_tensor_id y = dqg_gather_nd(g, "gnd", d, ix, 0);
+    cr_assert_neq(y, DQG_NONE, "%s", dqg_last_error());
+    dqg_output(g, y, "y");
+    finalize_ok(g);
+    int64_t idx[6] = {1, 2, 0, -1, -2, 0};
+    float ref[3], got[3];
+    cr_assert_eq(run_ref_1(g, ix, idx, sizeof idx, y, ref, sizeof ref), DQG_OK);
+    dqg_compile_options o = dqg_compile_options_default();
+    dqg_compiled *c;
+    cr_assert_eq(dqg_compile(g, &o, &c), DQG_OK, "%s", dqg_last_error());
+    dqg_buffer bi = {.name = "x", .data = idx, .size = sizeof idx},
+               bo = {.name = "y", .data = got, .size = sizeof got};
+    cr_assert_eq(dqg_execute(c, &bi, 1, &bo, 1), DQG_OK, "%s", dqg_last_error());
+    const float want[] = {5, 2, 0};
+    cr_assert(memcmp(ref, want, sizeof want) == 0 && memcmp(got, want, sizeof want) == 0,
+              "%g %g %g", got[0], got[1], got[2]);
+    idx[3] = 3;
+    expect_error(dqg_execute(c, &bi, 1, &bo, 1), DQG_INVALID_ARGUMENT, "GatherND 'gnd'",
+                 "element 3 is 3", "[-3, 3) for axis 1");
+    dqg_compiled_destroy(c);
+    dqg_graph_destroy(g);
+}
+
+/* ScatterND with each reduction, integers wrapping; later updates of one
+ * place apply after earlier ones. */
+Test(nd, scatter_nd_reductions)
+{
+    const int8_t data[] = {10, 20, 30, 40};
+    const int64_t idx[] = {1, 3, 1};
+    const int8_t upd[] = {120, 5, 2};
+    const struct {
+        dqg_scatter_reduction r;
+        int8_t want[4];
+    } cases[] = {
+        {DQG_SCATTER_NONE, {10, 2, 30, 5}},
+        {DQG_SCATTER_ADD, {10, -114, 30, 45}}, /* 20 + 120 + 2 = 142, wrapped */
+        {DQG_SCATTER_MUL, {10, -64, 30, -56}}, /* 20 * 120 * 2 = 4800 = 18 * 256 + 192 */
+        {DQG_SCATTER_MAX, {10, 120, 30, 40}},
+        {DQG_SCATTER_MIN, {10, 2, 30, 5}},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        dqg_graph *g;
+        cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+        int64_t dd[] = {4}, id[] = {3, 1}, ud[] = {3};
+        dqg_tensor_id x = dqg_input(g, "x", DQG_S8, 1, dd);
+        dqg_tensor_id y = dqg_scatter_nd(g, "snd", x, dqg_constant(g, "i", DQG_S64, 2, id, idx, 24),
+                                         dqg_constant(g, "u", DQG_S8, 1, ud, upd, 3), cases[k].r);
+        cr_assert_neq(y, DQG_NONE, "%s", dqg_last_error());
+        dqg_output(g, y, "y");
+        finalize_ok(g);
+        int8_t ref[4], got[4];
+        cr_assert_eq(run_ref_1(g, x, (void *)data, 4, y, ref, 4), DQG_OK);
+        dqg_compile_options o = dqg_compile_options_default();
+        dqg_compiled *c;
+        cr_assert_eq(dqg_compile(g, &o, &c), DQG_OK, "%s", dqg_last_error());
+        dqg_buffer bi = {.name = "x", .data = (void *)data, .size = 4},
+                   bo = {.name = "y", .data = got, .size = 4};
+        cr_assert_eq(dqg_execute(c, &bi, 1, &bo, 1), DQG_OK, "%s", dqg_last_error());
+        cr_assert(memcmp(ref, cases[k].want, 4) == 0 && memcmp(got, cases[k].want, 4) == 0,
+                  "case %zu: %d %d %d %d", k, got[0], got[1], got[2], got[3]);
+        dqg_compiled_destroy(c);
+        dqg_graph_destroy(g);
+    }
+}
+
+Test(nd, builder_rules)
+{
+    dqg_graph *g;
+    int64_t dd[] = {2, 3}, i3[] = {2, 3}, bad[] = {1, 2}, ud[] = {4};
+    const int64_t far[] = {0, 7};
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    dqg_tensor_id d = dqg_input(g, "d", DQG_F32, 2, dd);
+    cr_assert_eq(dqg_gather_nd(g, "g", d, dqg_input(g, "i", DQG_S64, 2, i3), 0), DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "GatherND 'g'", "tuples of 3");
+    dqg_graph_destroy(g);
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    d = dqg_input(g, "d", DQG_F32, 2, dd);
+    cr_assert_eq(dqg_gather_nd(g, "g", d, dqg_constant(g, "i", DQG_S64, 2, bad, far, 16), 0),
+                 DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "GatherND 'g'", "element 1 is 7");
+    dqg_graph_destroy(g);
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    d = dqg_input(g, "d", DQG_F32, 2, dd);
+    cr_assert_eq(dqg_scatter_nd(g, "s", d, dqg_input(g, "i", DQG_S64, 2, bad),
+                                dqg_input(g, "u", DQG_F32, 1, ud), DQG_SCATTER_ADD),
+                 DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "ScatterND 's'",
+                 "input 2 (updates) has shape [4]", "need [1]");
+    dqg_graph_destroy(g);
+}

@@ -268,6 +268,16 @@ def _k_slices(g, what, v, call):
 
 
 _PAD_MODES = ["constant", "reflect", "edge", "wrap"]
+_SCATTER_REDUCTIONS = ["none", "add", "mul", "max", "min"]
+
+
+def _k_scatter_reduction(g, what, v, call):
+    if isinstance(v, str) and v.lower() in _SCATTER_REDUCTIONS:
+        return [_SCATTER_REDUCTIONS.index(v.lower())]
+    if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
+        return [_args.integer(what, v, *_args.INT32)]  # the library checks the range
+    raise errors.InvalidArgument("%s: %r is not one of %s"
+                                 % (what, v, ", ".join(_SCATTER_REDUCTIONS)))
 
 
 def _k_pad_mode(g, what, v, call):
@@ -294,6 +304,7 @@ def _k_pads(g, what, v, call):
 KINDS = {
     "tensor": ([ctypes.c_int32], _k_tensor),
     "pad_mode": ([ctypes.c_int], _k_pad_mode),
+    "scatter_reduction": ([ctypes.c_int], _k_scatter_reduction),
     "pads": ([ctypes.c_void_p], _k_pads),
     "double": ([ctypes.c_double], _k_float),
     "slices": ([ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p],
@@ -580,6 +591,13 @@ _BUILDERS = {
             "The larger of a and b with NumPy broadcasting (NaN if either is NaN)."),
     "min": ("dqg_min", [Param("a", T), Param("b", T)],
             "The smaller of a and b with NumPy broadcasting (NaN if either is NaN)."),
+    "gather_nd": ("dqg_gather_nd", [Param("data", T), Param("indices", T),
+                                    Param("batch_dims", "int32", 0)],
+                  "ONNX GatherND: slices of data at the index tuples of indices' last axis."),
+    "scatter_nd": ("dqg_scatter_nd", [Param("data", T), Param("indices", T), Param("updates", T),
+                                      Param("reduction", "scatter_reduction", "none")],
+                   "ONNX ScatterND: data with updates written at the index tuples; reduction "
+                   "one of: " + ", ".join(_SCATTER_REDUCTIONS) + "."),
     "cumsum": ("dqg_cumsum", [Param("x", T), Param("axis", "int32", 0),
                               Param("exclusive", "bool", False), Param("reverse", "bool", False)],
                "ONNX CumSum: running sums along axis (exclusive: each leaves out its own "

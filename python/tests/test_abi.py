@@ -85,6 +85,8 @@ def _enum_constants():
     pairs += [("DQG_RESIZE_" + n.upper(), i) for i, n in enumerate(graph._RESIZE_MODES)]
     pairs += [("DQG_RESIZE_" + n.upper(), i) for i, n in enumerate(graph._RESIZE_COORDS)]
     pairs += [("DQG_RESIZE_" + n.upper(), i) for i, n in enumerate(graph._RESIZE_NEAREST)]
+    pairs += [("DQG_SCATTER_" + n.upper(), i) for i, n in enumerate(graph._SCATTER_REDUCTIONS)]
+    pairs += [("DQG_SCATTER_REDUCTION_COUNT", len(graph._SCATTER_REDUCTIONS))]
     pairs += [("DQG_PAD_" + n.upper(), i) for i, n in enumerate(graph._PAD_MODES)]
     pairs += [("DQG_PAD_MODE_COUNT", len(graph._PAD_MODES))]
     pairs += [("DQG_REDUCE_" + n.upper(), i) for i, n in enumerate(graph._REDUCE_OPS)]

@@ -532,6 +532,21 @@ def test_cumsum_and_topk():
     np.testing.assert_array_equal(out["i"], [[2, 0], [1, 3]])
 
 
+def test_gather_nd_and_scatter_nd():
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    g = dqgraph.Graph()
+    x = g.input("a", "f32", a.shape)
+    i = g.constant(np.array([[1, 2], [0, -1]], np.int64))
+    g.output(g.gather_nd(x, i), "g")
+    g.output(g.scatter_nd(x, i, g.constant(np.float32([10, 20])), "add"), "s")
+    out = run_all(g, {"a": a})
+    np.testing.assert_array_equal(out["g"], [5, 2])
+    want = a.copy()
+    want[1, 2] += 10
+    want[0, 2] += 20
+    np.testing.assert_array_equal(out["s"], want)
+
+
 def test_pad_errors():
     cases = [([0, 0, 1, 1], "constant", 256, dqgraph.InvalidArgument, "not a u8 value"),
              ([-1, 0, -1, 0], "constant", 0, dqgraph.InvalidArgument, "no empty tensors"),
