@@ -66,7 +66,8 @@ function(dqg_register_onnx_conformance)
       test_tile* test_instancenorm* test_reduce_l1_* test_reduce_l2_* test_reduce_log_sum
       test_reduce_log_sum_asc_axes test_reduce_log_sum_default test_reduce_log_sum_desc_axes
       test_reduce_log_sum_negative_axes test_isnan test_isinf* test_top_k* test_gathernd_*
-      test_scatternd*
+      test_scatternd* test_scatter_elements_* test_scatter_with_axis test_scatter_without_axis
+      test_mod_*
       # Cast between the float types dqgraph has (it has no DOUBLE or STRING;
       # FLOAT_to_BFLOAT16's expected data is truncated, dqgraph rounds to
       # nearest even).
@@ -102,7 +103,7 @@ function(dqg_register_onnx_conformance)
       test_reduce_sum_negative_axes_keepdims_random test_constantofshape_int_shape_zero
       test_slice_start_out_of_bounds test_split_zero_size_splits test_max_float64
       test_max_uint64 test_min_float64 test_min_uint64 test_resize_tf_crop_and_resize
-      test_tril_zero test_triu_zero)
+      test_tril_zero test_triu_zero test_mod_mixed_sign_float64 test_mod_uint64)
   set(_cases "")
   foreach(_p ${_patterns})
     file(GLOB _found LIST_DIRECTORIES true ${DQG_ONNX_TESTDATA}/${_p})

@@ -173,7 +173,11 @@ typedef struct dqg_op {
         } gather_nd;
         struct {
             dqg_scatter_reduction reduction;
-        } scatter_nd;
+            int axis; /* ScatterElements: normalized to [0, rank) */
+        } scatter;    /* ScatterND and ScatterElements */
+        struct {
+            bool fmod;
+        } mod;
         dqg_resize_attrs resize; /* cubic_a set; a scale of 0: sizes / x's dimension */
         struct {
             int axis; /* normalized to [0, rank of data) */
@@ -358,6 +362,8 @@ extern const dqg_op_def dqg_op_def_cumsum;
 extern const dqg_op_def dqg_op_def_topk;
 extern const dqg_op_def dqg_op_def_gather_nd;
 extern const dqg_op_def dqg_op_def_scatter_nd;
+extern const dqg_op_def dqg_op_def_scatter_elements;
+extern const dqg_op_def dqg_op_def_mod;
 
 /* Resize (graph/ops/resize.c): the source coordinates and weights that
  * output coordinate o of `axis` (x's size in, the output's out) reads: up

@@ -41,6 +41,8 @@ static const dqg_op_def *const defs[DQG_OP_KIND_COUNT] = {
     [DQG_OP_TOPK] = &dqg_op_def_topk,
     [DQG_OP_GATHER_ND] = &dqg_op_def_gather_nd,
     [DQG_OP_SCATTER_ND] = &dqg_op_def_scatter_nd,
+    [DQG_OP_SCATTER_ELEMENTS] = &dqg_op_def_scatter_elements,
+    [DQG_OP_MOD] = &dqg_op_def_mod,
 };
 
 const dqg_op_def *dqg_op_def_of(dqg_op_kind kind)
@@ -90,6 +92,8 @@ const char *dqg_op_kind_name(dqg_op_kind kind)
         [DQG_OP_TOPK] = "TopK",
         [DQG_OP_GATHER_ND] = "GatherND",
         [DQG_OP_SCATTER_ND] = "ScatterND",
+        [DQG_OP_SCATTER_ELEMENTS] = "ScatterElements",
+        [DQG_OP_MOD] = "Mod",
     };
     return (kind >= 0 && kind < DQG_OP_KIND_COUNT) ? names[kind] : "Unknown";
 }

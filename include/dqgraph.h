@@ -255,6 +255,8 @@ typedef enum dqg_op_kind {
     DQG_OP_TOPK,
     DQG_OP_GATHER_ND,
     DQG_OP_SCATTER_ND,
+    DQG_OP_SCATTER_ELEMENTS,
+    DQG_OP_MOD,
     DQG_OP_KIND_COUNT
 } dqg_op_kind;
 
@@ -688,6 +690,26 @@ typedef enum dqg_scatter_reduction {
 DQG_API dqg_tensor_id dqg_scatter_nd(dqg_graph *graph, const char *name, dqg_tensor_id data,
                                      dqg_tensor_id indices, dqg_tensor_id updates,
                                      dqg_scatter_reduction reduction);
+
+/**
+ * ONNX ScatterElements: y is data with updates[i...] written at data[i...]
+ * with the coordinate on `axis` replaced by indices[i...], in order,
+ * combined by `reduction`. indices (s32 or s64) and updates have one shape,
+ * of data's rank and at most data's dimensions off the axis; indices are
+ * checked as for dqg_gather_elements. Types as for dqg_scatter_nd.
+ */
+DQG_API dqg_tensor_id dqg_scatter_elements(dqg_graph *graph, const char *name, dqg_tensor_id data,
+                                           dqg_tensor_id indices, dqg_tensor_id updates, int axis,
+                                           dqg_scatter_reduction reduction);
+
+/**
+ * ONNX Mod with NumPy broadcasting: the remainder of a / b. With fmod (the
+ * only choice for f32, f16 and bf16) its sign is a's, as C's fmod; without,
+ * b's, as Python's % (integers only). An integer b of 0 is an error when
+ * the graph runs. a and b of one type (the types of dqg_add).
+ */
+DQG_API dqg_tensor_id dqg_mod(dqg_graph *graph, const char *name, dqg_tensor_id a, dqg_tensor_id b,
+                              bool fmod);
 
 /** The comparisons of dqg_compare. */
 typedef enum dqg_compare_op {

@@ -1058,10 +1058,10 @@ static dqg_status check_operators(onnx_import *c, const bool *live)
 static bool foldable(onnx_import *c)
 {
     static const char *const kinds[] = {
-        "Gather", "Unsqueeze", "Squeeze",    "Concat",    "Cast",      "Add",       "Sub",
-        "Mul",    "Div",       "Slice",      "Reshape",   "Flatten",   "Transpose", "Neg",
-        "Abs",    "Sqrt",      "ReduceProd", "ReduceSum", "ReduceMax", "ReduceMin", "Pow",
-        "Max",    "Min",       "Floor",      "Ceil",      "Round",     NULL};
+        "Gather",     "Unsqueeze", "Squeeze",   "Concat",    "Cast",      "Add", "Sub", "Mul",
+        "Div",        "Slice",     "Reshape",   "Flatten",   "Transpose", "Neg", "Abs", "Sqrt",
+        "ReduceProd", "ReduceSum", "ReduceMax", "ReduceMin", "Pow",       "Max", "Min", "Floor",
+        "Ceil",       "Round",     "Mod",       "Size",      "Tile",      NULL};
     /* Comparisons and selections on shapes (Where(Equal(shape, 0), ...)). */
     static const char *const selections[] = {
         "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Not",

@@ -1910,6 +1910,51 @@ static dqg_status import_nd(onnx_import *c)
     return output_of(c, dqg_scatter_nd(c->g, name, data, idx, upd, (dqg_scatter_reduction)r));
 }
 
+/* ScatterElements (11+, reduction from 16) and the older Scatter (9, 10). */
+static dqg_status import_scatter_elements(onnx_import *c)
+{
+    static const char *const known[] = {"axis", "reduction", NULL};
+    static const char *const reductions_el[] = {"none", "add", "mul", "max", "min", NULL};
+    dqg_status st;
+    dqg_tensor_id data, idx, upd;
+    int64_t axis;
+    char text[16];
+    if ((st = onnx_check_arity(c, 3, 3, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, known)) != DQG_OK ||
+        (st = onnx_attr_int(c, "axis", 0, &axis)) != DQG_OK ||
+        (st = onnx_attr_string(c, "reduction", "none", text, sizeof text)) != DQG_OK ||
+        (st = onnx_input(c, 0, "data", true, &data)) != DQG_OK ||
+        (st = onnx_input(c, 1, "indices", true, &idx)) != DQG_OK ||
+        (st = onnx_input(c, 2, "updates", true, &upd)) != DQG_OK)
+        return st;
+    int r = name_index(reductions_el, text);
+    if (r < 0)
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                              "reduction is '%s'; it must be 'none', 'add', 'mul', 'max' or "
+                              "'min'",
+                              text);
+    if (axis < INT32_MIN || axis > INT32_MAX)
+        axis = INT32_MAX;
+    return output_of(c, dqg_scatter_elements(c->g, onnx_op_name(c, NULL), data, idx, upd, (int)axis,
+                                             (dqg_scatter_reduction)r));
+}
+
+/* Mod (opsets 10, 13). */
+static dqg_status import_mod(onnx_import *c)
+{
+    static const char *const known[] = {"fmod", NULL};
+    dqg_status st;
+    dqg_tensor_id a, b;
+    int64_t fm;
+    if ((st = onnx_check_arity(c, 2, 2, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, known)) != DQG_OK ||
+        (st = onnx_attr_int(c, "fmod", 0, &fm)) != DQG_OK ||
+        (st = onnx_input(c, 0, "A", true, &a)) != DQG_OK ||
+        (st = onnx_input(c, 1, "B", true, &b)) != DQG_OK)
+        return st;
+    return output_of(c, dqg_mod(c->g, onnx_op_name(c, NULL), a, b, fm != 0));
+}
+
 /* ArgMax and ArgMin (opsets 1 to 13). */
 static dqg_status import_arg(onnx_import *c)
 {
@@ -2031,6 +2076,9 @@ const onnx_op_entry onnx_more_ops[] = {
     {"", "InstanceNormalization", import_instance_norm, NULL},
     {"", "CumSum", import_cumsum, second_const_input},
     {"", "TopK", import_topk, topk_const_inputs},
+    {"", "ScatterElements", import_scatter_elements, NULL},
+    {"", "Scatter", import_scatter_elements, NULL},
+    {"", "Mod", import_mod, NULL},
     {"", "GatherND", import_nd, NULL},
     {"", "ScatterND", import_nd, NULL},
     {"", "IsNaN", import_is_special, NULL},

@@ -1026,3 +1026,100 @@ Test(nd, builder_rules)
                  "input 2 (updates) has shape [4]", "need [1]");
     dqg_graph_destroy(g);
 }
+
+/* ---- ScatterElements and Mod ------------------------------------------------ */
+
+/* Along axis 1 of [2, 3], updates added, a duplicate index adding twice. */
+Test(nd, scatter_elements_along_an_axis)
+{
+    dqg_graph *g;
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    int64_t dd[] = {2, 3}, id[] = {2, 2};
+    const int32_t idx[] = {2, 2, -3, 1};
+    const float upd[] = {1, 10, 100, 1000};
+    dqg_tensor_id x = dqg_input(g, "x", DQG_F32, 2, dd);
+    dqg_tensor_id y =
+        dqg_scatter_elements(g, "se", x, dqg_constant(g, "i", DQG_S32, 2, id, idx, 16),
+                             dqg_constant(g, "u", DQG_F32, 2, id, upd, 16), 1, DQG_SCATTER_ADD);
+    cr_assert_neq(y, DQG_NONE, "%s", dqg_last_error());
+    dqg_output(g, y, "y");
+    finalize_ok(g);
+    const float data[] = {0, 0, 0, 5, 5, 5};
+    float ref[6], got[6];
+    cr_assert_eq(run_ref_1(g, x, (void *)data, sizeof data, y, ref, sizeof ref), DQG_OK);
+    dqg_compile_options o = dqg_compile_options_default();
+    dqg_compiled *c;
+    cr_assert_eq(dqg_compile(g, &o, &c), DQG_OK, "%s", dqg_last_error());
+    dqg_buffer bi = {.name = "x", .data = (void *)data, .size = sizeof data},
+               bo = {.name = "y", .data = got, .size = sizeof got};
+    cr_assert_eq(dqg_execute(c, &bi, 1, &bo, 1), DQG_OK, "%s", dqg_last_error());
+    const float want[] = {0, 0, 11, 105, 1005, 5};
+    cr_assert(memcmp(ref, want, sizeof want) == 0 && memcmp(got, want, sizeof want) == 0,
+              "%g %g %g %g %g %g", got[0], got[1], got[2], got[3], got[4], got[5]);
+    dqg_compiled_destroy(c);
+    dqg_graph_destroy(g);
+}
+
+typedef struct mod_case {
+    bool fmod;
+    const void *b;
+    dqg_dtype t;
+} mod_case;
+
+static dqg_tensor_id build_mod(dqg_graph *g, dqg_tensor_id x, const void *ctx)
+{
+    const mod_case *m = ctx;
+    int64_t d[] = {4};
+    return dqg_mod(g, "md", x,
+                   dqg_constant(g, "b", m->t, 1, d, m->b, 4 * (m->t == DQG_S64 ? 8 : 4)), m->fmod);
+}
+
+/* The sign follows b (Python's %) or a (fmod); INT64_MIN mod -1 is 0; a
+ * float remainder is C's fmodf. */
+Test(mod, signs_and_extremes)
+{
+    const int64_t a[] = {7, -7, INT64_MIN, 5}, b[] = {-3, 3, -1, 5};
+    int64_t d[] = {4}, ref[4], got[4];
+    mod_case m = {false, b, DQG_S64};
+    run_both(DQG_S64, 1, d, a, build_mod, &m, ref, got, sizeof ref, NULL, 0);
+    const int64_t py[] = {-2, 2, 0, 0}, c[] = {1, -1, 0, 0};
+    cr_assert(memcmp(ref, py, sizeof py) == 0 && memcmp(got, py, sizeof py) == 0, "%lld %lld",
+              (long long)got[0], (long long)got[1]);
+    m.fmod = true;
+    run_both(DQG_S64, 1, d, a, build_mod, &m, ref, got, sizeof ref, NULL, 0);
+    cr_assert(memcmp(ref, c, sizeof c) == 0 && memcmp(got, c, sizeof c) == 0);
+    const float fa[] = {7.5f, -7.5f, 1.0f, 3.0f}, fb[] = {2.0f, 2.0f, 0.0f, -2.0f};
+    float fr[4], fg[4];
+    mod_case mf = {true, fb, DQG_F32};
+    run_both(DQG_F32, 1, d, fa, build_mod, &mf, fr, fg, sizeof fr, NULL, 0);
+    cr_assert(fr[0] == 1.5f && fr[1] == -1.5f && isnan(fr[2]) && fr[3] == 1.0f, "%g %g %g %g",
+              fr[0], fr[1], fr[2], fr[3]);
+    cr_assert(fg[0] == 1.5f && fg[1] == -1.5f && isnan(fg[2]) && fg[3] == 1.0f);
+}
+
+/* An integer divisor of 0 is an error naming the element; floats need fmod. */
+Test(mod, rules)
+{
+    dqg_graph *g;
+    int64_t d[] = {3};
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    dqg_tensor_id a = dqg_input(g, "a", DQG_S32, 1, d), b = dqg_input(g, "b", DQG_S32, 1, d);
+    dqg_output(g, dqg_mod(g, "m", a, b, false), "y");
+    finalize_ok(g);
+    int32_t av[3] = {1, 2, 3}, bv[3] = {1, 0, 1}, y[3];
+    dqg_buffer in[2] = {{.name = "a", .data = av, .size = 12},
+                        {.name = "b", .data = bv, .size = 12}};
+    dqg_buffer out = {.name = "y", .data = y, .size = 12};
+    dqg_compile_options o = dqg_compile_options_default();
+    dqg_compiled *c;
+    cr_assert_eq(dqg_compile(g, &o, &c), DQG_OK, "%s", dqg_last_error());
+    expect_error(dqg_execute(c, in, 2, &out, 1), DQG_INVALID_ARGUMENT, "Mod 'm'",
+                 "zero at element 1");
+    dqg_compiled_destroy(c);
+    dqg_graph_destroy(g);
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    a = dqg_input(g, "a", DQG_F32, 1, d);
+    cr_assert_eq(dqg_mod(g, "m", a, a, false), DQG_NONE);
+    expect_error(dqg_graph_finalize(g), DQG_INVALID_ARGUMENT, "Mod 'm'", "fmod = 1");
+    dqg_graph_destroy(g);
+}

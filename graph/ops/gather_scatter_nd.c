@@ -1,8 +1,10 @@
-/* GatherND and ScatterND (ONNX): slices of data addressed by tuples of m
- * indices (the last dimension of `indices`), read out (GatherND, with
- * leading batch dimensions) or written in (ScatterND, replacing or
- * combining). Whole-byte types; indices s32 or s64, negative ones counting
- * from the end, checked element by element (constant ones when built). */
+/* GatherND, ScatterND and ScatterElements (ONNX): slices of data addressed
+ * by tuples of m indices (the last dimension of `indices`), read out
+ * (GatherND, with leading batch dimensions) or written in (ScatterND,
+ * replacing or combining), and elements written along one axis
+ * (ScatterElements, GatherElements' inverse). Whole-byte types; indices s32
+ * or s64, negative ones counting from the end, checked element by element
+ * (constant ones when built). */
 #include <string.h>
 
 #include "graph/dtype.h"
@@ -198,8 +200,36 @@ dqg_tensor_id dqg_scatter_nd(dqg_graph *g, const char *name, dqg_tensor_id data,
     int32_t o = dqg_graph_add_op(g, DQG_OP_SCATTER_ND, name, 3, ins, 1, &dt, &rank, dims);
     if (o < 0)
         return DQG_NONE;
-    g->ops[o].attrs.scatter_nd.reduction = reduction;
+    g->ops[o].attrs.scatter.reduction = reduction;
     return g->ops[o].outputs[0];
+}
+
+/* Y[at] = Y[at] combined with U[from] by r (integers modulo 2^bits). */
+static void combine(dqg_dtype t, dqg_scatter_reduction r, void *Y, int64_t at, const void *U,
+                    int64_t from)
+{
+    if (r == DQG_SCATTER_NONE) {
+        size_t es = (size_t)dqg_dtype_bits(t) / 8;
+        memcpy((char *)Y + (size_t)at * es, (const char *)U + (size_t)from * es, es);
+    } else if (dqg_dtype_is_integer(t)) {
+        int bits = dqg_dtype_bits(t);
+        uint64_t mask = bits == 64 ? ~(uint64_t)0 : ((uint64_t)1 << bits) - 1;
+        int64_t a = dqg_load_int(t, Y, at), b = dqg_load_int(t, U, from);
+        uint64_t res = r == DQG_SCATTER_ADD   ? (uint64_t)a + (uint64_t)b
+                       : r == DQG_SCATTER_MUL ? (uint64_t)a * (uint64_t)b
+                       : r == DQG_SCATTER_MAX ? (uint64_t)(a > b ? a : b)
+                                              : (uint64_t)(a < b ? a : b);
+        res &= mask;
+        bool neg = dqg_int_min(t) < 0 && (res >> (bits - 1));
+        dqg_store_int(t, Y, at, neg ? (int64_t)(res | ~mask) : (int64_t)res);
+    } else {
+        float a = dqg_load_float(t, Y, at), b = dqg_load_float(t, U, from);
+        float res = r == DQG_SCATTER_ADD   ? a + b
+                    : r == DQG_SCATTER_MUL ? a * b
+                    : r == DQG_SCATTER_MAX ? dqg_max_f(a, b)
+                                           : dqg_min_f(a, b);
+        dqg_store_float(t, Y, at, res);
+    }
 }
 
 static dqg_status scatter_nd_reference(const dqg_graph *g, const dqg_op *op, dqg_ref_values *v)
@@ -214,43 +244,19 @@ static dqg_status scatter_nd_reference(const dqg_graph *g, const dqg_op *op, dqg
     size_t es = (size_t)dqg_dtype_bits(d->dtype) / 8;
     if (Y != D)
         memcpy(Y, D, (size_t)d->nelems * es);
-    dqg_scatter_reduction r = op->attrs.scatter_nd.reduction;
-    bool integer = dqg_dtype_is_integer(d->dtype);
-    int bits = dqg_dtype_bits(d->dtype);
-    uint64_t mask = bits == 64 ? ~(uint64_t)0 : ((uint64_t)1 << bits) - 1;
-    bool sgn = integer && dqg_int_min(d->dtype) < 0;
+    dqg_scatter_reduction r = op->attrs.scatter.reduction;
     int64_t tuples = ix->nelems / ix->dims[ix->rank - 1];
     for (int64_t t = 0; t < tuples; t++) {
         int64_t slice, off = slice_offset(d, ix, I, 0, 0, t, &slice);
-        for (int64_t k = 0; k < slice; k++) {
-            int64_t at = off + k, from = t * slice + k;
-            if (r == DQG_SCATTER_NONE) {
-                memcpy((char *)Y + (size_t)at * es, (const char *)U + (size_t)from * es, es);
-            } else if (integer) {
-                int64_t a = dqg_load_int(d->dtype, Y, at), b = dqg_load_int(d->dtype, U, from);
-                uint64_t res = r == DQG_SCATTER_ADD   ? (uint64_t)a + (uint64_t)b
-                               : r == DQG_SCATTER_MUL ? (uint64_t)a * (uint64_t)b
-                               : r == DQG_SCATTER_MAX ? (uint64_t)(a > b ? a : b)
-                                                      : (uint64_t)(a < b ? a : b);
-                res &= mask;
-                dqg_store_int(d->dtype, Y, at,
-                              sgn && (res >> (bits - 1)) ? (int64_t)(res | ~mask) : (int64_t)res);
-            } else {
-                float a = dqg_load_float(d->dtype, Y, at), b = dqg_load_float(d->dtype, U, from);
-                float res = r == DQG_SCATTER_ADD   ? a + b
-                            : r == DQG_SCATTER_MUL ? a * b
-                            : r == DQG_SCATTER_MAX ? dqg_max_f(a, b)
-                                                   : dqg_min_f(a, b);
-                dqg_store_float(d->dtype, Y, at, res);
-            }
-        }
+        for (int64_t k = 0; k < slice; k++)
+            combine(d->dtype, r, Y, off + k, U, t * slice + k);
     }
     return DQG_OK;
 }
 
 static void scatter_nd_format(const dqg_op *op, char *buf, size_t size)
 {
-    snprintf(buf, size, "reduction=%s", reduction_names[op->attrs.scatter_nd.reduction]);
+    snprintf(buf, size, "reduction=%s", reduction_names[op->attrs.scatter.reduction]);
 }
 
 const dqg_op_def dqg_op_def_scatter_nd = {
@@ -258,4 +264,110 @@ const dqg_op_def dqg_op_def_scatter_nd = {
     .name = "ScatterND",
     .reference = scatter_nd_reference,
     .format_attrs = scatter_nd_format,
+};
+
+dqg_tensor_id dqg_scatter_elements(dqg_graph *g, const char *name, dqg_tensor_id data,
+                                   dqg_tensor_id indices, dqg_tensor_id updates, int axis,
+                                   dqg_scatter_reduction reduction)
+{
+    const char *kind = "ScatterElements";
+    if (!dqg_graph_can_build(g, kind, name) ||
+        !dqg_graph_check_input(g, kind, name, 0, "data", data, false) ||
+        !dqg_graph_check_input(g, kind, name, 1, "indices", indices, false) ||
+        !dqg_graph_check_input(g, kind, name, 2, "updates", updates, false) ||
+        !dqg_check_dtype_in(g, kind, name, 1, "indices", indices, index_types, 2) ||
+        !dqg_check_same_dtype(g, kind, name, data, updates))
+        return DQG_NONE;
+    const char *shown = dqg_op_display_name(name);
+    const dqg_tensor *d = &g->tensors[data], *ix = &g->tensors[indices], *u = &g->tensors[updates];
+    if (dqg_dtype_bits(d->dtype) % 8 != 0 || d->rank < 1)
+        return dqg_graph_fail(g, DQG_INVALID_ARGUMENT,
+                              "%s '%s': input 0 (data) is a %s tensor of rank %d; it must be of "
+                              "whole bytes and rank >= 1",
+                              kind, shown, dqg_dtype_name(d->dtype), d->rank);
+    if ((int)reduction < 0 || reduction >= DQG_SCATTER_REDUCTION_COUNT ||
+        (reduction != DQG_SCATTER_NONE && d->dtype == DQG_BOOL))
+        return dqg_graph_fail(g, DQG_INVALID_ARGUMENT,
+                              "%s '%s': reduction %d is not one of dqg_scatter_reduction for %s",
+                              kind, shown, (int)reduction, dqg_dtype_name(d->dtype));
+    if (axis < -d->rank || axis >= d->rank)
+        return dqg_graph_fail(g, DQG_INVALID_ARGUMENT, "%s '%s': axis %d is outside [-%d, %d)",
+                              kind, shown, axis, d->rank, d->rank);
+    int ax = axis < 0 ? axis + d->rank : axis;
+    bool ok = ix->rank == d->rank && u->rank == ix->rank;
+    for (int i = 0; i < d->rank && ok; i++)
+        ok = u->dims[i] == ix->dims[i] && (i == ax || ix->dims[i] <= d->dims[i]);
+    if (!ok) {
+        char sd[DQG_DIMS_BUF], si[DQG_DIMS_BUF], su[DQG_DIMS_BUF];
+        return dqg_graph_fail(g, DQG_INVALID_ARGUMENT,
+                              "%s '%s': indices %s and updates %s must have one shape, of data's "
+                              "rank and at most data's dimensions %s off axis %d",
+                              kind, shown, dqg_format_dims(si, sizeof si, ix->rank, ix->dims),
+                              dqg_format_dims(su, sizeof su, u->rank, u->dims),
+                              dqg_format_dims(sd, sizeof sd, d->rank, d->dims), ax);
+    }
+    if (ix->kind == DQG_TENSOR_CONSTANT && ix->data) {
+        dqg_op probe = {.kind = DQG_OP_SCATTER_ELEMENTS, .name = (char *)shown};
+        probe.attrs.gather.axis = ax;
+        if (dqg_gather_check_indices(&probe, ix, ix->data, d->dims[ax]) != DQG_OK)
+            return dqg_graph_fail(g, DQG_INVALID_ARGUMENT, "%s", dqg_last_error());
+    }
+    dqg_tensor_id ins[3] = {data, indices, updates};
+    dqg_dtype dt = d->dtype;
+    int rank = d->rank;
+    int64_t dims[1][DQG_MAX_RANK];
+    memcpy(dims[0], d->dims, sizeof dims[0]);
+    int32_t o = dqg_graph_add_op(g, DQG_OP_SCATTER_ELEMENTS, name, 3, ins, 1, &dt, &rank, dims);
+    if (o < 0)
+        return DQG_NONE;
+    g->ops[o].attrs.scatter.reduction = reduction;
+    g->ops[o].attrs.scatter.axis = ax;
+    return g->ops[o].outputs[0];
+}
+
+static dqg_status scatter_elements_reference(const dqg_graph *g, const dqg_op *op,
+                                             dqg_ref_values *v)
+{
+    const dqg_tensor *d = &g->tensors[op->inputs[0]], *ix = &g->tensors[op->inputs[1]];
+    const void *D = v->data[op->inputs[0]], *I = v->data[op->inputs[1]];
+    const void *U = v->data[op->inputs[2]];
+    void *Y = v->data[op->outputs[0]];
+    int ax = op->attrs.scatter.axis;
+    int64_t dim = d->dims[ax];
+    dqg_op probe = *op;
+    probe.attrs.gather.axis = ax;
+    dqg_status st = dqg_gather_check_indices(&probe, ix, I, dim);
+    if (st != DQG_OK)
+        return st;
+    size_t es = (size_t)dqg_dtype_bits(d->dtype) / 8;
+    if (Y != D)
+        memcpy(Y, D, (size_t)d->nelems * es);
+    int64_t ds[DQG_MAX_RANK];
+    dqg_strides(d->rank, d->dims, ds);
+    for (int64_t i = 0; i < ix->nelems; i++) {
+        int64_t j = dqg_load_int(ix->dtype, I, i);
+        if (j < 0)
+            j += dim;
+        int64_t rem = i, at = 0;
+        for (int k = ix->rank - 1; k >= 0; k--) {
+            int64_t c = rem % ix->dims[k];
+            rem /= ix->dims[k];
+            at += (k == ax ? j : c) * ds[k];
+        }
+        combine(d->dtype, op->attrs.scatter.reduction, Y, at, U, i);
+    }
+    return DQG_OK;
+}
+
+static void scatter_elements_format(const dqg_op *op, char *buf, size_t size)
+{
+    snprintf(buf, size, "axis=%d reduction=%s", op->attrs.scatter.axis,
+             reduction_names[op->attrs.scatter.reduction]);
+}
+
+const dqg_op_def dqg_op_def_scatter_elements = {
+    .kind = DQG_OP_SCATTER_ELEMENTS,
+    .name = "ScatterElements",
+    .reference = scatter_elements_reference,
+    .format_attrs = scatter_elements_format,
 };

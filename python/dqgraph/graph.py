@@ -598,6 +598,14 @@ _BUILDERS = {
                                       Param("reduction", "scatter_reduction", "none")],
                    "ONNX ScatterND: data with updates written at the index tuples; reduction "
                    "one of: " + ", ".join(_SCATTER_REDUCTIONS) + "."),
+    "scatter_elements": ("dqg_scatter_elements",
+                         [Param("data", T), Param("indices", T), Param("updates", T),
+                          Param("axis", "int32", 0),
+                          Param("reduction", "scatter_reduction", "none")],
+                         "ONNX ScatterElements: data with updates written along axis at "
+                         "indices."),
+    "mod": ("dqg_mod", [Param("a", T), Param("b", T), Param("fmod", "bool", False)],
+            "ONNX Mod: a's remainder by b, with b's sign (Python's %, integers) or a's (fmod)."),
     "cumsum": ("dqg_cumsum", [Param("x", T), Param("axis", "int32", 0),
                               Param("exclusive", "bool", False), Param("reverse", "bool", False)],
                "ONNX CumSum: running sums along axis (exclusive: each leaves out its own "

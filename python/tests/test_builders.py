@@ -547,6 +547,19 @@ def test_gather_nd_and_scatter_nd():
     np.testing.assert_array_equal(out["s"], want)
 
 
+def test_scatter_elements_and_mod():
+    a = np.zeros((2, 3), np.float32)
+    g = dqgraph.Graph()
+    x = g.input("a", "f32", a.shape)
+    i = g.constant(np.array([[2, 0]], np.int64))
+    g.output(g.scatter_elements(x, i, g.constant(np.float32([[7, 8]])), axis=1), "s")
+    n = g.input("n", "s32", (4,))
+    g.output(g.mod(n, g.constant(np.int32([3, -3, 3, -3]))), "m")
+    out = run_all(g, {"a": a, "n": np.int32([7, 7, -7, -7])})
+    np.testing.assert_array_equal(out["s"], [[8, 0, 7], [0, 0, 0]])
+    np.testing.assert_array_equal(out["m"], np.int32([7, 7, -7, -7]) % np.int32([3, -3, 3, -3]))
+
+
 def test_pad_errors():
     cases = [([0, 0, 1, 1], "constant", 256, dqgraph.InvalidArgument, "not a u8 value"),
              ([-1, 0, -1, 0], "constant", 0, dqgraph.InvalidArgument, "no empty tensors"),
