@@ -1955,6 +1955,209 @@ static dqg_status import_mod(onnx_import *c)
     return output_of(c, dqg_mod(c->g, onnx_op_name(c, NULL), a, b, fm != 0));
 }
 
+/* 0, 1, ..., n - 1 of type t as a tensor of `rank` dimensions, the values
+ * along dimension `axis` (the others 1). */
+static dqg_tensor_id arange_along(onnx_import *c, const char *suffix, dqg_dtype t, int64_t n,
+                                  int rank, int axis)
+{
+    size_t bytes = dqg_dtype_storage_size(t, n);
+    void *data = malloc(bytes ? bytes : 1);
+    if (!data) {
+        onnx_node_fail(c, DQG_OUT_OF_MEMORY, "out of memory for %lld indices", (long long)n);
+        return DQG_NONE;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        float f = (float)i;
+        if (dqg_dtype_is_integer(t))
+            dqg_store_int(t, data, i, i);
+        else
+            dqg_dtype_encode(t, &f, 1, data, i, true);
+    }
+    int64_t dims[DQG_MAX_RANK];
+    for (int d = 0; d < rank; d++)
+        dims[d] = d == axis ? n : 1;
+    dqg_tensor_id r = onnx_add_constant(c, suffix, t, rank, dims, data);
+    free(data);
+    return r;
+}
+
+/* OneHot (opsets 9, 11): Where(Unsqueeze(indices, axis) = 0..depth-1 along
+ * axis, on, off), negative indices first moved up by depth (from opset 11;
+ * an index outside [-depth, depth) matches nothing, all off). depth a
+ * constant; values [off, on] read by Gather. */
+static dqg_status import_onehot(onnx_import *c)
+{
+    static const char *const known[] = {"axis", NULL};
+    dqg_status st;
+    int64_t axis, depth;
+    dqg_tensor_id ix, values;
+    const onnx_tensor *dt;
+    if ((st = onnx_check_arity(c, 3, 3, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, known)) != DQG_OK ||
+        (st = onnx_attr_int(c, "axis", -1, &axis)) != DQG_OK ||
+        (st = onnx_input_const(c, 1, "depth", true, &dt)) != DQG_OK ||
+        (st = onnx_input(c, 0, "indices", true, &ix)) != DQG_OK ||
+        (st = onnx_input(c, 2, "values", true, &values)) != DQG_OK)
+        return st;
+    if (dt->nelems != 1)
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "input 1 (depth) has %lld values",
+                              (long long)dt->nelems);
+    double dv = onnx_tensor_get(dt, 0);
+    if (!(dv >= 1.0 && dv <= (double)(1 << 24)))
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "depth %g is outside [1, 2^24]", dv);
+    depth = (int64_t)dv;
+    onnx_shape is = onnx_tensor_shape(c, ix), vs = onnx_tensor_shape(c, values);
+    int rank = is.rank + 1;
+    if (axis < -rank || axis >= rank || rank > DQG_MAX_RANK)
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                              "axis %lld is outside [-%d, %d) for a result of rank %d",
+                              (long long)axis, rank, rank, rank);
+    if (axis < 0)
+        axis += rank;
+    if (vs.nelems != 2)
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT,
+                              "input 2 (values) has %lld elements; it must be [off, on]",
+                              (long long)vs.nelems);
+    dqg_tensor_id idx = ix;
+    if (c->node_opset >= 11) {
+        dqg_tensor_id zero = onnx_add_scalar(c, "zero", is.dtype, 0.0f);
+        dqg_tensor_id dep = onnx_add_scalar(c, "depth", is.dtype, (float)depth);
+        dqg_tensor_id neg =
+            dqg_compare(c->g, onnx_op_name(c, "negative"), DQG_COMPARE_LESS, ix, zero);
+        dqg_tensor_id up = dqg_add(c->g, onnx_op_name(c, "wrapped"), ix, dep);
+        idx = dqg_where(c->g, onnx_op_name(c, "index"), neg, up, ix);
+    }
+    int64_t ud[DQG_MAX_RANK];
+    for (int d = 0, k = 0; d < rank; d++)
+        ud[d] = d == axis ? 1 : is.dims[k++];
+    idx = dqg_reshape(c->g, onnx_op_name(c, "unsqueeze"), idx, rank, ud);
+    dqg_tensor_id ar = arange_along(c, "range", is.dtype, depth, rank - (int)axis, 0);
+    if (ar == DQG_NONE)
+        return onnx_builder_failed(c);
+    dqg_tensor_id hit = dqg_compare(c->g, onnx_op_name(c, "hit"), DQG_COMPARE_EQUAL, idx, ar);
+    int64_t k0 = 0, k1 = 1;
+    dqg_tensor_id flat = dqg_reshape(c->g, onnx_op_name(c, "values"), values, 1, &vs.nelems);
+    dqg_tensor_id i0 = onnx_add_constant(c, "off_index", DQG_S64, 0, NULL, &k0);
+    dqg_tensor_id i1 = onnx_add_constant(c, "on_index", DQG_S64, 0, NULL, &k1);
+    dqg_tensor_id off = dqg_gather(c->g, onnx_op_name(c, "off"), flat, i0, 0);
+    dqg_tensor_id on = dqg_gather(c->g, onnx_op_name(c, "on"), flat, i1, 0);
+    return output_of(c, dqg_where(c->g, onnx_op_name(c, NULL), hit, on, off));
+}
+
+static unsigned onehot_const_inputs(int64_t opset)
+{
+    (void)opset;
+    return 1u << 1; /* depth */
+}
+
+/* Hardmax: 1 where ArgMax (the first maximum) is along the axis, else 0;
+ * before opset 13 on the input seen as a matrix [before axis, from axis]. */
+static dqg_status import_hardmax(onnx_import *c)
+{
+    static const char *const known[] = {"axis", NULL};
+    dqg_status st;
+    int64_t axis;
+    dqg_tensor_id x;
+    bool old = c->node_opset < 13;
+    if ((st = onnx_check_arity(c, 1, 1, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, known)) != DQG_OK ||
+        (st = onnx_attr_int(c, "axis", old ? 1 : -1, &axis)) != DQG_OK ||
+        (st = onnx_input(c, 0, "input", true, &x)) != DQG_OK ||
+        (st = onnx_require_float(c, 0, x)) != DQG_OK)
+        return st;
+    onnx_shape xs = onnx_tensor_shape(c, x);
+    if (axis < -xs.rank || axis >= xs.rank)
+        return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "axis %lld is outside [-%d, %d)",
+                              (long long)axis, xs.rank, xs.rank);
+    if (axis < 0)
+        axis += xs.rank;
+    dqg_tensor_id t = x;
+    int rank = xs.rank, ax = (int)axis;
+    if (old) { /* [prod(dims before axis), prod(dims from axis)] */
+        int64_t m[2] = {1, 1};
+        for (int d = 0; d < xs.rank; d++)
+            m[d < axis ? 0 : 1] *= xs.dims[d];
+        t = dqg_reshape(c->g, onnx_op_name(c, "matrix"), x, 2, m);
+        rank = 2;
+        ax = 1;
+    }
+    onnx_shape ts = onnx_tensor_shape(c, t);
+    dqg_tensor_id best = dqg_argmax(c->g, onnx_op_name(c, "argmax"), t, ax, true, false);
+    dqg_tensor_id ar = arange_along(c, "range", DQG_S64, ts.dims[ax], rank - ax, 0);
+    dqg_tensor_id one = onnx_add_scalar(c, "one", xs.dtype, 1.0f);
+    dqg_tensor_id zero = onnx_add_scalar(c, "zero", xs.dtype, 0.0f);
+    if (ar == DQG_NONE || one == DQG_NONE || zero == DQG_NONE)
+        return onnx_builder_failed(c);
+    dqg_tensor_id hit = dqg_compare(c->g, onnx_op_name(c, "hit"), DQG_COMPARE_EQUAL, best, ar);
+    dqg_tensor_id y = dqg_where(c->g, onnx_op_name(c, old ? "hardmax" : NULL), hit, one, zero);
+    if (!old)
+        return output_of(c, y);
+    return output_of(c, dqg_reshape(c->g, onnx_op_name(c, NULL), y, xs.rank, xs.dims));
+}
+
+/* MeanVarianceNormalization: (x - mean) / sqrt(variance + 1e-9) over the
+ * axes (default 0, 2, 3), as its ONNX function body. */
+static dqg_status import_mvn(onnx_import *c)
+{
+    static const char *const known[] = {"axes", NULL};
+    dqg_status st;
+    dqg_tensor_id x;
+    const int64_t *v;
+    size_t n;
+    bool present;
+    if ((st = onnx_check_arity(c, 1, 1, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, known)) != DQG_OK ||
+        (st = onnx_attr_ints(c, "axes", &v, &n, &present)) != DQG_OK ||
+        (st = onnx_input(c, 0, "X", true, &x)) != DQG_OK ||
+        (st = onnx_require_float(c, 0, x)) != DQG_OK)
+        return st;
+    int64_t axes[DQG_MAX_RANK] = {0, 2, 3};
+    int na = 3;
+    if (present) {
+        if (n > DQG_MAX_RANK)
+            return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "axes has %zu values", n);
+        memcpy(axes, v, n * sizeof *v);
+        na = (int)n;
+    }
+    onnx_shape xs = onnx_tensor_shape(c, x);
+    dqg_tensor_id mean =
+        dqg_reduce(c->g, onnx_op_name(c, "mean"), DQG_REDUCE_MEAN, x, na, axes, true);
+    dqg_tensor_id d = dqg_sub(c->g, onnx_op_name(c, "centered"), x, mean);
+    dqg_tensor_id var = dqg_reduce(c->g, onnx_op_name(c, "variance"), DQG_REDUCE_MEAN,
+                                   dqg_mul(c->g, onnx_op_name(c, "square"), d, d), na, axes, true);
+    dqg_tensor_id eps = onnx_add_scalar(c, "epsilon", xs.dtype, 1e-9f);
+    dqg_tensor_id sd = dqg_unary(c->g, onnx_op_name(c, "deviation"), DQG_UNARY_SQRT,
+                                 dqg_add(c->g, onnx_op_name(c, "var_eps"), var, eps), 0, 0);
+    return output_of(c, dqg_div(c->g, onnx_op_name(c, NULL), d, sd));
+}
+
+/* Shrink: x + bias below -lambd, x - bias above lambd, 0 between. */
+static dqg_status import_shrink(onnx_import *c)
+{
+    static const char *const known[] = {"bias", "lambd", NULL};
+    dqg_status st;
+    float bias, lambd;
+    dqg_tensor_id x;
+    if ((st = onnx_check_arity(c, 1, 1, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, known)) != DQG_OK ||
+        (st = onnx_attr_float(c, "bias", 0.0f, &bias)) != DQG_OK ||
+        (st = onnx_attr_float(c, "lambd", 0.5f, &lambd)) != DQG_OK ||
+        (st = onnx_input(c, 0, "input", true, &x)) != DQG_OK)
+        return st;
+    dqg_dtype t = dqg_tensor_dtype(c->g, x);
+    dqg_tensor_id lo = onnx_add_scalar(c, "low", t, -lambd),
+                  hi = onnx_add_scalar(c, "high", t, lambd);
+    dqg_tensor_id b = onnx_add_scalar(c, "bias", t, bias), z = onnx_add_scalar(c, "zero", t, 0.0f);
+    if (lo == DQG_NONE || hi == DQG_NONE || b == DQG_NONE || z == DQG_NONE)
+        return onnx_builder_failed(c);
+    dqg_tensor_id below = dqg_compare(c->g, onnx_op_name(c, "below"), DQG_COMPARE_LESS, x, lo);
+    dqg_tensor_id above = dqg_compare(c->g, onnx_op_name(c, "above"), DQG_COMPARE_GREATER, x, hi);
+    dqg_tensor_id up = dqg_add(c->g, onnx_op_name(c, "plus_bias"), x, b);
+    dqg_tensor_id down = dqg_sub(c->g, onnx_op_name(c, "minus_bias"), x, b);
+    dqg_tensor_id mid = dqg_where(c->g, onnx_op_name(c, "upper"), above, down, z);
+    return output_of(c, dqg_where(c->g, onnx_op_name(c, NULL), below, up, mid));
+}
+
 /* ArgMax and ArgMin (opsets 1 to 13). */
 static dqg_status import_arg(onnx_import *c)
 {
@@ -2076,6 +2279,10 @@ const onnx_op_entry onnx_more_ops[] = {
     {"", "InstanceNormalization", import_instance_norm, NULL},
     {"", "CumSum", import_cumsum, second_const_input},
     {"", "TopK", import_topk, topk_const_inputs},
+    {"", "OneHot", import_onehot, onehot_const_inputs},
+    {"", "Hardmax", import_hardmax, NULL},
+    {"", "MeanVarianceNormalization", import_mvn, NULL},
+    {"", "Shrink", import_shrink, NULL},
     {"", "ScatterElements", import_scatter_elements, NULL},
     {"", "Scatter", import_scatter_elements, NULL},
     {"", "Mod", import_mod, NULL},

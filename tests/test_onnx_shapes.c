@@ -814,3 +814,39 @@ Test(onnx_shapes, reduce_log_sum_exp_and_is_inf)
     dqg_compiled_destroy(c);
     dqg_graph_destroy(g);
 }
+
+/* OneHot: an index outside [-depth, depth) sets nothing (all off), a
+ * negative one counts from the end; depth must be a constant. */
+Test(onnx_shapes, one_hot_outside_and_negative_indices)
+{
+    tm_model *m = tm_new(11);
+    int64_t id[] = {4}, yd[] = {4, 3}, one = 1, two = 2;
+    const float depth = 3, values[] = {-1, 5};
+    tm_input(m, "i", T_INT64, 1, id, NULL);
+    tm_init(m, "depth", T_FLOAT, 1, &one, &depth, 4);
+    tm_init(m, "values", T_FLOAT, 1, &two, values, sizeof values);
+    tm_node(m, "OneHot", NULL, "oh", "i,depth,values", "y");
+    tm_output(m, "y", T_FLOAT, 2, yd);
+    dqg_graph *g;
+    cr_assert_eq(load(m, &g), DQG_OK, "%s", dqg_last_error());
+    int64_t idx[] = {0, -1, 3, -4};
+    float y[12];
+    dqg_buffer in = {.name = "i", .data = idx, .size = sizeof idx};
+    dqg_buffer out = {.name = "y", .data = y, .size = sizeof y};
+    dqg_compile_options o = dqg_compile_options_default();
+    dqg_compiled *c;
+    cr_assert_eq(dqg_compile(g, &o, &c), DQG_OK, "%s", dqg_last_error());
+    cr_assert_eq(dqg_execute(c, &in, 1, &out, 1), DQG_OK, "%s", dqg_last_error());
+    const float want[] = {5, -1, -1, -1, -1, 5, -1, -1, -1, -1, -1, -1};
+    for (int k = 0; k < 12; k++)
+        cr_assert_eq(y[k], want[k], "[%d]: %g", k, y[k]);
+    dqg_compiled_destroy(c);
+    dqg_graph_destroy(g);
+    m = tm_new(11);
+    tm_input(m, "i", T_INT64, 1, id, NULL);
+    tm_input(m, "depth", T_FLOAT, 1, &one, NULL);
+    tm_init(m, "values", T_FLOAT, 1, &two, values, sizeof values);
+    tm_node(m, "OneHot", NULL, "oh", "i,depth,values", "y");
+    tm_output(m, "y", T_FLOAT, 2, yd);
+    expect_error(load(m, &g), DQG_UNSUPPORTED, "OneHot", "'oh'", "input 1 (depth)");
+}
