@@ -598,8 +598,7 @@ typedef enum dqg_resize_nearest {
     DQG_RESIZE_NEAREST_COUNT
 } dqg_resize_nearest;
 
-/** Attributes of dqg_resize. Zero-initialize (ONNX's defaults but cubic_a), then set what the model
- * sets. */
+/** Attributes of dqg_resize. Zero-initialize (ONNX's defaults), then set what the model sets. */
 typedef struct dqg_resize_attrs {
     dqg_resize_mode mode;
     dqg_resize_coord coord;
@@ -618,8 +617,9 @@ typedef struct dqg_resize_attrs {
  * mapped into x by attrs->coord and the scale, then read by the mode: the
  * nearest element, or a weighted sum of 2 (linear) or 4 (cubic) elements
  * per axis, source coordinates outside x clamped to its edges (unless
- * exclude_outside). ONNX Upsample (nearest) is asymmetric with
- * DQG_RESIZE_FLOOR.
+ * exclude_outside); a tap of weight 0 is not read, so an axis whose
+ * coordinates land on elements is copied. ONNX Upsample (nearest) is
+ * asymmetric with DQG_RESIZE_FLOOR.
  */
 DQG_API dqg_tensor_id dqg_resize(dqg_graph *graph, const char *name, dqg_tensor_id x,
                                  const dqg_resize_attrs *attrs);
