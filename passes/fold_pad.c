@@ -23,17 +23,6 @@
 #include "graph/dtype.h"
 #include "passes/fuse_common.h"
 
-static float scale_of(const dqg_graph *g, const dqg_op *op)
-{
-    return dqg_load_float(DQG_F32, g->tensors[op->inputs[1]].data, 0);
-}
-
-static int64_t zp_of(const dqg_graph *g, const dqg_op *op)
-{
-    dqg_tensor_id z = op->inputs[2];
-    return z == DQG_NONE ? 0 : dqg_load_int(g->tensors[z].dtype, g->tensors[z].data, 0);
-}
-
 /* Whether dequantize/quantize ops a and b have one u8/s8 type, one
  * constant positive normal scale and zero point each, and equal ones. */
 static bool same_params(const dqg_graph *g, const dqg_op *a, const dqg_op *b)
@@ -44,21 +33,10 @@ static bool same_params(const dqg_graph *g, const dqg_op *a, const dqg_op *b)
                                                 : g->tensors[a->outputs[0]].dtype;
     dqg_dtype tb = b->kind == DQG_OP_DEQUANTIZE ? g->tensors[b->inputs[0]].dtype
                                                 : g->tensors[b->outputs[0]].dtype;
-    float sa = scale_of(g, a), sb = scale_of(g, b);
+    float sa = dqg_fuse_scale(g, a), sb = dqg_fuse_scale(g, b);
     return (ta == DQG_U8 || ta == DQG_S8) && ta == tb && sa > 0.0f && isnormal(sa) && sa <= 1e30f &&
-           memcmp(&sa, &sb, sizeof sa) == 0 && zp_of(g, a) == zp_of(g, b);
-}
-
-/* The value Quantize q writes for an f32 element v (NaN becomes 0). */
-static int64_t quantized(const dqg_graph *g, const dqg_op *q, double v)
-{
-    float x = (float)v / scale_of(g, q);
-    if (isnan(x))
-        return 0;
-    dqg_dtype t = g->tensors[q->outputs[0]].dtype;
-    double r = (double)dqg_rne_f(x) + (double)zp_of(g, q);
-    int64_t lo = dqg_int_min(t), hi = dqg_int_max(t);
-    return r <= (double)lo ? lo : r >= (double)hi ? hi : (int64_t)r;
+           memcmp(&sa, &sb, sizeof sa) == 0 &&
+           dqg_fuse_zero_point(g, a) == dqg_fuse_zero_point(g, b);
 }
 
 /* Whether the Pad adds nothing but non-negative amounts on conv's spatial
@@ -124,7 +102,8 @@ dqg_status dqg_pass_fold_pad(dqg_pass_state *s)
                    !same_params(g, &g->ops[q], &g->ops[dq2])) {
             why = "the dequantizes and the quantize around it differ in type, scale or zero "
                   "point";
-        } else if ((qc = quantized(g, &g->ops[q], pad->attrs.pad.value)) != zp_of(g, &g->ops[q])) {
+        } else if ((qc = dqg_fuse_quantized(g, &g->ops[q], pad->attrs.pad.value)) !=
+                   dqg_fuse_zero_point(g, &g->ops[q])) {
             why = "the constant does not quantize to the zero point";
         }
         if (why) {

@@ -1,6 +1,7 @@
 /* Matching shared by the fusion passes: the conditions under which the ops
  * around a MatMul or Convolution can run as one kernel, and the epilogue
  * that kernel can apply. */
+#include <math.h>
 #include <string.h>
 
 #include "graph/dtype.h"
@@ -453,6 +454,28 @@ bool dqg_fuse_const_int_params(const dqg_graph *g, const dqg_op *op)
            g->tensors[op->inputs[1]].dtype == DQG_F32 &&
            (z == DQG_NONE ||
             (g->tensors[z].kind == DQG_TENSOR_CONSTANT && g->tensors[z].dtype == side));
+}
+
+float dqg_fuse_scale(const dqg_graph *g, const dqg_op *op)
+{
+    return dqg_load_float(DQG_F32, g->tensors[op->inputs[1]].data, 0);
+}
+
+int64_t dqg_fuse_zero_point(const dqg_graph *g, const dqg_op *op)
+{
+    dqg_tensor_id z = op->inputs[2];
+    return z == DQG_NONE ? 0 : dqg_load_int(g->tensors[z].dtype, g->tensors[z].data, 0);
+}
+
+int64_t dqg_fuse_quantized(const dqg_graph *g, const dqg_op *q, double v)
+{
+    float x = (float)v / dqg_fuse_scale(g, q);
+    if (isnan(x))
+        return 0;
+    dqg_dtype t = g->tensors[q->outputs[0]].dtype;
+    double r = (double)dqg_rne_f(x) + (double)dqg_fuse_zero_point(g, q);
+    int64_t lo = dqg_int_min(t), hi = dqg_int_max(t);
+    return r <= (double)lo ? lo : r >= (double)hi ? hi : (int64_t)r;
 }
 
 int32_t dqg_fuse_integer_cast(const dqg_pass_state *s, int32_t i)

@@ -25,6 +25,12 @@ bool dqg_match_has(const dqg_fusion_match *m, int32_t op);
  * (Quark's dequantize also takes an f32 zero point, which need not be an
  * integer: the int8-to-int8 rewrites and kernels would round it). */
 bool dqg_fuse_const_int_params(const dqg_graph *g, const dqg_op *op);
+/* The scale and zero point (0 when absent) of such an op, and the value
+ * Quantize q writes for an f32 element v (graph/ops/quantize.c's rule,
+ * NaN becoming 0). */
+float dqg_fuse_scale(const dqg_graph *g, const dqg_op *op);
+int64_t dqg_fuse_zero_point(const dqg_graph *g, const dqg_op *op);
+int64_t dqg_fuse_quantized(const dqg_graph *g, const dqg_op *q, double v);
 
 /* The tensor the matched chain produces: the output of its last
  * CAST/SCALE/BIAS/POST/Q op, else of the anchor. */

@@ -34,36 +34,12 @@
 #include "graph/dtype.h"
 #include "passes/fuse_common.h"
 
-static float scale_of(const dqg_graph *g, const dqg_op *op)
-{
-    return dqg_load_float(DQG_F32, g->tensors[op->inputs[1]].data, 0);
-}
-
-static int64_t zp_of(const dqg_graph *g, const dqg_op *op)
-{
-    dqg_tensor_id z = op->inputs[2];
-    return z == DQG_NONE ? 0 : dqg_load_int(g->tensors[z].dtype, g->tensors[z].data, 0);
-}
-
 static bool pads_anything(const dqg_pool_params *a)
 {
     for (int i = 0; i < a->spatial_rank; i++)
         if (a->pads_begin[i] || a->pads_end[i])
             return true;
     return false;
-}
-
-/* The value Quantize q writes for an f32 element v (graph/ops/quantize.c's
- * rule: NaN becomes 0). */
-static int64_t quantized_constant(const dqg_graph *g, const dqg_op *q, double v)
-{
-    dqg_dtype t = g->tensors[q->outputs[0]].dtype;
-    float x = (float)v / scale_of(g, q);
-    if (isnan(x))
-        return 0;
-    double r = (double)dqg_rne_f(x) + (double)zp_of(g, q);
-    int64_t lo = dqg_int_min(t), hi = dqg_int_max(t);
-    return r <= (double)lo ? lo : r >= (double)hi ? hi : (int64_t)r;
 }
 
 /* Why DQ -> pool -> Q cannot run on the quantized tensor, or NULL; then
@@ -86,8 +62,8 @@ static const char *refusal(const dqg_graph *g, const dqg_op *dq, const dqg_op *p
                  dqg_dtype_name(xt));
         return why;
     }
-    float s = scale_of(g, dq), sq = scale_of(g, q);
-    int64_t z = zp_of(g, dq), zq = zp_of(g, q);
+    float s = dqg_fuse_scale(g, dq), sq = dqg_fuse_scale(g, q);
+    int64_t z = dqg_fuse_zero_point(g, dq), zq = dqg_fuse_zero_point(g, q);
     bool same = memcmp(&s, &sq, sizeof s) == 0 && z == zq;
     bool avg = pool->kind == DQG_OP_POOL && pool->attrs.pool.algorithm != DQG_POOL_MAX;
     if (!same && !avg) {
@@ -169,8 +145,8 @@ dqg_status dqg_pass_fuse_qdq_pool(dqg_pass_state *s)
         dqg_tensor_id qx = dq->inputs[0], qy = q->outputs[0];
         dqg_dtype t = g->tensors[qx].dtype;
         if (requant) { /* y = (mean - zx) sx / sy + zy */
-            float sx = scale_of(g, dq), sy = scale_of(g, q);
-            int64_t zx = zp_of(g, dq), zy = zp_of(g, q);
+            float sx = dqg_fuse_scale(g, dq), sy = dqg_fuse_scale(g, q);
+            int64_t zx = dqg_fuse_zero_point(g, dq), zy = dqg_fuse_zero_point(g, q);
             pool->attrs.pool.requant = 1;
             pool->attrs.pool.rq_alpha = sx / sy;
             pool->attrs.pool.rq_beta = (float)zy - (float)zx * (sx / sy);
@@ -181,7 +157,7 @@ dqg_status dqg_pass_fuse_qdq_pool(dqg_pass_state *s)
         g->tensors[y].producer = k; /* now an orphan, as the removed ops' results */
         dq->removed = q->removed = true;
         if (pool->kind == DQG_OP_PAD && pool->attrs.pad.mode == DQG_PAD_CONSTANT)
-            pool->attrs.pad.value = (double)quantized_constant(g, q, pool->attrs.pad.value);
+            pool->attrs.pad.value = (double)dqg_fuse_quantized(g, q, pool->attrs.pad.value);
         if (move) {
             st = dqg_explain(s,
                              "fused: Dequantize '%s' -> %s '%s' -> Quantize '%s' -> %s %s on the "
