@@ -27,6 +27,15 @@ static dqg_status output_of(onnx_import *c, dqg_tensor_id y)
     return y == DQG_NONE ? onnx_builder_failed(c) : onnx_set_output(c, 0, y);
 }
 
+/* The const-input mask of operators whose input 1 is read while the graph
+ * is built (Expand's shape, Tile's repeats, Trilu's k, OneHot's depth,
+ * CumSum's axis). */
+static unsigned second_const_input(int64_t opset)
+{
+    (void)opset;
+    return 1u << 1;
+}
+
 /* ---- Unary functions ------------------------------------------------------ */
 
 static const struct {
@@ -1407,6 +1416,34 @@ static dqg_status import_gather_elements(onnx_import *c)
 
 /* ---- Expand ------------------------------------------------------------------ */
 
+/* x broadcast against a constant of `count` ones of dims (false, for
+ * bool): a product (an Or), exact for every type. The op is named by
+ * `suffix` (NULL: the node's own name). */
+static dqg_status broadcast_by_ones(onnx_import *c, dqg_tensor_id x, dqg_dtype t, int rank,
+                                    const int64_t *dims, int64_t count, const char *suffix,
+                                    dqg_tensor_id *out)
+{
+    bool is_bool = t == DQG_BOOL;
+    size_t bytes = dqg_dtype_storage_size(t, count);
+    void *data = calloc(1, bytes ? bytes : 1);
+    if (!data)
+        return onnx_node_fail(c, DQG_OUT_OF_MEMORY, "out of memory for %lld ones",
+                              (long long)count);
+    for (int64_t i = 0; i < count && !is_bool; i++) {
+        if (dqg_dtype_is_integer(t))
+            dqg_store_int(t, data, i, 1);
+        else
+            dqg_store_float(t, data, i, 1.0f);
+    }
+    dqg_tensor_id one = onnx_add_constant(c, is_bool ? "false" : "ones", t, rank, dims, data);
+    free(data);
+    if (one == DQG_NONE)
+        return onnx_builder_failed(c);
+    const char *name = onnx_op_name(c, suffix);
+    *out = is_bool ? dqg_logical(c->g, name, DQG_LOGICAL_OR, x, one) : dqg_mul(c->g, name, x, one);
+    return *out == DQG_NONE ? onnx_builder_failed(c) : DQG_OK;
+}
+
 /* Expand(input, shape): input broadcast with the constant shape (both ways,
  * as NumPy does). An unchanged shape is the input itself; otherwise a
  * Mul by ones (Or with false for bool) whose ones span only the axes that
@@ -1450,26 +1487,10 @@ static dqg_status import_expand(onnx_import *c)
     }
     if (!grows)
         return onnx_alias_output(c, 0, 0);
-    bool is_bool = xs.dtype == DQG_BOOL;
-    size_t bytes = dqg_dtype_storage_size(xs.dtype, count);
-    void *data = calloc(1, bytes ? bytes : 1);
-    if (!data)
-        return onnx_node_fail(c, DQG_OUT_OF_MEMORY, "out of memory for %lld ones",
-                              (long long)count);
-    for (int64_t i = 0; i < count && !is_bool; i++) {
-        if (dqg_dtype_is_integer(xs.dtype))
-            dqg_store_int(xs.dtype, data, i, 1);
-        else
-            dqg_store_float(xs.dtype, data, i, 1.0f);
-    }
-    dqg_tensor_id one =
-        onnx_add_constant(c, is_bool ? "false" : "ones", xs.dtype, rank, ones, data);
-    free(data);
-    if (one == DQG_NONE)
-        return onnx_builder_failed(c);
-    const char *name = onnx_op_name(c, NULL);
-    return output_of(c, is_bool ? dqg_logical(c->g, name, DQG_LOGICAL_OR, x, one)
-                                : dqg_mul(c->g, name, x, one));
+    dqg_tensor_id y;
+    if ((st = broadcast_by_ones(c, x, xs.dtype, rank, ones, count, NULL, &y)) != DQG_OK)
+        return st;
+    return output_of(c, y);
 }
 
 /* DepthToSpace and SpaceToDepth of an NCHW tensor as Reshape -> Transpose
@@ -1580,12 +1601,6 @@ static dqg_status import_trilu(onnx_import *c)
     return output_of(c, dqg_where(c->g, onnx_op_name(c, NULL), m, x, z));
 }
 
-static unsigned trilu_const_inputs(int64_t opset)
-{
-    (void)opset;
-    return 1u << 1; /* k */
-}
-
 /* Mean of 1 or more inputs: their Sum divided by the count. */
 static dqg_status import_mean(onnx_import *c)
 {
@@ -1692,33 +1707,12 @@ static dqg_status import_tile(onnx_import *c)
         ones[2 * i + 1] = 1;
         out[i] = reps[i] * xs.dims[i];
     }
-    bool is_bool = xs.dtype == DQG_BOOL;
-    size_t bytes = dqg_dtype_storage_size(xs.dtype, count);
-    void *data = calloc(1, bytes ? bytes : 1);
-    if (!data)
-        return onnx_node_fail(c, DQG_OUT_OF_MEMORY, "out of memory for %lld ones",
-                              (long long)count);
-    for (int64_t i = 0; i < count && !is_bool; i++) {
-        if (dqg_dtype_is_integer(xs.dtype))
-            dqg_store_int(xs.dtype, data, i, 1);
-        else
-            dqg_store_float(xs.dtype, data, i, 1.0f);
-    }
-    dqg_tensor_id one =
-        onnx_add_constant(c, is_bool ? "false" : "ones", xs.dtype, 2 * n, ones, data);
-    free(data);
-    if (one == DQG_NONE)
-        return onnx_builder_failed(c);
     dqg_tensor_id t = dqg_reshape(c->g, onnx_op_name(c, "spread"), x, 2 * n, spread);
-    t = is_bool ? dqg_logical(c->g, onnx_op_name(c, "repeat"), DQG_LOGICAL_OR, t, one)
-                : dqg_mul(c->g, onnx_op_name(c, "repeat"), t, one);
+    if (t == DQG_NONE)
+        return onnx_builder_failed(c);
+    if ((st = broadcast_by_ones(c, t, xs.dtype, 2 * n, ones, count, "repeat", &t)) != DQG_OK)
+        return st;
     return output_of(c, dqg_reshape(c->g, onnx_op_name(c, NULL), t, n, out));
-}
-
-static unsigned tile_const_inputs(int64_t opset)
-{
-    (void)opset;
-    return 1u << 1; /* repeats */
 }
 
 /* InstanceNormalization: a layer normalization of each (n, c) over the
@@ -1827,12 +1821,6 @@ static dqg_status import_cumsum(onnx_import *c)
     if (axis < INT32_MIN || axis > INT32_MAX)
         axis = INT32_MAX; /* the builder names the range */
     return output_of(c, dqg_cumsum(c->g, onnx_op_name(c, NULL), x, (int)axis, excl != 0, rev != 0));
-}
-
-static unsigned second_const_input(int64_t opset)
-{
-    (void)opset;
-    return 1u << 1;
 }
 
 /* TopK: k an attribute (opset 1) or a constant input (10+); largest and
@@ -2044,12 +2032,6 @@ static dqg_status import_onehot(onnx_import *c)
     return output_of(c, dqg_where(c->g, onnx_op_name(c, NULL), hit, on, off));
 }
 
-static unsigned onehot_const_inputs(int64_t opset)
-{
-    (void)opset;
-    return 1u << 1; /* depth */
-}
-
 /* Hardmax: 1 where ArgMax (the first maximum) is along the axis, else 0;
  * before opset 13 on the input seen as a matrix [before axis, from axis]. */
 static dqg_status import_hardmax(onnx_import *c)
@@ -2197,12 +2179,6 @@ static dqg_status import_size(onnx_import *c)
     return onnx_const_output(c, 0, &t);
 }
 
-static unsigned expand_const_inputs(int64_t opset)
-{
-    (void)opset;
-    return 1u << 1; /* shape */
-}
-
 static unsigned all_const_inputs(int64_t opset)
 {
     (void)opset;
@@ -2268,18 +2244,18 @@ const onnx_op_entry onnx_more_ops[] = {
     {"", "Range", import_range, all_const_inputs},
     {"", "Gather", import_gather, NULL},
     {"", "GatherElements", import_gather_elements, NULL},
-    {"", "Expand", import_expand, expand_const_inputs},
+    {"", "Expand", import_expand, second_const_input},
     {"", "DepthToSpace", import_depth_space, NULL},
     {"", "SpaceToDepth", import_depth_space, NULL},
-    {"", "Trilu", import_trilu, trilu_const_inputs},
+    {"", "Trilu", import_trilu, second_const_input},
     {"", "Mean", import_mean, NULL},
     {"", "Size", import_size, NULL},
     {"", "PRelu", import_prelu, NULL},
-    {"", "Tile", import_tile, tile_const_inputs},
+    {"", "Tile", import_tile, second_const_input},
     {"", "InstanceNormalization", import_instance_norm, NULL},
     {"", "CumSum", import_cumsum, second_const_input},
     {"", "TopK", import_topk, topk_const_inputs},
-    {"", "OneHot", import_onehot, onehot_const_inputs},
+    {"", "OneHot", import_onehot, second_const_input},
     {"", "Hardmax", import_hardmax, NULL},
     {"", "MeanVarianceNormalization", import_mvn, NULL},
     {"", "Shrink", import_shrink, NULL},
