@@ -787,6 +787,28 @@ static unsigned slice_const_inputs(int64_t opset)
     return opset >= 10 ? 0x1Eu : 0; /* starts, ends, axes, steps */
 }
 
+/* The `axes` input of Pad and Resize (opset 18+): n values in [-rank,
+ * rank), none twice, made non-negative into at[]; NULL: the first n axes.
+ * More than rank values repeat one, so at most rank are written. */
+static dqg_status axes_input(onnx_import *c, const int64_t *axes, int n, int rank, int *at)
+{
+    bool seen[DQG_MAX_RANK] = {false};
+    for (int k = 0; k < n; k++) {
+        int64_t a = axes ? axes[k] : k;
+        if (a < -rank || a >= rank)
+            return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "axis %lld is outside [-%d, %d)",
+                                  (long long)a, rank, rank);
+        if (a < 0)
+            a += rank;
+        if (seen[a])
+            return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "axis %lld is given twice",
+                                  (long long)a);
+        seen[a] = true;
+        at[k] = (int)a;
+    }
+    return DQG_OK;
+}
+
 /* Pad: pads and the constant from attributes (opsets 1 to 10: `paddings`
  * in opset 1) or constant inputs (11+), axes from opset 18, mode "wrap"
  * from opset 19. */
@@ -873,20 +895,13 @@ static dqg_status import_pad(onnx_import *c)
                               "pads has %d values for %d axes; it must have two per axis", np,
                               n_axes);
     int64_t pads[2 * DQG_MAX_RANK] = {0};
-    bool seen[DQG_MAX_RANK] = {false};
+    int at[DQG_MAX_RANK];
+    st = axes_input(c, na >= 0 ? axes : NULL, n_axes, xs.rank, at);
+    if (st != DQG_OK)
+        return st;
     for (int k = 0; k < n_axes; k++) {
-        int64_t a = na >= 0 ? axes[k] : k;
-        if (a < -xs.rank || a >= xs.rank)
-            return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "axis %lld is outside [-%d, %d)",
-                                  (long long)a, xs.rank, xs.rank);
-        if (a < 0)
-            a += xs.rank;
-        if (seen[a])
-            return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "axis %lld is given twice",
-                                  (long long)a);
-        seen[a] = true;
-        pads[a] = given[k];
-        pads[xs.rank + a] = given[n_axes + k];
+        pads[at[k]] = given[k];
+        pads[xs.rank + at[k]] = given[n_axes + k];
     }
     return output_of(c, dqg_pad(c->g, onnx_op_name(c, NULL), x, pads, mode, value));
 }
@@ -1071,18 +1086,12 @@ static dqg_status import_resize(onnx_import *c)
                               ns >= 0 ? "scales" : "sizes", given, n_axes);
     for (int d = 0; d < xs.rank; d++)
         a.sizes[d] = xs.dims[d];
-    bool seen[DQG_MAX_RANK] = {false};
+    int at[DQG_MAX_RANK];
+    st = axes_input(c, na >= 0 ? axes : NULL, n_axes, xs.rank, at);
+    if (st != DQG_OK)
+        return st;
     for (int k = 0; k < n_axes; k++) {
-        int64_t d = na >= 0 ? axes[k] : k;
-        if (d < -xs.rank || d >= xs.rank)
-            return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "axis %lld is outside [-%d, %d)",
-                                  (long long)d, xs.rank, xs.rank);
-        if (d < 0)
-            d += xs.rank;
-        if (seen[d])
-            return onnx_node_fail(c, DQG_INVALID_ARGUMENT, "axis %lld is given twice",
-                                  (long long)d);
-        seen[d] = true;
+        int d = at[k];
         if (ns >= 0) {
             double sc = scales[k], out = floor((double)xs.dims[d] * sc);
             if (!(sc > 0.0) || !isfinite(sc) || !(out >= 1.0) || out > 1e12)

@@ -435,6 +435,11 @@ Test(onnx_shapes, pad_errors_name_the_rule)
                  "pads has 3 values for 2 axes");
     expect_error(load_pad(18, NULL, p, 4, NULL, axes2, 2, yd, &g), DQG_INVALID_ARGUMENT,
                  "axis 1 is given twice");
+    const int64_t axes_out[] = {0, 2}, axes_neg[] = {-3, 1};
+    expect_error(load_pad(18, NULL, p, 4, NULL, axes_out, 2, yd, &g), DQG_INVALID_ARGUMENT,
+                 "axis 2 is outside [-2, 2)");
+    expect_error(load_pad(18, NULL, p, 4, NULL, axes_neg, 2, yd, &g), DQG_INVALID_ARGUMENT,
+                 "axis -3 is outside [-2, 2)");
     /* A constant of another type than the data's. */
     tm_model *m = tm_new(13);
     int64_t xd[] = {2, 3}, n4 = 4;
@@ -556,14 +561,37 @@ Test(onnx_shapes, resize_errors_name_the_rule)
         bool both, short_scales;
         dqg_status st;
         const char *want;
+        int64_t axes[2]; /* with short_scales: the two axes they scale ({0, 0}: none) */
     } cases[] = {
-        {"area", NULL, 0, false, false, DQG_INVALID_ARGUMENT, "mode is 'area'"},
-        {NULL, "tf_crop_and_resize", 0, false, false, DQG_UNSUPPORTED,
-         "coordinate_transformation_mode 'tf_crop_and_resize' is not supported"},
-        {NULL, NULL, 1, false, false, DQG_UNSUPPORTED, "antialias is not supported"},
-        {NULL, NULL, 0, true, false, DQG_INVALID_ARGUMENT,
-         "exactly one of scales and sizes must be given"},
-        {NULL, NULL, 0, false, true, DQG_INVALID_ARGUMENT, "scales has 2 values for 4 axes"},
+        {"area", NULL, 0, false, false, DQG_INVALID_ARGUMENT, "mode is 'area'", {0, 0}},
+        {NULL,
+         "tf_crop_and_resize",
+         0,
+         false,
+         false,
+         DQG_UNSUPPORTED,
+         "coordinate_transformation_mode 'tf_crop_and_resize' is not supported",
+         {0, 0}},
+        {NULL, NULL, 1, false, false, DQG_UNSUPPORTED, "antialias is not supported", {0, 0}},
+        {NULL,
+         NULL,
+         0,
+         true,
+         false,
+         DQG_INVALID_ARGUMENT,
+         "exactly one of scales and sizes must be given",
+         {0, 0}},
+        {NULL,
+         NULL,
+         0,
+         false,
+         true,
+         DQG_INVALID_ARGUMENT,
+         "scales has 2 values for 4 axes",
+         {0, 0}},
+        {NULL, NULL, 0, false, true, DQG_INVALID_ARGUMENT, "axis 2 is given twice", {-2, 2}},
+        {NULL, NULL, 0, false, true, DQG_INVALID_ARGUMENT, "axis 4 is outside [-4, 4)", {2, 4}},
+        {NULL, NULL, 0, false, true, DQG_INVALID_ARGUMENT, "axis -5 is outside [-4, 4)", {-5, 3}},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         tm_model *m = tm_new(18);
@@ -582,6 +610,8 @@ Test(onnx_shapes, resize_errors_name_the_rule)
             tm_attr_string(m, node, "coordinate_transformation_mode", cases[k].coord);
         if (cases[k].antialias)
             tm_attr_int(m, node, "antialias", cases[k].antialias);
+        if (cases[k].axes[0] || cases[k].axes[1])
+            tm_attr_ints(m, node, "axes", cases[k].axes, 2);
         tm_output(m, "y", T_FLOAT, 4, yd);
         dqg_graph *g;
         expect_error(load(m, &g), cases[k].st, "Resize node", "'rs'", cases[k].want);
