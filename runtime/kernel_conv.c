@@ -15,12 +15,11 @@ typedef struct conv_kernel {
     dqg_dnnl_prim prim;
     int x_arg, w_arg, b_arg, y_arg;
     bool has_bias; /* passed as oneDNN's bias (no epilogue) */
-    void *x_const, *w_packed, *b_const;
+    void *x_const, *b_const;
     dqg_qattr post; /* with an epilogue: bias and element-wise ops as post-ops */
     /* Run-time weights in plain OIX are reordered per execution into the
      * layout the primitive chose, in the caller's scratch. */
-    bool reorder_w;
-    dqg_dnnl_prim w_reorder;
+    dqg_dnnl_weights w;
     dqg_conv_io io;    /* activation reorders, in scratch after the weights' */
     size_t pad_offset; /* the primitives' scratchpad, last in scratch */
 } conv_kernel;
@@ -34,14 +33,10 @@ static dqg_status conv_execute(dqg_kernel *k, void *const *args, void *scratch)
                                       args[c->y_arg], scratch, pad, &h[n++], &dst, c->base.impl);
     if (st != DQG_OK)
         return st;
-    if (c->reorder_w) {
-        void *rh[2] = {args[c->w_arg], scratch};
-        if ((st = dqg_dnnl_prim_execute(&c->w_reorder, rh, pad, c->base.impl)) != DQG_OK)
-            return st;
-        h[n++] = scratch;
-    } else {
-        h[n++] = c->w_arg >= 0 ? args[c->w_arg] : c->w_packed;
-    }
+    st = dqg_dnnl_weights_handle(&c->w, c->w_arg >= 0 ? args[c->w_arg] : NULL, scratch, pad,
+                                 &h[n++], c->base.impl);
+    if (st != DQG_OK)
+        return st;
     if (c->has_bias)
         h[n++] = c->b_arg >= 0 ? args[c->b_arg] : c->b_const;
     h[n++] = dst;
@@ -55,11 +50,10 @@ static void conv_destroy(dqg_kernel *k)
 {
     conv_kernel *c = (conv_kernel *)k;
     dqg_dnnl_prim_destroy(&c->prim);
-    dqg_dnnl_prim_destroy(&c->w_reorder);
+    dqg_dnnl_weights_free(&c->w);
     dqg_conv_io_destroy(&c->io);
     dqg_qattr_free(&c->post);
     free(c->x_const);
-    free(c->w_packed);
     free(c->b_const);
     free(c);
 }
@@ -203,18 +197,8 @@ dqg_status dqg_kernel_conv_build(const dqg_kernel_request *req, dqg_kernel **out
     if (st != DQG_OK)
         goto fail;
     dnnl_memory_desc_t md_w_real = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-    if (pack) {
-        size_t bytes = 0;
-        st = dqg_dnnl_pack(&md_w, w->data, &md_w_real, true, &c->w_packed, &bytes, c->base.impl);
-        c->base.bytes += bytes;
-    } else if (!dnnl_memory_desc_equal(&md_w, &md_w_real)) {
-        st = dqg_dnnl_reorder_prim(&c->w_reorder, &md_w, &md_w_real, c->base.impl);
-        c->reorder_w = st == DQG_OK;
-        if (st == DQG_OK)
-            c->base.scratch_size = (dnnl_memory_desc_get_size(&md_w_real) + 63) & ~(size_t)63;
-    } else {
-        md_w_real = md_w;
-    }
+    st = dqg_dnnl_weights_plan(&c->w, &md_w, pack ? w->data : NULL, true, &md_w_real,
+                               &c->base.bytes, &c->base.scratch_size, c->base.impl);
     if (st == DQG_OK) {
         size_t io_bytes = 0;
         st = dqg_conv_io_finish(&c->io, pd, &md_x, &md_y, c->base.scratch_size, &io_bytes,
@@ -252,7 +236,7 @@ dqg_status dqg_kernel_conv_build(const dqg_kernel_request *req, dqg_kernel **out
     if (st == DQG_OK) {
         /* The primitives run one after another: one scratchpad, last. */
         size_t pad = dqg_dnnl_scratchpad(&c->prim);
-        size_t others[] = {dqg_dnnl_scratchpad(&c->w_reorder), dqg_conv_io_scratchpad(&c->io)};
+        size_t others[] = {dqg_dnnl_scratchpad(&c->w.reorder_prim), dqg_conv_io_scratchpad(&c->io)};
         for (int i = 0; i < 2; i++)
             pad = others[i] > pad ? others[i] : pad;
         c->pad_offset = (c->base.scratch_size + 63) & ~(size_t)63;

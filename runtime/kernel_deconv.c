@@ -14,9 +14,9 @@ typedef struct deconv_kernel {
     dqg_kernel base;
     dqg_dnnl_prim prim;
     int x_arg, w_arg, b_arg, y_arg;
-    void *x_const, *w_packed, *b_const;
-    bool has_bias, reorder_w;
-    dqg_dnnl_prim w_reorder;
+    void *x_const, *b_const;
+    bool has_bias;
+    dqg_dnnl_weights w;
     size_t pad_offset; /* the primitives' scratchpad, after the reordered weights */
 } deconv_kernel;
 
@@ -26,15 +26,10 @@ static dqg_status deconv_execute(dqg_kernel *k, void *const *args, void *scratch
     void *h[4], *pad = (char *)scratch + d->pad_offset;
     int n = 0;
     h[n++] = d->x_arg >= 0 ? args[d->x_arg] : d->x_const;
-    if (d->reorder_w) {
-        void *rh[2] = {args[d->w_arg], scratch};
-        dqg_status st = dqg_dnnl_prim_execute(&d->w_reorder, rh, pad, d->base.impl);
-        if (st != DQG_OK)
-            return st;
-        h[n++] = scratch;
-    } else {
-        h[n++] = d->w_arg >= 0 ? args[d->w_arg] : d->w_packed;
-    }
+    dqg_status st = dqg_dnnl_weights_handle(&d->w, d->w_arg >= 0 ? args[d->w_arg] : NULL, scratch,
+                                            pad, &h[n++], d->base.impl);
+    if (st != DQG_OK)
+        return st;
     if (d->has_bias)
         h[n++] = d->b_arg >= 0 ? args[d->b_arg] : d->b_const;
     h[n++] = args[d->y_arg];
@@ -45,9 +40,8 @@ static void deconv_destroy(dqg_kernel *k)
 {
     deconv_kernel *d = (deconv_kernel *)k;
     dqg_dnnl_prim_destroy(&d->prim);
-    dqg_dnnl_prim_destroy(&d->w_reorder);
+    dqg_dnnl_weights_free(&d->w);
     free(d->x_const);
-    free(d->w_packed);
     free(d->b_const);
     free(d);
 }
@@ -140,18 +134,8 @@ dqg_status dqg_kernel_deconv_build(const dqg_kernel_request *req, dqg_kernel **o
     if (st != DQG_OK)
         goto fail;
     dnnl_memory_desc_t md_w_real = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-    if (d->w_arg < 0) {
-        size_t bytes = 0;
-        st = dqg_dnnl_pack(&md_w, w->data, &md_w_real, false, &d->w_packed, &bytes, d->base.impl);
-        d->base.bytes += bytes;
-    } else if (!dnnl_memory_desc_equal(&md_w, &md_w_real)) {
-        st = dqg_dnnl_reorder_prim(&d->w_reorder, &md_w, &md_w_real, d->base.impl);
-        d->reorder_w = st == DQG_OK;
-        if (st == DQG_OK)
-            d->base.scratch_size = (dnnl_memory_desc_get_size(&md_w_real) + 63) & ~(size_t)63;
-    } else {
-        md_w_real = md_w;
-    }
+    st = dqg_dnnl_weights_plan(&d->w, &md_w, d->w_arg < 0 ? w->data : NULL, false, &md_w_real,
+                               &d->base.bytes, &d->base.scratch_size, d->base.impl);
     if (st == DQG_OK && d->x_arg < 0 && (d->x_const = malloc(x->nbytes)))
         memcpy(d->x_const, x->data, x->nbytes);
     if (st == DQG_OK && d->x_arg < 0 && !d->x_const)
@@ -176,7 +160,7 @@ dqg_status dqg_kernel_deconv_build(const dqg_kernel_request *req, dqg_kernel **o
         st = dqg_dnnl_prim_init(&d->prim, pd, n, kinds, mds, d->base.impl);
     }
     if (st == DQG_OK) {
-        size_t pad = dqg_dnnl_scratchpad(&d->prim), wpad = dqg_dnnl_scratchpad(&d->w_reorder);
+        size_t pad = dqg_dnnl_scratchpad(&d->prim), wpad = dqg_dnnl_scratchpad(&d->w.reorder_prim);
         d->pad_offset = (d->base.scratch_size + 63) & ~(size_t)63;
         d->base.scratch_size = d->pad_offset + (pad > wpad ? pad : wpad);
     }

@@ -63,3 +63,45 @@ dqg_status dqg_dnnl_pack(const dnnl_memory_desc_t *from, const void *data,
     *bytes = n;
     return DQG_OK;
 }
+
+dqg_status dqg_dnnl_weights_plan(dqg_dnnl_weights *w, const dnnl_memory_desc_t *from,
+                                 const void *data, bool conv_weights, dnnl_memory_desc_t *chosen,
+                                 size_t *bytes, size_t *scratch, const char *what)
+{
+    *scratch = 0;
+    if (data) {
+        size_t n = 0;
+        dqg_status st = dqg_dnnl_pack(from, data, chosen, conv_weights, &w->packed, &n, what);
+        *bytes += n;
+        return st;
+    }
+    if (dnnl_memory_desc_equal(from, chosen)) {
+        *chosen = *from;
+        return DQG_OK;
+    }
+    dqg_status st = dqg_dnnl_reorder_prim(&w->reorder_prim, from, chosen, what);
+    w->reorder = st == DQG_OK;
+    if (st == DQG_OK)
+        *scratch = (dnnl_memory_desc_get_size(chosen) + 63) & ~(size_t)63;
+    return st;
+}
+
+dqg_status dqg_dnnl_weights_handle(dqg_dnnl_weights *w, void *given, void *scratch, void *pad,
+                                   void **out, const char *what)
+{
+    if (!w->reorder) {
+        *out = given ? given : w->packed;
+        return DQG_OK;
+    }
+    void *rh[2] = {given, scratch};
+    *out = scratch;
+    return dqg_dnnl_prim_execute(&w->reorder_prim, rh, pad, what);
+}
+
+void dqg_dnnl_weights_free(dqg_dnnl_weights *w)
+{
+    dqg_dnnl_prim_destroy(&w->reorder_prim);
+    free(w->packed);
+    w->packed = NULL;
+    w->reorder = false;
+}
