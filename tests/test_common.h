@@ -106,4 +106,17 @@ static inline dqg_tensor_id test_const_f32(dqg_graph *g, int rank, const int64_t
     return dqg_constant(g, NULL, DQG_F32, rank, dims, values, (size_t)n * sizeof(float));
 }
 
+/* A scalar f32 constant, and a scalar 8-bit one of type t (u8 or s8). */
+static inline dqg_tensor_id test_scalar_f32(dqg_graph *g, float v)
+{
+    int64_t one = 1;
+    return dqg_constant(g, NULL, DQG_F32, 0, &one, &v, sizeof v);
+}
+static inline dqg_tensor_id test_scalar_8bit(dqg_graph *g, dqg_dtype t, int v)
+{
+    int64_t one = 1;
+    uint8_t b = (uint8_t)v;
+    return dqg_constant(g, NULL, t, 0, &one, &b, 1);
+}
+
 #endif

@@ -10,25 +10,12 @@
 #include "runtime/cpu_isa.h"
 #include "test_common.h"
 
-static dqg_tensor_id scalar(dqg_graph *g, float v)
-{
-    int64_t one = 1;
-    return dqg_constant(g, NULL, DQG_F32, 0, &one, &v, sizeof v);
-}
-
-static dqg_tensor_id zero_point(dqg_graph *g, dqg_dtype t, int v)
-{
-    int64_t one = 1;
-    uint8_t b = (uint8_t)v;
-    return dqg_constant(g, NULL, t, 0, &one, &b, 1);
-}
-
 static dqg_tensor_id dq(dqg_graph *g, dqg_tensor_id x, dqg_dtype t)
 {
     dqg_dequantize_linear_attrs a = {.opset = 13};
     float s = 0.01f + 0.001f * (float)(test_rnd() % 50);
     int z = t == DQG_U8 ? (int)(test_rnd() % 256) : (int)(test_rnd() % 41) - 20;
-    return dqg_dequantize_linear(g, NULL, x, scalar(g, s), zero_point(g, t, z), &a);
+    return dqg_dequantize_linear(g, NULL, x, test_scalar_f32(g, s), test_scalar_8bit(g, t, z), &a);
 }
 
 /* Runs g compiled (fused) and on the reference; the int8 output is
@@ -81,7 +68,7 @@ static dqg_tensor_id quantize(dqg_graph *g, dqg_tensor_id x, dqg_dtype t)
     dqg_quantize_linear_attrs a = {.opset = 13};
     float s = 0.02f + 0.001f * (float)(test_rnd() % 30);
     int z = t == DQG_U8 ? (int)(test_rnd() % 256) : (int)(test_rnd() % 41) - 20;
-    return dqg_quantize_linear(g, "q", x, scalar(g, s), zero_point(g, t, z), &a);
+    return dqg_quantize_linear(g, "q", x, test_scalar_f32(g, s), test_scalar_8bit(g, t, z), &a);
 }
 
 Test(qdq_patterns, residual_add_relu_requantize)
@@ -104,7 +91,7 @@ Test(qdq_patterns, residual_add_relu_requantize)
             t = dqg_clip(g, NULL, t, 0.0f, 6.0f);
             break;
         case 2:
-            t = dqg_mul(g, NULL, t, scalar(g, 0.5f));
+            t = dqg_mul(g, NULL, t, test_scalar_f32(g, 0.5f));
             break;
         default:
             break;
@@ -180,10 +167,10 @@ static void x_and_weights(dqg_graph *g, int64_t N, dqg_tensor_id *x, dqg_tensor_
     for (int i = 0; i < 16 * N; i++)
         w[i] = (int8_t)(i % 11 - 5);
     dqg_dequantize_linear_attrs a = {.opset = 13};
-    *x = dqg_dequantize_linear(g, "x_dq", dqg_input(g, "x", DQG_U8, 2, xd), scalar(g, 0.05f),
-                               zero_point(g, DQG_U8, 100), &a);
+    *x = dqg_dequantize_linear(g, "x_dq", dqg_input(g, "x", DQG_U8, 2, xd),
+                               test_scalar_f32(g, 0.05f), test_scalar_8bit(g, DQG_U8, 100), &a);
     *wf = dqg_dequantize_linear(g, "w_dq", dqg_constant(g, "w", DQG_S8, 2, wd, w, (size_t)(16 * N)),
-                                scalar(g, 0.01f), DQG_NONE, &a);
+                                test_scalar_f32(g, 0.01f), DQG_NONE, &a);
 }
 
 /* Finalizes and compiles g, asserting one fused partition and an explain
@@ -289,13 +276,16 @@ Test(qdq_patterns, concat_of_differently_quantized_inputs)
             dqg_tensor_id x = dqg_input(g, name, t, 3, d);
             dqg_dequantize_linear_attrs a = {.opset = 13};
             if (i == 1) /* the output's own parameters: a copy */
-                in[i] = dqg_dequantize_linear(g, NULL, x, scalar(g, ys), zero_point(g, yt, yz), &a);
+                in[i] = dqg_dequantize_linear(g, NULL, x, test_scalar_f32(g, ys),
+                                              test_scalar_8bit(g, yt, yz), &a);
             else
                 in[i] = dq(g, x, t);
         }
         dqg_quantize_linear_attrs qa = {.opset = 13};
         dqg_tensor_id c = dqg_concat(g, "cat", k, in, axis);
-        dqg_output(g, dqg_quantize_linear(g, "q", c, scalar(g, ys), zero_point(g, yt, yz), &qa),
+        dqg_output(g,
+                   dqg_quantize_linear(g, "q", c, test_scalar_f32(g, ys),
+                                       test_scalar_8bit(g, yt, yz), &qa),
                    "y");
         check_kind(g, "concat", "int8 concat [", 1);
     }
@@ -357,7 +347,7 @@ Test(qdq_patterns, a_chain_longer_than_the_kernel_holds)
     int64_t d[] = {3, 50};
     dqg_tensor_id t = dq(g, dqg_input(g, "x", DQG_U8, 2, d), DQG_U8);
     for (int i = 0; i < 30; i++)
-        t = dqg_mul(g, NULL, t, scalar(g, i % 2 ? 1.03125f : 0.96875f));
+        t = dqg_mul(g, NULL, t, test_scalar_f32(g, i % 2 ? 1.03125f : 0.96875f));
     dqg_output(g, quantize(g, t, DQG_U8), "y");
     check(g, "30 multiplications", 0);
 }
@@ -385,7 +375,7 @@ Test(qdq_patterns, linear_chains_run_in_registers)
         /* shape 2: Inf * x is NaN where x is 0, +-Inf elsewhere; shape 3:
          * NaN everywhere. */
         float f = shape % 4 == 2 ? INFINITY : shape % 4 == 3 ? NAN : 0.75f;
-        t = dqg_mul(g, NULL, t, scalar(g, f));
+        t = dqg_mul(g, NULL, t, test_scalar_f32(g, f));
         t = shape % 4 == 3 ? dqg_relu(g, NULL, t) : dqg_clip(g, NULL, t, -1.0f, 2.0f);
         dqg_output(g, quantize(g, t, yt), "y");
         finalize_ok(g);
@@ -416,7 +406,7 @@ Test(qdq_patterns, a_float_zero_point_is_not_rounded)
         cr_assert_eq(dqg_graph_create(&g), DQG_OK);
         const float s = 0.05f;
         dqg_tensor_id a = dqg_extended_dequantize_linear(
-            g, "a", dqg_input(g, "x", DQG_U8, 4, d), scalar(g, s),
+            g, "a", dqg_input(g, "x", DQG_U8, 4, d), test_scalar_f32(g, s),
             dqg_constant(g, "zf", DQG_F32, 0, &one, &zf, sizeof zf), 0);
         dqg_tensor_id b = shape < 2 ? dq(g, dqg_input(g, "y", DQG_U8, 4, d), DQG_U8) : DQG_NONE;
         dqg_tensor_id t;
@@ -437,7 +427,9 @@ Test(qdq_patterns, a_float_zero_point_is_not_rounded)
             what = "MaxPool";
             kind = "pool:u8";
         }
-        dqg_output(g, dqg_quantize_linear(g, "q", t, scalar(g, s), zero_point(g, DQG_U8, 128), &qa),
+        dqg_output(g,
+                   dqg_quantize_linear(g, "q", t, test_scalar_f32(g, s),
+                                       test_scalar_8bit(g, DQG_U8, 128), &qa),
                    "z");
         check_kind(g, what, kind, 0);
     }
@@ -561,8 +553,8 @@ Test(qdq_patterns, unary_functions_of_one_int8_input_become_a_table)
             else if (f == 1)
                 y = dqg_mul(g, NULL, x, dqg_unary(g, NULL, DQG_UNARY_SIGMOID, x, 0.0f, 0.0f));
             else if (f == 2)
-                y = dqg_unary(g, NULL, DQG_UNARY_GELU_ERF, dqg_add(g, NULL, x, scalar(g, 0.25f)),
-                              0.0f, 0.0f);
+                y = dqg_unary(g, NULL, DQG_UNARY_GELU_ERF,
+                              dqg_add(g, NULL, x, test_scalar_f32(g, 0.25f)), 0.0f, 0.0f);
             else if (f == 3)
                 y = dqg_relu(g, NULL, dqg_unary(g, NULL, DQG_UNARY_TANH, x, 0.0f, 0.0f));
             else /* two inputs */
