@@ -116,17 +116,17 @@ static dnnl_primitive_desc_t nth_impl(const_dnnl_op_desc_t desc, const_dnnl_prim
 }
 
 /* The raw oneDNN int8 primitive (implementation `impl`, see nth_impl):
- * weights reordered once into its layout. r.prim is NULL past the last
- * implementation. */
+ * weights reordered once into its layout, the source's zero point `zp`.
+ * r.prim is NULL past the last implementation. */
 static raw_run make_raw(const_dnnl_op_desc_t desc, const float *scales, int64_t oc, int mask,
                         const dnnl_memory_desc_t *w_plain, void *w_data, void *src, void *dst,
-                        dnnl_query_t w_query, int impl)
+                        dnnl_query_t w_query, int impl, int32_t zp)
 {
     dnnl_primitive_attr_t attr;
     DNNL(dnnl_primitive_attr_create(&attr));
     DNNL(dnnl_primitive_attr_set_output_scales(attr, oc, mask, scales));
-    int32_t zp = 128;
-    DNNL(dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &zp));
+    if (zp)
+        DNNL(dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &zp));
     dnnl_primitive_desc_t pd = nth_impl(desc, attr, impl);
     DNNL(dnnl_primitive_attr_destroy(attr));
     if (!pd)
@@ -278,7 +278,7 @@ static mm_case mm_case_make(int64_t M, int64_t K, int64_t N)
 static raw_run mm_case_raw(mm_case *c, int impl)
 {
     return make_raw(&c->md, c->combined, c->N, 2, &c->wts, c->w, c->rx, c->ry,
-                    dnnl_query_weights_md, impl);
+                    dnnl_query_weights_md, impl, 128);
 }
 
 static void mm_case_free(mm_case *c)
@@ -497,11 +497,73 @@ static void bench_conv(void)
                                                     dnnl_convolution_direct, &src, &wany, NULL,
                                                     &dst, st, dl, pl, pr));
     void *rx = input_bytes(C * H * W), *ry = output_bytes((size_t)O * H * W * 4);
-    raw_run raw = make_raw(&cd, combined, O, 2, &wts, w, rx, ry, dnnl_query_weights_md, 0);
+    raw_run raw = make_raw(&cd, combined, O, 2, &wts, w, rx, ry, dnnl_query_weights_md, 0, 128);
     report("Conv 3x3 64->64 56x56 NHWC", g, &raw, C * H * W, (size_t)O * H * W * 4, 21);
     raw_free(&raw);
     dqg_graph_destroy(g);
     free(w);
+    free(rx);
+    free(ry);
+}
+
+/* A decoder's upsampling: DQ(u8 x [1, C, H, W], zero point xz) and
+ * DQ(s8 W [C, O, k, k], per output channel) -> ConvTranspose stride k.
+ * The graph's activations are NCHW (as ONNX has them), so the fused
+ * kernel reorders them to and from channels-last, which the raw oneDNN
+ * deconvolution is given directly. */
+static void bench_deconv(int C, int O, int H, int k, uint8_t xz)
+{
+    int Y = H * k;
+    dqg_graph *g;
+    CHECK(dqg_graph_create(&g));
+    int64_t xd[] = {1, C, H, H}, wd[] = {C, O, k, k}, od[] = {O}, one = 1;
+    size_t wn = (size_t)C * O * k * k;
+    int8_t *w = malloc(wn);
+    float *ws = malloc(O * sizeof *ws), *combined = malloc(O * sizeof *combined), xs = 0.02f;
+    for (size_t i = 0; i < wn; i++)
+        w[i] = (int8_t)((i * 5 + 1) % 255 - 127);
+    for (int i = 0; i < O; i++) {
+        ws[i] = 0.001f * (float)(1 + i % 7);
+        combined[i] = xs * ws[i];
+    }
+    dqg_tensor_id x = dqg_input(g, "x", DQG_U8, 4, xd);
+    dqg_dequantize_linear_attrs pt = {.opset = 13}, pc = {.opset = 13, .has_axis = true, .axis = 1};
+    dqg_tensor_id xf =
+        dqg_dequantize_linear(g, "x_dq", x, dqg_constant(g, "xs", DQG_F32, 0, &one, &xs, 4),
+                              dqg_constant(g, "xz", DQG_U8, 0, &one, &xz, 1), &pt);
+    dqg_tensor_id wf = dqg_dequantize_linear(
+        g, "w_dq", dqg_constant(g, "w", DQG_S8, 4, wd, w, wn),
+        dqg_constant(g, "ws", DQG_F32, 1, od, ws, (size_t)O * sizeof *ws), DQG_NONE, &pc);
+    dqg_conv_transpose_attrs ca = {.spatial_rank = 2, .strides = {k, k}, .groups = 1};
+    CHECK(dqg_output(g, dqg_conv_transpose(g, "ct", xf, wf, DQG_NONE, &ca), "y"));
+    CHECK(dqg_graph_finalize(g));
+
+    dnnl_memory_desc_t src, wts, wany, dst;
+    dnnl_dims_t sd = {1, C, H, H}, wdd = {O, C, k, k}, dd = {1, O, Y, Y};
+    dnnl_dims_t st = {k, k}, dl = {0, 0}, pl = {0, 0}, pr = {0, 0};
+    /* ConvTranspose's [C, O, k, k] is oneDNN's (O, C, k, k) by strides. */
+    dnnl_dims_t wstr = {(dnnl_dim_t)k * k, (dnnl_dim_t)O * k * k, k, 1};
+    DNNL(dnnl_memory_desc_init_by_tag(&src, 4, sd, dnnl_u8, dnnl_acdb));
+    DNNL(dnnl_memory_desc_init_by_strides(&wts, 4, wdd, dnnl_s8, wstr));
+    DNNL(dnnl_memory_desc_init_by_tag(&wany, 4, wdd, dnnl_s8, dnnl_format_tag_any));
+    DNNL(dnnl_memory_desc_init_by_tag(&dst, 4, dd, dnnl_f32, dnnl_acdb));
+    dnnl_deconvolution_desc_t dsc;
+    DNNL(dnnl_dilated_deconvolution_forward_desc_init(&dsc, dnnl_forward_inference,
+                                                      dnnl_deconvolution_direct, &src, &wany, NULL,
+                                                      &dst, st, dl, pl, pr));
+    size_t in_bytes = (size_t)C * H * H, out_bytes = (size_t)O * Y * Y * 4;
+    void *rx = input_bytes(in_bytes), *ry = output_bytes(out_bytes);
+    raw_run raw =
+        make_raw(&dsc, combined, O, 2, &wts, w, rx, ry, dnnl_query_weights_md, 0, (int32_t)xz);
+    char label[96];
+    snprintf(label, sizeof label, "ConvTranspose %dx%d stride %d %d->%d %dx%d NCHW, zero point %d",
+             k, k, k, C, O, H, H, (int)xz);
+    report(label, g, &raw, in_bytes, out_bytes, 21);
+    raw_free(&raw);
+    dqg_graph_destroy(g);
+    free(w);
+    free(ws);
+    free(combined);
     free(rx);
     free(ry);
 }
@@ -517,6 +579,9 @@ int main(void)
     bench_matmul(2048, 2048, 2048);
     bench_matmul(1, 4096, 4096);
     bench_conv();
+    bench_deconv(256, 128, 28, 2, 0);
+    bench_deconv(256, 128, 28, 2, 128);
+    bench_deconv(128, 64, 56, 2, 0);
     /* The small-M table: its floors need AVX512-VNNI (as the int8 kernels
      * that could reach them do). */
     bool vnni = __builtin_cpu_supports("avx512vnni");

@@ -157,7 +157,12 @@ static void visit_partition(const dqg_pass_state *s, layout_state *L, int p)
     enum { MAX_IN = 3 * DQG_MAX_PART_OPS + 8 };
     dqg_tensor_id ins[MAX_IN];
     int n_in = boundary(s, p, ins, MAX_IN);
-    bool conv = main->kind == DQG_OP_CONVOLUTION && main->attrs.conv.data_format == DQG_FORMAT_NCX;
+    /* An int8 ConvTranspose reads and writes channels-last as a
+     * convolution does (oneDNN 2.6 offers only gemm and reference int8
+     * deconvolutions on NCX); the f32 one keeps NCX. */
+    bool conv =
+        (main->kind == DQG_OP_CONVOLUTION && main->attrs.conv.data_format == DQG_FORMAT_NCX) ||
+        (main->kind == DQG_OP_CONV_TRANSPOSE && part->kind == DQG_PART_QCONV);
     if (conv) {
         /* The convolution's source and result take either layout; an
          * operand of the result's shape (a residual Add) shares the

@@ -2,15 +2,23 @@
  * weights, one scale or one per output channel along axis 0 of OIX)
  * around a Convolution, with its own bias or a following one and the
  * epilogue, become one int8 convolution partition; the activations' scale
- * and zero point may be constants or arrive at run time. */
+ * and zero point may be constants or arrive at run time. A ConvTranspose
+ * between constant-parameter dequantizes becomes one int8 transposed
+ * convolution the same way. */
 #include <string.h>
 
 #include "passes/fuse_common.h"
 
+/* Whether op i's operands fit an int8 kernel (else `why` says what does
+ * not). A ConvTranspose runs on oneDNN's int8 deconvolution with what it
+ * takes: constant per-tensor activation parameters, and weights
+ * [C, M/g, K...] with one scale or, ungrouped, one per output channel
+ * (axis 1). */
 static bool match_int8(const dqg_pass_state *s, int32_t i, dqg_fusion_match *m, char *why, size_t n)
 {
     const dqg_graph *g = s->graph;
     const dqg_op *op = &g->ops[i];
+    bool transposed = op->kind == DQG_OP_CONV_TRANSPOSE;
     if (op->inputs[2] != DQG_NONE &&
         (!dqg_fuse_is_const(g, op->inputs[2]) || g->tensors[op->inputs[2]].dtype != DQG_F32)) {
         snprintf(why, n, "the bias is not an f32 constant");
@@ -18,6 +26,10 @@ static bool match_int8(const dqg_pass_state *s, int32_t i, dqg_fusion_match *m, 
     }
     if (!dqg_fuse_match_src(s, i, m, why, n))
         return false;
+    if (transposed && !dqg_fuse_const_int_params(g, &g->ops[dqg_match_op(m, DQG_ROLE_SRC_DQ)])) {
+        snprintf(why, n, "the activations' scale or zero point arrives at run time");
+        return false;
+    }
     int32_t wdq = dqg_fuse_match_weights(s, i, 1, m, why, n);
     if (wdq < 0)
         return false;
@@ -28,16 +40,21 @@ static bool match_int8(const dqg_pass_state *s, int32_t i, dqg_fusion_match *m, 
     const dqg_quant_attrs *q = &g->ops[wdq].attrs.quant;
     if (!dqg_fuse_check_int8_weights(g, wdq, why, n))
         return false;
-    if (q->granularity == DQG_BLOCKED || q->granularity == DQG_ELEMENTWISE ||
-        (q->granularity == DQG_PER_AXIS && q->axis != 0)) {
+    /* The output channels: axis 0 of OIX, axis 1 of [C, M/g, K...]. */
+    int out_axis = transposed ? 1 : 0;
+    if (q->granularity == DQG_PER_TENSOR ||
+        (q->granularity == DQG_PER_AXIS && q->axis == out_axis &&
+         (!transposed || op->attrs.conv_t.groups <= 1)))
+        return true;
+    if (q->granularity == DQG_PER_AXIS && q->axis == out_axis)
+        snprintf(why, n, "grouped, with weight scales per output channel of a group");
+    else
         snprintf(why, n, "weight scales vary along the reduction dimension (%s, axis %d)",
                  q->granularity == DQG_BLOCKED       ? "blocked"
                  : q->granularity == DQG_ELEMENTWISE ? "element-wise"
                                                      : "per-axis",
                  q->axis);
-        return false;
-    }
-    return true;
+    return false;
 }
 
 /* The op reading t (once, alone, unclaimed), or -1. */
@@ -123,7 +140,8 @@ dqg_status dqg_pass_fuse_dq_conv(dqg_pass_state *s)
     const dqg_graph *g = s->graph;
     for (int32_t i = 0; i < g->n_ops; i++) {
         const dqg_op *op = &g->ops[i];
-        if (op->removed || op->kind != DQG_OP_CONVOLUTION || s->group[i] >= 0)
+        bool transposed = op->kind == DQG_OP_CONV_TRANSPOSE;
+        if (op->removed || (op->kind != DQG_OP_CONVOLUTION && !transposed) || s->group[i] >= 0)
             continue;
         int32_t sdq = g->tensors[op->inputs[0]].producer;
         int32_t wdq = g->tensors[op->inputs[1]].producer;
@@ -143,16 +161,21 @@ dqg_status dqg_pass_fuse_dq_conv(dqg_pass_state *s)
             const dqg_tensor *y = &g->tensors[op->outputs[0]];
             int32_t s_dq = dqg_match_op(&m, DQG_ROLE_SRC_DQ),
                     w_dq = dqg_match_op(&m, DQG_ROLE_W_DQ);
+            /* A ConvTranspose is NCX; its epilogue takes a bias, element-wise
+             * ops and the quantize of its result. */
             dqg_epilogue_rules r = {
-                .channel_axis = op->attrs.conv.data_format == DQG_FORMAT_NCX ? 1 : y->rank - 1,
+                .channel_axis =
+                    transposed || op->attrs.conv.data_format == DQG_FORMAT_NCX ? 1 : y->rank - 1,
                 .allow_bias = op->inputs[2] == DQG_NONE,
-                .integer_result = op->inputs[2] == DQG_NONE && dqg_fuse_unit_scale(g, s_dq) &&
-                                  dqg_fuse_unit_scale(g, w_dq),
-                .allow_scale = true,
+                .integer_result = !transposed && op->inputs[2] == DQG_NONE &&
+                                  dqg_fuse_unit_scale(g, s_dq) && dqg_fuse_unit_scale(g, w_dq),
+                .allow_scale = !transposed,
                 .allow_q = true};
             dqg_fuse_match_epilogue(s, &m, &r);
-            match_residual(s, &m);
-            dqg_fuse_absorb_src_quant(s, &m);
+            if (!transposed) {
+                match_residual(s, &m);
+                dqg_fuse_absorb_src_quant(s, &m);
+            }
             const dqg_op *so = &g->ops[s_dq], *wo = &g->ops[w_dq];
             char details[300];
             snprintf(details, sizeof details, "src %s%s%s, weights %s %s scales%s, dst %s",
@@ -163,12 +186,15 @@ dqg_status dqg_pass_fuse_dq_conv(dqg_pass_state *s)
                      wo->attrs.quant.granularity == DQG_PER_TENSOR ? "per-tensor" : "per-channel",
                      wo->inputs[2] != DQG_NONE ? ", zero point folded" : "",
                      dqg_dtype_name(g->tensors[dqg_match_result(g, &m)].dtype));
-            dqg_status st = dqg_fuse_commit(s, &m, DQG_PART_QCONV, "int8 convolution", details);
+            dqg_status st = dqg_fuse_commit(
+                s, &m, DQG_PART_QCONV,
+                transposed ? "int8 transposed convolution" : "int8 convolution", details);
             if (st != DQG_OK)
                 return st;
             continue;
         }
-        dqg_status st = dqg_explain(s, "not fused: Convolution '%s': %s", op->name, why);
+        dqg_status st =
+            dqg_explain(s, "not fused: %s '%s': %s", dqg_op_kind_name(op->kind), op->name, why);
         if (st != DQG_OK)
             return st;
     }

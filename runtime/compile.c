@@ -492,6 +492,11 @@ static double op_macs(const dqg_graph *g, const dqg_op *op)
         const dqg_tensor *w = &g->tensors[op->inputs[1]];
         return (double)y->nelems * (double)(w->nelems / w->dims[0]);
     }
+    if (op->kind == DQG_OP_CONV_TRANSPOSE) {
+        /* Every input element meets every tap of its group's weights. */
+        const dqg_tensor *x = &g->tensors[op->inputs[0]], *w = &g->tensors[op->inputs[1]];
+        return (double)x->nelems * (double)(w->nelems / w->dims[0]);
+    }
     return 0;
 }
 

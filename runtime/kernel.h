@@ -89,6 +89,8 @@ dqg_status dqg_kernel_slice_build(const dqg_kernel_request *req, dqg_kernel **ou
 dqg_status dqg_kernel_pad_build(const dqg_kernel_request *req, dqg_kernel **out);
 dqg_status dqg_kernel_resize_build(const dqg_kernel_request *req, dqg_kernel **out);
 dqg_status dqg_kernel_deconv_build(const dqg_kernel_request *req, dqg_kernel **out);
+/* An int8 ConvTranspose partition (DQG_PART_QCONV around a ConvTranspose). */
+dqg_status dqg_kernel_qdeconv_build(const dqg_kernel_request *req, dqg_kernel **out);
 /* x cos + rotate_half(x) sin (DQG_PART_ROTARY) in one pass, AVX-512 or C. */
 dqg_status dqg_kernel_rotary_build(const dqg_kernel_request *req, dqg_kernel **out);
 dqg_status dqg_kernel_gather_build(const dqg_kernel_request *req, dqg_kernel **out);

@@ -115,6 +115,36 @@ dqg_status dqg_conv_weights_md(const dqg_tensor *w, int64_t groups, dnnl_data_ty
     return s == dnnl_success ? DQG_OK : dqg_dnnl_error(s, "convolution", "weights descriptor");
 }
 
+/* ConvTranspose weights [C, M/g, K...] as oneDNN's logical (M, C, K...) or, grouped,
+ * (G, M/g, C/g, K...): by strides (plain), or any layout. */
+dqg_status dqg_deconv_weights_md(const dqg_tensor *w, int64_t groups, dnnl_data_type_t dt, bool any,
+                                 dnnl_memory_desc_t *md)
+{
+    int sr = w->rank - 2, r = 0;
+    int64_t C = w->dims[0], mg = w->dims[1], ksp = 1;
+    for (int i = 0; i < sr; i++)
+        ksp *= w->dims[2 + i];
+    dnnl_dims_t dims, strides;
+    if (groups > 1) {
+        dims[r] = groups;
+        strides[r++] = (C / groups) * mg * ksp;
+    }
+    dims[r] = mg;
+    strides[r++] = ksp;
+    dims[r] = C / groups;
+    strides[r++] = mg * ksp;
+    int64_t acc = 1;
+    for (int i = sr - 1; i >= 0; i--) {
+        dims[r + i] = w->dims[2 + i];
+        strides[r + i] = acc;
+        acc *= w->dims[2 + i];
+    }
+    r += sr;
+    dnnl_status_t s = any ? dnnl_memory_desc_init_by_tag(md, r, dims, dt, dnnl_format_tag_any)
+                          : dnnl_memory_desc_init_by_strides(md, r, dims, dt, strides);
+    return s == dnnl_success ? DQG_OK : dqg_dnnl_error(s, "deconvolution", "weights descriptor");
+}
+
 void dqg_conv_params(const dqg_conv_attrs *a, dnnl_dims_t strides, dnnl_dims_t dil, dnnl_dims_t pl,
                      dnnl_dims_t pr)
 {
@@ -124,6 +154,28 @@ void dqg_conv_params(const dqg_conv_attrs *a, dnnl_dims_t strides, dnnl_dims_t d
         pl[i] = a->pads_begin[i];
         pr[i] = a->pads_end[i];
     }
+}
+
+dqg_status dqg_deconv_params(const dqg_conv_transpose_attrs *a, dnnl_dims_t strides,
+                             dnnl_dims_t dil, dnnl_dims_t pl, dnnl_dims_t pr, const char *what)
+{
+    for (int i = 0; i < a->spatial_rank; i++) {
+        strides[i] = a->strides[i];
+        dil[i] = a->dilations[i] - 1;
+        pl[i] = a->pads_begin[i];
+        pr[i] = a->pads_end[i] - a->output_padding[i];
+        /* oneDNN checks right padding + stride > 0: an output_padding
+         * that only a dilation allows (stride 1, dilation 2, 1) is not
+         * expressible. */
+        if (pr[i] + strides[i] <= 0)
+            return dqg_set_error(DQG_UNSUPPORTED,
+                                 "%s: output_padding %lld on spatial axis %d reaches %lld past the "
+                                 "end padding, with stride %lld; oneDNN's deconvolution takes "
+                                 "less than the stride",
+                                 what, (long long)a->output_padding[i], i, (long long)-pr[i],
+                                 (long long)strides[i]);
+    }
+    return DQG_OK;
 }
 
 dqg_status dqg_kernel_conv_build(const dqg_kernel_request *req, dqg_kernel **out)

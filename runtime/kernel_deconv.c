@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "runtime/kernel.h"
+#include "runtime/onednn_layout.h"
 #include "runtime/onednn_pack.h"
 
 typedef struct deconv_kernel {
@@ -46,36 +47,6 @@ static void deconv_destroy(dqg_kernel *k)
     free(d);
 }
 
-/* The weights [C, M/g, K...] as oneDNN's logical (M, C, K...) or, grouped,
- * (G, M/g, C/g, K...): by strides (plain), or any layout. */
-static dqg_status weights_md(const dqg_tensor *w, int64_t groups, dnnl_data_type_t dt, bool any,
-                             dnnl_memory_desc_t *md)
-{
-    int sr = w->rank - 2, r = 0;
-    int64_t C = w->dims[0], mg = w->dims[1], ksp = 1;
-    for (int i = 0; i < sr; i++)
-        ksp *= w->dims[2 + i];
-    dnnl_dims_t dims, strides;
-    if (groups > 1) {
-        dims[r] = groups;
-        strides[r++] = (C / groups) * mg * ksp;
-    }
-    dims[r] = mg;
-    strides[r++] = ksp;
-    dims[r] = C / groups;
-    strides[r++] = mg * ksp;
-    int64_t acc = 1;
-    for (int i = sr - 1; i >= 0; i--) {
-        dims[r + i] = w->dims[2 + i];
-        strides[r + i] = acc;
-        acc *= w->dims[2 + i];
-    }
-    r += sr;
-    dnnl_status_t s = any ? dnnl_memory_desc_init_by_tag(md, r, dims, dt, dnnl_format_tag_any)
-                          : dnnl_memory_desc_init_by_strides(md, r, dims, dt, strides);
-    return s == dnnl_success ? DQG_OK : dqg_dnnl_error(s, "deconvolution", "weights descriptor");
-}
-
 dqg_status dqg_kernel_deconv_build(const dqg_kernel_request *req, dqg_kernel **out)
 {
     const dqg_graph *g = req->mini;
@@ -102,17 +73,13 @@ dqg_status dqg_kernel_deconv_build(const dqg_kernel_request *req, dqg_kernel **o
     dqg_status st;
     if ((st = dqg_dnnl_md_dense(&md_x, x->rank, x->dims, x->dtype)) != DQG_OK ||
         (st = dqg_dnnl_md_dense(&md_y, y->rank, y->dims, y->dtype)) != DQG_OK ||
-        (st = weights_md(w, a->groups, dt, false, &md_w)) != DQG_OK ||
-        (st = weights_md(w, a->groups, dt, true, &md_w_any)) != DQG_OK ||
+        (st = dqg_deconv_weights_md(w, a->groups, dt, false, &md_w)) != DQG_OK ||
+        (st = dqg_deconv_weights_md(w, a->groups, dt, true, &md_w_any)) != DQG_OK ||
         (b && (st = dqg_dnnl_md_dense(&md_b, 1, b->dims, b->dtype)) != DQG_OK))
         goto fail;
     dnnl_dims_t strides, dil, pl, pr;
-    for (int i = 0; i < a->spatial_rank; i++) {
-        strides[i] = a->strides[i];
-        dil[i] = a->dilations[i] - 1;
-        pl[i] = a->pads_begin[i];
-        pr[i] = a->pads_end[i] - a->output_padding[i];
-    }
+    if ((st = dqg_deconv_params(a, strides, dil, pl, pr, d->base.impl)) != DQG_OK)
+        goto fail;
     dnnl_deconvolution_desc_t desc;
     dnnl_status_t s = dnnl_dilated_deconvolution_forward_desc_init(
         &desc, dnnl_forward_inference, dnnl_deconvolution_direct, &md_x, &md_w_any,

@@ -295,6 +295,8 @@ static dqg_status window_scratch(qconv_kernel *c, size_t *end)
 
 dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **out)
 {
+    if (dqg_req_op(req, DQG_ROLE_MAIN)->kind == DQG_OP_CONV_TRANSPOSE)
+        return dqg_kernel_qdeconv_build(req, out);
     const dqg_graph *g = req->mini;
     const dqg_op *cv = dqg_req_op(req, DQG_ROLE_MAIN), *sdq = dqg_req_op(req, DQG_ROLE_SRC_DQ),
                  *wdq = dqg_req_op(req, DQG_ROLE_W_DQ);

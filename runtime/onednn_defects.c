@@ -56,6 +56,15 @@ const char *dqg_prefer_other_impl(const dqg_prim_facts *f, const char *impl)
 
 const char *dqg_defect_refuse(const dqg_prim_facts *f, const char *impl)
 {
+    if (f && impl && f->kind == DQG_FACTS_DECONV && strstr(impl, "deconv"))
+        for (int d = 0; d < f->spatial; d++) {
+            if (f->pad_r[d] < 0)
+                return "oneDNN 2.6 defect K (int8 deconvolution with a negative right padding: "
+                       "an output_padding beyond the end padding)";
+            if (f->stride[d] > (f->kernel[d] - 1) * (f->dilation[d] + 1) + 1)
+                return "oneDNN 2.6 defect K (int8 deconvolution with a stride larger than its "
+                       "dilated kernel)";
+        }
     if (!f || f->kind != DQG_FACTS_CONV || !impl)
         return NULL;
     int64_t oc = f->oc_per_group;

@@ -65,7 +65,16 @@
  *     the output channels of the second thread's blocks come out wrong
  *     (1x1, stride 2, 6 -> 22 channels, 2x4 input: channels 16.. wrong;
  *     never with one thread). Stride 1 and the AVX-512 kernels are right.
- *     Rule: skip that implementation (jit_uni_int8 takes the layer). */
+ *     Rule: skip that implementation (jit_uni_int8 takes the layer).
+ *  K  int8 deconvolution (jit_deconvolution) with a negative right
+ *     padding, which is how an ONNX ConvTranspose's output_padding beyond
+ *     its end padding reaches oneDNN, or with a stride larger than the
+ *     dilated kernel (outputs no input reaches): outputs come out wrong
+ *     (16 -> 16 channels, 4x4 input, 2x2 kernel, stride 2, output_padding
+ *     1 on the width: 126 of 576 wrong; a 1x1 kernel with stride 2 along
+ *     the height: 334 of 720). The same layers without either, and the
+ *     f32 deconvolution with them, are right. Rule: refuse the int8
+ *     kernel (the f32 path takes the layer). */
 #ifndef DQG_RUNTIME_ONEDNN_DEFECTS_H
 #define DQG_RUNTIME_ONEDNN_DEFECTS_H
 
@@ -75,7 +84,7 @@
 
 /* What the rules need to know of an int8 primitive. */
 typedef struct dqg_prim_facts {
-    enum { DQG_FACTS_NONE = 0, DQG_FACTS_CONV, DQG_FACTS_MATMUL } kind;
+    enum { DQG_FACTS_NONE = 0, DQG_FACTS_CONV, DQG_FACTS_MATMUL, DQG_FACTS_DECONV } kind;
     bool src_zero_point; /* constant non-zero, or given at run time */
     /* Convolution: spatial rank, and per spatial dimension (depth first)
      * input and output extent, kernel, stride, dilation (oneDNN's: 0 =
@@ -107,8 +116,9 @@ const char *dqg_defect_skip_impl(const dqg_prim_facts *f, const char *impl);
  * which the VNNI brgemm streams as fast. */
 #define DQG_AMX_MIN_M 4
 const char *dqg_prefer_other_impl(const dqg_prim_facts *f, const char *impl);
-/* Rules C and I: the rule that refuses the int8 kernel on implementation
- * `impl`, or NULL. */
+/* Rules C, I and K: the rule that refuses the int8 kernel on
+ * implementation `impl`, or NULL (for a deconvolution, pad_r holds
+ * oneDNN's right paddings, and kernel, stride and dilation its own). */
 const char *dqg_defect_refuse(const dqg_prim_facts *f, const char *impl);
 /* Rule G: whether a matmul implementation `impl` must write a transposed
  * result of rank `rank` (oneDNN's, batch axes included) dense, with a

@@ -14,9 +14,18 @@ dqg_status dqg_conv_activation_md(const dqg_tensor *t, dqg_data_format f, dnnl_d
  * primitive choose the layout. */
 dqg_status dqg_conv_weights_md(const dqg_tensor *w, int64_t groups, dnnl_data_type_t dt, bool any,
                                dnnl_memory_desc_t *md);
+/* ConvTranspose weights [C, M/g, K...] as oneDNN's deconvolution weights
+ * (M, C, K...) or, grouped, (G, M/g, C/g, K...): by strides, or `any`. */
+dqg_status dqg_deconv_weights_md(const dqg_tensor *w, int64_t groups, dnnl_data_type_t dt, bool any,
+                                 dnnl_memory_desc_t *md);
 /* Strides, dilations (oneDNN counts from 0), left and right pads. */
 void dqg_conv_params(const dqg_conv_attrs *a, dnnl_dims_t strides, dnnl_dims_t dil, dnnl_dims_t pl,
                      dnnl_dims_t pr);
+/* The same for a ConvTranspose: output_padding is a negative right pad,
+ * which oneDNN takes only above minus the stride (else DQG_UNSUPPORTED,
+ * naming `what`). */
+dqg_status dqg_deconv_params(const dqg_conv_transpose_attrs *a, dnnl_dims_t strides,
+                             dnnl_dims_t dil, dnnl_dims_t pl, dnnl_dims_t pr, const char *what);
 
 /* A MatMul operand as a rank-R matrix (batch dims right-aligned, 1 where
  * absent; a 1-D operand promoted; the transpose through strides) of type

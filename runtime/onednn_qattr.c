@@ -563,7 +563,9 @@ dqg_status dqg_qattr_build_ex(const dqg_kernel_request *req, int dst_rank, int c
     }
     const dqg_op *main = &g->ops[op_pos(req, DQG_ROLE_MAIN)];
     int bpos = op_pos(req, DQG_ROLE_BIAS);
-    dqg_tensor_id bias[2] = {main->kind == DQG_OP_CONVOLUTION ? main->inputs[2] : DQG_NONE,
+    /* A (transposed) convolution's own bias is 1-D, along the channels. */
+    bool conv = main->kind == DQG_OP_CONVOLUTION || main->kind == DQG_OP_CONV_TRANSPOSE;
+    dqg_tensor_id bias[2] = {conv ? main->inputs[2] : DQG_NONE,
                              bpos >= 0 ? dqg_req_operand(req, &g->ops[bpos]) : DQG_NONE};
     /* The first bias becomes the primitive's bias argument when it can. */
     bool first = true;
@@ -573,7 +575,7 @@ dqg_status dqg_qattr_build_ex(const dqg_kernel_request *req, int dst_rank, int c
         bool taken = false;
         if (first && sc && (q->n_factors == 0 || (runtime_bias && !q->folded_zp))) {
             status = bias_argument(q, &g->tensors[bias[i]], inv, sc, n_sc, channels,
-                                   main->kind == DQG_OP_CONVOLUTION ? 1 : dst_rank, w_colsum, what);
+                                   conv ? 1 : dst_rank, w_colsum, what);
             taken = q->bias != NULL;
             q->bias_runtime = taken && q->n_factors > 0;
             q->bias_len = channels;
@@ -586,8 +588,8 @@ dqg_status dqg_qattr_build_ex(const dqg_kernel_request *req, int dst_rank, int c
     /* A folded zero point with no bias argument yet: its compensation
      * alone is one (in accumulator units, before any scale or factor). */
     if (status == DQG_OK && q->folded_zp && !q->bias) {
-        status = bias_argument(q, NULL, inv, sc, n_sc, channels,
-                               main->kind == DQG_OP_CONVOLUTION ? 1 : dst_rank, w_colsum, what);
+        status =
+            bias_argument(q, NULL, inv, sc, n_sc, channels, conv ? 1 : dst_rank, w_colsum, what);
         if (status == DQG_OK && !q->bias) { /* none: oneDNN's zero point after all */
             int32_t zp = q->folded_zp;
             q->folded_zp = 0;

@@ -284,6 +284,44 @@ static void check_net(zoo_cnn_net net, const zoo_cnn_options *o)
     free(y);
 }
 
+/* Runs g's input "x" on the reference interpreter into ref and compiled
+ * into y (output "y" of yb bytes); returns the compiled graph. */
+static dqg_compiled *run_both(dqg_graph *g, void *x, size_t xb, void *ref, void *y, size_t yb)
+{
+    dqg_buffer in = {.name = "x", .data = x, .size = xb};
+    dqg_buffer out = {.name = "y", .data = ref, .size = yb};
+    cr_assert_eq(dqg_reference_run(g, &in, 1, &out, 1), DQG_OK, "%s", dqg_last_error());
+    dqg_compiled *cc;
+    cr_assert_eq(dqg_compile(g, NULL, &cc), DQG_OK, "%s", dqg_last_error());
+    out.data = y;
+    cr_assert_eq(dqg_execute(cc, &in, 1, &out, 1), DQG_OK, "%s", dqg_last_error());
+    return cc;
+}
+
+/* The initializers of one QDQ layer as ONNX Runtime writes them: x and y
+ * scales and u8 zero points (xs, xz, ys, yz), s8 weights w of shape wd
+ * (rank 4) with n per-channel scales ws and zero points 0 (wz), and an
+ * s32 bias b with scales bs and zero points 0 (bz). */
+static void layer_inits(tm_model *m, float xs, uint8_t xz, float ys, uint8_t yz, const int64_t *wd,
+                        const int8_t *w, int64_t n, const float *ws, const int32_t *b,
+                        const float *bs)
+{
+    enum { T_FLOAT = 1, T_UINT8 = 2, T_INT8 = 3, T_INT32 = 6 };
+    int8_t wz[64] = {0};
+    int32_t bz[64] = {0};
+    cr_assert_leq(n, 64);
+    tm_init(m, "xs", T_FLOAT, 0, NULL, &xs, sizeof xs);
+    tm_init(m, "xz", T_UINT8, 0, NULL, &xz, 1);
+    tm_init(m, "ys", T_FLOAT, 0, NULL, &ys, sizeof ys);
+    tm_init(m, "yz", T_UINT8, 0, NULL, &yz, 1);
+    tm_init(m, "w", T_INT8, 4, wd, w, (size_t)(wd[0] * wd[1] * wd[2] * wd[3]));
+    tm_init(m, "ws", T_FLOAT, 1, &n, ws, (size_t)n * sizeof *ws);
+    tm_init(m, "wz", T_INT8, 1, &n, wz, (size_t)n);
+    tm_init(m, "b", T_INT32, 1, &n, b, (size_t)n * sizeof *b);
+    tm_init(m, "bs", T_FLOAT, 1, &n, bs, (size_t)n * sizeof *bs);
+    tm_init(m, "bz", T_INT32, 1, &n, bz, (size_t)n * sizeof *bz);
+}
+
 /* ONNX Runtime's quantized bias, DequantizeLinear(s32 constant, x_scale *
  * w_scale, zero point 0), is folded before the fusion passes look at it:
  * the Conv becomes one int8 convolution with that bias and its Relu, and
@@ -298,8 +336,8 @@ Test(cnn_zoo, s32_bias_dequantize_fuses_into_conv_and_gemm)
     float xs = 0.02f, ys = 0.05f, ws[3] = {0.01f, 0.02f, 0.015f}, bs[3], gs[2] = {0.01f, 0.03f},
           gbs[2];
     uint8_t xz = 128, yz = 0;
-    int8_t w[108], gw[54], wz[3] = {0}, gwz[2] = {0};
-    int32_t b[3] = {100, -200, 300}, bz[3] = {0}, gb[2] = {-50, 70}, gbz[2] = {0};
+    int8_t w[108], gw[54], gwz[2] = {0};
+    int32_t b[3] = {100, -200, 300}, gb[2] = {-50, 70}, gbz[2] = {0};
     for (int i = 0; i < 108; i++)
         w[i] = (int8_t)((i * 37) % 255 - 127);
     for (int i = 0; i < 54; i++)
@@ -308,16 +346,7 @@ Test(cnn_zoo, s32_bias_dequantize_fuses_into_conv_and_gemm)
         bs[i] = xs * ws[i];
     for (int i = 0; i < 2; i++)
         gbs[i] = ys * gs[i];
-    tm_init(m, "xs", T_FLOAT, 0, NULL, &xs, sizeof xs);
-    tm_init(m, "xz", T_UINT8, 0, NULL, &xz, 1);
-    tm_init(m, "ys", T_FLOAT, 0, NULL, &ys, sizeof ys);
-    tm_init(m, "yz", T_UINT8, 0, NULL, &yz, 1);
-    tm_init(m, "w", T_INT8, 4, wd, w, sizeof w);
-    tm_init(m, "ws", T_FLOAT, 1, od, ws, sizeof ws);
-    tm_init(m, "wz", T_INT8, 1, od, wz, sizeof wz);
-    tm_init(m, "b", T_INT32, 1, od, b, sizeof b);
-    tm_init(m, "bs", T_FLOAT, 1, od, bs, sizeof bs);
-    tm_init(m, "bz", T_INT32, 1, od, bz, sizeof bz);
+    layer_inits(m, xs, xz, ys, yz, wd, w, od[0], ws, b, bs);
     tm_init(m, "gw", T_INT8, 2, gd, gw, sizeof gw);
     tm_init(m, "gs", T_FLOAT, 1, &two, gs, sizeof gs);
     tm_init(m, "gwz", T_INT8, 1, &two, gwz, sizeof gwz);
@@ -348,13 +377,7 @@ Test(cnn_zoo, s32_bias_dequantize_fuses_into_conv_and_gemm)
     float x[100], ref[2], y[2];
     for (int i = 0; i < 100; i++)
         x[i] = (float)((i * 13) % 17 - 8) * 0.2f;
-    dqg_buffer in = {.name = "x", .data = x, .size = sizeof x};
-    dqg_buffer out = {.name = "y", .data = ref, .size = sizeof ref};
-    cr_assert_eq(dqg_reference_run(g, &in, 1, &out, 1), DQG_OK, "%s", dqg_last_error());
-    dqg_compiled *cc;
-    cr_assert_eq(dqg_compile(g, NULL, &cc), DQG_OK, "%s", dqg_last_error());
-    out.data = y;
-    cr_assert_eq(dqg_execute(cc, &in, 1, &out, 1), DQG_OK, "%s", dqg_last_error());
+    dqg_compiled *cc = run_both(g, x, sizeof x, ref, y, sizeof ref);
     /* The Relu's quantized output may differ by one unit (the contract),
      * which the Gemm weighs by its column of weights. */
     for (int i = 0; i < 2; i++) {
@@ -386,6 +409,62 @@ Test(cnn_zoo, s32_bias_dequantize_fuses_into_conv_and_gemm)
  * Reshape, Transpose, Reshape between a DQ and a Q of the same parameters,
  * runs on the u8 tensor: three data-movement partitions and no dequantize,
  * bit-identical to the reference. */
+/* A decoder's upsampling as ONNX Runtime's QDQ quantizer writes it: u8
+ * activations, s8 weights per output channel (ConvTranspose's axis 1), an
+ * s32 bias behind its DequantizeLinear, a Relu, and the quantize of the
+ * result. It runs as one int8 transposed convolution, within one unit of
+ * the reference interpreter's quantized result. */
+Test(cnn_zoo, qdq_conv_transpose_runs_in_int8)
+{
+    enum { T_FLOAT = 1, T_UINT8 = 2, T_INT8 = 3, T_INT32 = 6, C = 8, M = 6 };
+    tm_model *m = tm_new(13);
+    int64_t xd[] = {1, C, 5, 5}, wd[] = {C, M, 2, 2}, od[] = {M}, yd[] = {1, M, 10, 10};
+    tm_input(m, "x", T_UINT8, 4, xd, NULL);
+    float xs = 0.03f, ys = 0.04f, ws[M], bs[M];
+    uint8_t xz = 0, yz = 0;
+    int8_t w[C * M * 4];
+    int32_t b[M];
+    for (int i = 0; i < C * M * 4; i++)
+        w[i] = (int8_t)((i * 41) % 255 - 127);
+    for (int i = 0; i < M; i++) {
+        ws[i] = 0.004f + 0.001f * (float)i;
+        bs[i] = xs * ws[i];
+        b[i] = (i * 977) % 2001 - 1000;
+    }
+    layer_inits(m, xs, xz, ys, yz, wd, w, od[0], ws, b, bs);
+    tm_node(m, "DequantizeLinear", "", "x_dq", "x,xs,xz", "xf");
+    tm_attr_int(m, tm_node(m, "DequantizeLinear", "", "w_dq", "w,ws,wz", "wf"), "axis", 1);
+    tm_attr_int(m, tm_node(m, "DequantizeLinear", "", "b_dq", "b,bs,bz", "bf"), "axis", 0);
+    Onnx__NodeProto *ct = tm_node(m, "ConvTranspose", "", "up", "xf,wf,bf", "c");
+    int64_t two[] = {2, 2};
+    tm_attr_ints(m, ct, "strides", two, 2);
+    tm_attr_ints(m, ct, "kernel_shape", two, 2);
+    tm_node(m, "Relu", "", "relu", "c", "r");
+    tm_node(m, "QuantizeLinear", "", "r_q", "r,ys,yz", "y");
+    tm_output(m, "y", T_UINT8, 4, yd);
+    dqg_graph *g = load(m);
+    tm_free(m);
+    uint8_t x[C * 25], ref[M * 100], y[M * 100];
+    for (int i = 0; i < C * 25; i++)
+        x[i] = (uint8_t)((i * 29) % 256);
+    dqg_compiled *cc = run_both(g, x, sizeof x, ref, y, sizeof ref);
+    int nonzero = 0;
+    for (int i = 0; i < M * 100; i++) {
+        cr_assert_leq(abs((int)y[i] - (int)ref[i]), 1, "y[%d] = %d, reference %d", i, y[i], ref[i]);
+        nonzero += ref[i] != 0;
+    }
+    cr_assert_gt(nonzero, M * 20, "a result of mostly zeros tests little");
+    if (test_int8_fusion()) {
+        cr_assert_eq(dqg_compiled_partition_count(cc), 1);
+        const char *info = dqg_compiled_partition_info(cc, 0);
+        cr_assert(strstr(info, "ConvTranspose 'up' + ReLU 'relu'") &&
+                      strstr(info, "onednn:deconv:u8s8:u8:jit_"),
+                  "%s", info);
+    }
+    dqg_compiled_destroy(cc);
+    dqg_graph_destroy(g);
+}
+
 Test(cnn_zoo, channel_shuffle_stays_u8)
 {
     enum { T_FLOAT = 1, T_UINT8 = 2, T_INT64 = 7 };

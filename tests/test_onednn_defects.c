@@ -142,6 +142,36 @@ Test(onednn_defects, small_m_int8_matmul_passes_over_amx)
     cr_assert_null(dqg_prefer_other_impl(&conv, "brg:avx512_core_amx_int8"));
 }
 
+/* Rule K: an int8 deconvolution with a negative right padding or a
+ * stride past its dilated kernel is refused; the same layer within both
+ * is not, nor is any convolution. */
+Test(onednn_defects, rule_k_refuses_int8_deconvolutions_past_their_kernel)
+{
+    const char *impl = "onednn:deconv:u8s8:u8:jit_deconvolution:avx512_core_vnni";
+    for (int64_t k = 1; k <= 4; k++)
+        for (int64_t dil = 0; dil <= 1; dil++)
+            for (int64_t s = 1; s <= 5; s++)
+                for (int64_t pr = -2; pr <= 1; pr++) {
+                    dqg_prim_facts f = {.kind = DQG_FACTS_DECONV,
+                                        .spatial = 2,
+                                        .kernel = {3, k},
+                                        .stride = {1, s},
+                                        .dilation = {0, dil},
+                                        .pad_r = {0, pr}};
+                    bool want = pr < 0 || s > (k - 1) * (dil + 1) + 1;
+                    const char *why = dqg_defect_refuse(&f, impl);
+                    cr_assert_eq(why != NULL, want, "k %lld d %lld s %lld pr %lld", (long long)k,
+                                 (long long)dil, (long long)s, (long long)pr);
+                    if (why)
+                        cr_assert(strstr(why, "defect K"));
+                    cr_assert_null(
+                        dqg_defect_refuse(&f, "onednn:conv:u8s8:u8:jit_int8:avx512_core"));
+                    f.kind = DQG_FACTS_CONV;
+                    f.oc_per_group = 16;
+                    cr_assert_null(dqg_defect_refuse(&f, impl));
+                }
+}
+
 Test(onednn_defects, rule_c_refuses_gemm_convolutions_with_channel_post_ops)
 {
     for (int64_t oc = 1; oc <= 80; oc++) {
