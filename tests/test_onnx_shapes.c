@@ -696,12 +696,13 @@ Test(onnx_shapes, composed_operators_name_the_rule)
 
 /* ConvTranspose with groups, strides, dilations, asymmetric pads and
  * output_padding, against a direct scatter written here: y[n, m, o] +=
- * x[n, c, i] w[c, m', k] at o = i s + k d - pads_begin. Compiled and on the
- * reference, within 1e-5 of the output's largest magnitude. */
-Test(onnx_shapes, conv_transpose_matches_a_direct_scatter)
+ * x[n, c, i] w[c, m', k] at o = i s + k d - pads_begin. Compiled (its
+ * first partition's kernel holding `kernel`) and on the reference, within
+ * 1e-5 of the output's largest magnitude. */
+static void check_conv_transpose(const int64_t s[2], const int64_t d[2], const int64_t pb[2],
+                                 const int64_t pe[2], const int64_t op[2], const char *kernel)
 {
     enum { N = 1, C = 4, G = 2, MG = 3, H = 4, W = 5, KH = 3, KW = 2 };
-    const int64_t s[2] = {2, 3}, d[2] = {2, 1}, pb[2] = {1, 0}, pe[2] = {2, 1}, op[2] = {1, 0};
     int64_t Y[2], X[2] = {H, W}, K[2] = {KH, KW};
     for (int i = 0; i < 2; i++)
         Y[i] = s[i] * (X[i] - 1) + op[i] + (K[i] - 1) * d[i] + 1 - pb[i] - pe[i];
@@ -757,6 +758,8 @@ Test(onnx_shapes, conv_transpose_matches_a_direct_scatter)
     dqg_compile_options o = dqg_compile_options_default();
     dqg_compiled *cc;
     cr_assert_eq(dqg_compile(gr, &o, &cc), DQG_OK, "%s", dqg_last_error());
+    cr_assert(strstr(dqg_compiled_partition_info(cc, 0), kernel), "%s",
+              dqg_compiled_partition_info(cc, 0));
     out.data = got;
     cr_assert_eq(dqg_execute(cc, &in, 1, &out, 1), DQG_OK, "%s", dqg_last_error());
     double big = 0;
@@ -773,6 +776,24 @@ Test(onnx_shapes, conv_transpose_matches_a_direct_scatter)
     free(want);
     free(ref);
     free(got);
+}
+
+Test(onnx_shapes, conv_transpose_matches_a_direct_scatter)
+{
+    const int64_t s[2] = {2, 3}, d[2] = {2, 1}, pb[2] = {1, 0}, pe[2] = {2, 1}, op[2] = {1, 0};
+    check_conv_transpose(s, d, pb, pe, op, "onednn:deconv:f32");
+}
+
+/* An output_padding that only the dilation allows (stride 1, dilation 2,
+ * output_padding 1, no end padding) is a right padding oneDNN's
+ * deconvolution refuses (it must exceed minus the stride): the reference
+ * kernel takes the layer, and says why. */
+Test(onnx_shapes, conv_transpose_output_padding_beyond_the_stride)
+{
+    const int64_t s[2] = {2, 1}, d[2] = {1, 2}, pb[2] = {0, 1}, pe[2] = {0, 0}, op[2] = {0, 1};
+    check_conv_transpose(s, d, pb, pe, op,
+                         "reference (onednn:deconv:f32: output_padding 1 on "
+                         "spatial axis 1 reaches 1 past the end padding");
 }
 
 /* ConvTranspose's rules name the node. */
