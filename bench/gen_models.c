@@ -113,11 +113,15 @@ int main(int argc, char **argv)
      * differences travel through the layers: the logits are compared within
      * a share of their calibrated magnitude. */
     for (int n = 0; n < ZOO_CNN_COUNT; n++) {
-        zoo_cnn_options o = {.size = 224, .classes = 1000, .seed = 21};
+        /* The U-Net: 21 classes per pixel (PASCAL VOC's), compared value
+         * by value, without a top-1. */
+        bool seg = n == ZOO_UNET;
+        zoo_cnn_options o = {.size = 224, .classes = seg ? 21 : 1000, .seed = 21};
         double absmax = 0.0;
         tm_model *m = zoo_cnn((zoo_cnn_net)n, &o, &absmax);
         char name[64];
-        snprintf(name, sizeof name, "qdq_cnn_%s_224", zoo_cnn_name((zoo_cnn_net)n));
+        snprintf(name, sizeof name, "qdq_%s_%s_224", seg ? "seg" : "cnn",
+                 zoo_cnn_name((zoo_cnn_net)n));
         if (!m) {
             rc |= 1;
             continue;

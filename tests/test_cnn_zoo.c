@@ -133,9 +133,10 @@ static int value_index(const named_values *v, const char *name)
     return -1;
 }
 
-/* Feeds every fused convolution of the QDQ model m the reference's u8 (s8
- * with `s8`) input of that layer and compares its output with the
- * reference's: within one unit, the contract for quantized outputs. */
+/* Feeds every fused convolution (and transposed convolution) of the QDQ
+ * model m the reference's u8 (s8 with `s8`) input of that layer and
+ * compares its output with the reference's: within one unit, the contract
+ * for quantized outputs. */
 static void check_layers(const char *net, tm_model *m, const float *x, size_t xsize, bool s8)
 {
     const int qtype = s8 ? 3 : 2; /* ONNX INT8, UINT8 */
@@ -145,7 +146,8 @@ static void check_layers(const char *net, tm_model *m, const float *x, size_t xs
     static named_values v;
     v.n = 0;
     for (size_t i = 0; i < G->n_node; i++) {
-        if (strcmp(G->node[i]->op_type, "Conv") != 0)
+        if (strcmp(G->node[i]->op_type, "Conv") != 0 &&
+            strcmp(G->node[i]->op_type, "ConvTranspose") != 0)
             continue;
         cr_assert_lt(n_layers, 512);
         cr_assert(find_layer(G, G->node[i], &layers[n_layers]),
@@ -228,7 +230,8 @@ static void check_layers(const char *net, tm_model *m, const float *x, size_t xs
         dqg_compiled_destroy(c);
         dqg_graph_destroy(sg);
     }
-    cr_log_info("%s: %d convolutions alone: %.4f%% of %lld outputs exact, the rest one unit off",
+    cr_log_info("%s: %d (transposed) convolutions alone: %.4f%% of %lld outputs exact, the rest "
+                "one unit off",
                 net, n_layers, 100.0 * (double)exact / (double)all, (long long)all);
     for (size_t o = 0; o < G->n_output; o++)
         free(out[o].data);
@@ -241,7 +244,9 @@ static void check_net(zoo_cnn_net net, const zoo_cnn_options *o)
     tm_model *m = zoo_cnn(net, o, NULL);
     cr_assert_not_null(m, "%s: cannot be written", name);
     dqg_graph *g = load(m);
-    int64_t s = o->size, k = o->classes;
+    /* A segmentation network's logits are per pixel: [1, classes, s, s]. */
+    bool seg = net == ZOO_UNET;
+    int64_t s = o->size, k = o->classes * (seg ? s * s : 1);
     float *x = malloc((size_t)(3 * s * s) * sizeof *x), *ref = malloc((size_t)k * sizeof *ref),
           *y = malloc((size_t)k * sizeof *y);
     zoo_cnn_input(o, 7, x);
@@ -266,8 +271,23 @@ static void check_net(zoo_cnn_net net, const zoo_cnn_options *o)
     double cosine = dot / sqrt(nr * ny + 1e-30);
     cr_assert(nr > 0.0, "%s: the reference logits are all zero", name);
     cr_assert(cosine >= 0.99, "%s: cosine similarity %.5f", name, cosine);
-    cr_assert_eq(argmax(y, k), argmax(ref, k), "%s: top-1 %d, reference %d", name, argmax(y, k),
-                 argmax(ref, k));
+    if (seg) {
+        /* Each pixel's class: the same in at least 95% of the pixels. */
+        int64_t same = 0, px = s * s;
+        for (int64_t p = 0; p < px; p++) {
+            int64_t a = 0, r = 0;
+            for (int64_t cl = 1; cl < o->classes; cl++) {
+                a = y[cl * px + p] > y[a * px + p] ? cl : a;
+                r = ref[cl * px + p] > ref[r * px + p] ? cl : r;
+            }
+            same += a == r || y[r * px + p] == y[a * px + p];
+        }
+        cr_assert_geq(same, px * 95 / 100, "%s: %lld of %lld pixels of the same class", name,
+                      (long long)same, (long long)px);
+    } else {
+        cr_assert_eq(argmax(y, k), argmax(ref, k), "%s: top-1 %d, reference %d", name, argmax(y, k),
+                     argmax(ref, k));
+    }
     double macs = 0.0, share = int8_mac_share(c, &macs);
     cr_assert(share >= 0.0, "%s: the explain log has no MACs line", name);
     if (test_int8_fusion())
@@ -556,6 +576,14 @@ Test(cnn_zoo, u8_weights_with_asymmetric_zero_points, .timeout = 120)
     o.per_tensor_weights = true;
     check_net(ZOO_RESNET50, &o);
     check_net(ZOO_SHUFFLENET_V1, &o);
+}
+
+/* A U-Net: ConvTranspose upsampling into Concats with the encoder's maps,
+ * every multiply-add in int8 (the transposed convolutions too). */
+Test(cnn_zoo, unet, .timeout = 120)
+{
+    zoo_cnn_options o = {.size = 32, .classes = 5, .seed = 11};
+    check_net(ZOO_UNET, &o);
 }
 
 Test(cnn_zoo, vgg19, .timeout = 120)

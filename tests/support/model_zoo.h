@@ -42,7 +42,7 @@ tm_model *zoo_wo_matmul(int64_t M, int64_t K, int64_t N, int64_t B, bool zp, uin
 /* Convolutional networks as ONNX Runtime's static quantizer writes them
  * (QDQ, opset 13; see model_zoo_cnn.c), calibrated on one seeded input:
  * graph input "input" f32 [batch, 3, size, size], one f32 output [batch,
- * classes]. */
+ * classes] ([batch, classes, size, size] for ZOO_UNET). */
 typedef enum zoo_cnn_net {
     ZOO_RESNET50,
     ZOO_VGG19,
@@ -59,6 +59,9 @@ typedef enum zoo_cnn_net {
      * pools with 1x1 projections, stride-2 modules with a max-pool
      * pass-through */
     ZOO_INCEPTION_V2,
+    /* Segmentation: ConvTranspose upsampling and skip Concats; size a
+     * multiple of 8 */
+    ZOO_UNET,
     ZOO_CNN_COUNT
 } zoo_cnn_net;
 

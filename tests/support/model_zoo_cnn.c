@@ -229,17 +229,36 @@ static cv activate(cnn *b, cv x, int act)
     return y;
 }
 
+/* [cout][cin][taps] elements of `size` bytes rewritten as [cin][cout][taps]
+ * (a ConvTranspose's weight layout). */
+static void to_transposed(void *buf, size_t size, int64_t cout, int64_t cin, int64_t taps)
+{
+    size_t n = (size_t)(cout * cin * taps) * size;
+    char *t = malloc(n ? n : 1);
+    if (!t)
+        abort();
+    for (int64_t o = 0; o < cout; o++)
+        for (int64_t i = 0; i < cin; i++)
+            memcpy(t + (size_t)((i * cout + o) * taps) * size,
+                   (char *)buf + (size_t)((o * cin + i) * taps) * size, (size_t)taps * size);
+    memcpy(buf, t, n);
+    free(t);
+}
+
 /* Weights [cout, per_out] (He-normal times a per-channel spread) and bias
  * [cout], as float initializers or as ONNX Runtime quantizes them for an
  * input of scale xs: s8 symmetric per output channel (axis 0; one scale
  * for all with o->per_tensor_weights) and int32 of scale xs * w_scale.
- * Writes the names of the tensors to read. */
-static void weights(cnn *b, const char *base, int rank, const int64_t *wd, float xs, float gain,
-                    char *wname, char *bname)
+ * `transposed`: wd is a ConvTranspose's [cin, cout, taps...], its output
+ * channels on axis 1. Writes the names of the tensors to read. */
+static void weights(cnn *b, const char *base, int rank, const int64_t *wd, bool transposed,
+                    float xs, float gain, char *wname, char *bname)
 {
-    int64_t cout = wd[0], per = 1;
-    for (int i = 1; i < rank; i++)
-        per *= wd[i];
+    int oc_axis = transposed ? 1 : 0;
+    int64_t cout = wd[oc_axis], per = 1;
+    for (int i = 0; i < rank; i++)
+        per *= i == oc_axis ? 1 : wd[i];
+    int64_t cin = transposed ? wd[0] : 1, taps = per / cin;
     float *w = malloc((size_t)(cout * per) * sizeof *w),
           *bias = malloc((size_t)cout * sizeof *bias);
     if (!w || !bias)
@@ -255,6 +274,8 @@ static void weights(cnn *b, const char *base, int rank, const int64_t *wd, float
     if (!b->qdq) {
         cat(wname, NAME + 16, base, "_W", NULL);
         cat(bname, NAME + 16, base, "_B", NULL);
+        if (transposed)
+            to_transposed(w, sizeof *w, cout, cin, taps);
         tm_init(b->m, wname, T_FLOAT, rank, wd, w, (size_t)(cout * per) * sizeof *w);
         tm_init(b->m, bname, T_FLOAT, 1, &cout, bias, (size_t)cout * sizeof *bias);
         free(w);
@@ -304,6 +325,8 @@ static void weights(cnn *b, const char *base, int rank, const int64_t *wd, float
      * values are the ones). */
     int prank = pt ? 0 : 1;
     int64_t pn = pt ? 1 : cout;
+    if (transposed)
+        to_transposed(wq, 1, cout, cin, taps);
     tm_init(b->m, n[0], u8w ? T_UINT8 : T_INT8, rank, wd, wq, (size_t)(cout * per));
     tm_init(b->m, n[1], T_FLOAT, prank, &cout, ws, (size_t)pn * sizeof *ws);
     tm_init(b->m, n[2], u8w ? T_UINT8 : T_INT8, prank, &cout, wz, (size_t)pn);
@@ -313,7 +336,7 @@ static void weights(cnn *b, const char *base, int rank, const int64_t *wd, float
     cat(node, sizeof node, base, "_W_DequantizeLinear", NULL);
     Onnx__NodeProto *wdq = tm_node(b->m, "DequantizeLinear", "", node, in, wname);
     if (!pt)
-        tm_attr_int(b->m, wdq, "axis", 0);
+        tm_attr_int(b->m, wdq, "axis", oc_axis);
     cat(n[0], sizeof n[0], base, "_B_quantized", NULL);
     cat(n[1], sizeof n[1], base, "_B_scale", NULL);
     cat(n[2], sizeof n[2], base, "_B_zero_point", NULL);
@@ -348,7 +371,7 @@ static cv conv(cnn *b, cv x, int64_t cout, int64_t k, int64_t stride, int64_t pa
     char base[NAME], wn[NAME + 16], bn[NAME + 16], in[3 * NAME + 48];
     fresh(b, base, "conv");
     int64_t wd[] = {cout, x.d[1] / groups, k, k};
-    weights(b, base, 4, wd, x.s, act == ACT_NONE ? gain * 0.7071f : gain, wn, bn);
+    weights(b, base, 4, wd, false, x.s, act == ACT_NONE ? gain * 0.7071f : gain, wn, bn);
     cat(in, sizeof in, x.n, ",", wn, ",", bn, NULL);
     Onnx__NodeProto *n = tm_node(b->m, "Conv", "", base, in, base);
     set_ints2(b, n, "kernel_shape", k);
@@ -370,10 +393,30 @@ static cv gemm(cnn *b, cv x, int64_t nout, int act)
     char base[NAME], wn[NAME + 16], bn[NAME + 16], in[3 * NAME + 48];
     fresh(b, base, "gemm");
     int64_t wd[] = {nout, x.d[1]};
-    weights(b, base, 2, wd, x.s, act == ACT_NONE ? 0.7071f : 1.0f, wn, bn);
+    weights(b, base, 2, wd, false, x.s, act == ACT_NONE ? 0.7071f : 1.0f, wn, bn);
     cat(in, sizeof in, x.n, ",", wn, ",", bn, NULL);
     tm_attr_int(b->m, tm_node(b->m, "Gemm", "", base, in, base), "transB", 1);
     cv y = {.rank = 2, .d = {x.d[0], nout}};
+    memcpy(y.n, base, NAME);
+    return quant(b, activate(b, y, act));
+}
+
+/* ConvTranspose k x k, stride k (a decoder's upsampling) -> activation,
+ * quantized; weights per output channel along axis 1. */
+static cv deconv(cnn *b, cv x, int64_t cout, int64_t k, int act)
+{
+    x = quant(b, x);
+    char base[NAME], wn[NAME + 16], bn[NAME + 16], in[3 * NAME + 48];
+    fresh(b, base, "deconv");
+    int64_t wd[] = {x.d[1], cout, k, k};
+    /* Each output sees x.d[1] of the products (one tap per input), not
+     * x.d[1] k k: He-normal over the inputs that reach it. */
+    weights(b, base, 4, wd, true, x.s, (float)k, wn, bn);
+    cat(in, sizeof in, x.n, ",", wn, ",", bn, NULL);
+    Onnx__NodeProto *n = tm_node(b->m, "ConvTranspose", "", base, in, base);
+    set_ints2(b, n, "kernel_shape", k);
+    set_ints2(b, n, "strides", k);
+    cv y = {.rank = 4, .d = {x.d[0], cout, x.d[2] * k, x.d[3] * k}};
     memcpy(y.n, base, NAME);
     return quant(b, activate(b, y, act));
 }
@@ -783,6 +826,30 @@ static cv alexnet(cnn *b, cv x)
     return gemm(b, x, classes(b), ACT_NONE);
 }
 
+/* A compact U-Net for segmentation: three levels of two 3x3 convolutions
+ * and a max pool, a bottleneck, and three decoder levels of a 2x2 stride-2
+ * ConvTranspose, a Concat with the encoder's map of that size and a 3x3
+ * convolution; per-pixel logits from a 1x1 convolution, [N, classes, H, W]. */
+static cv unet(cnn *b, cv x)
+{
+    cv skip[3];
+    int64_t width = 32;
+    for (int level = 0; level < 3; level++, width *= 2) {
+        x = conv(b, x, width, 3, 1, 1, 1, ACT_RELU, 1.0f);
+        skip[level] = x = conv(b, x, width, 3, 1, 1, 1, ACT_RELU, 1.0f);
+        x = pool(b, x, true, 2, 2, 0);
+    }
+    x = conv(b, x, width, 3, 1, 1, 1, ACT_RELU, 1.0f);
+    x = conv(b, x, width, 3, 1, 1, 1, ACT_RELU, 1.0f);
+    for (int level = 2; level >= 0; level--) {
+        width /= 2;
+        cv both[2] = {deconv(b, x, width, 2, ACT_RELU), skip[level]};
+        x = concat(b, both, 2, ACT_NONE);
+        x = conv(b, x, width, 3, 1, 1, 1, ACT_RELU, 1.0f);
+    }
+    return conv(b, x, classes(b), 1, 1, 0, 1, ACT_NONE, 1.0f);
+}
+
 static cv mobilenet_v2(cnn *b, cv x)
 {
     static const int64_t cfg[7][4] = {{1, 16, 1, 1}, {6, 24, 2, 2},  {6, 32, 3, 2}, {6, 64, 4, 2},
@@ -998,6 +1065,7 @@ static const struct {
     [ZOO_MOBILENET_V2] = {"mobilenet_v2", mobilenet_v2},
     [ZOO_MOBILENET_V3] = {"mobilenet_v3_large", mobilenet_v3, 14},
     [ZOO_INCEPTION_V2] = {"inception_v2", inception_v2},
+    [ZOO_UNET] = {"unet", unet},
 };
 
 const char *zoo_cnn_name(zoo_cnn_net net)
