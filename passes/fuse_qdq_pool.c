@@ -27,7 +27,9 @@
  * it, a Flatten, the explicit padding of converted TensorFlow models, the
  * upsampling of a detection neck): they move values without changing them,
  * so it is exact; a constant Pad adds its constant as the quantize would
- * write it. */
+ * write it. A chain of such ops between the two (DepthToSpace, imported as
+ * Reshape, Transpose, Reshape) moves as a whole, its links holding the
+ * quantized type. */
 #include <math.h>
 #include <string.h>
 
@@ -107,6 +109,17 @@ static const char *refusal(const dqg_graph *g, const dqg_op *dq, const dqg_op *p
     return NULL;
 }
 
+/* An op that moves values without changing them, with one input. */
+static bool moves(const dqg_pass_state *s, int32_t i)
+{
+    const dqg_op *op = &s->graph->ops[i];
+    return !op->removed && s->group[i] < 0 && op->n_inputs == 1 &&
+           (op->kind == DQG_OP_RESHAPE || op->kind == DQG_OP_TRANSPOSE || op->kind == DQG_OP_PAD ||
+            (op->kind == DQG_OP_RESIZE && op->attrs.resize.mode == DQG_RESIZE_NEAREST));
+}
+
+enum { MAX_CHAIN = 8 };
+
 dqg_status dqg_pass_fuse_qdq_pool(dqg_pass_state *s)
 {
     dqg_graph *g = s->graph;
@@ -114,30 +127,53 @@ dqg_status dqg_pass_fuse_qdq_pool(dqg_pass_state *s)
         return DQG_OK;
     for (int32_t i = 0; i < g->n_ops; i++) {
         dqg_op *pool = &g->ops[i];
-        bool move = pool->kind == DQG_OP_RESHAPE || pool->kind == DQG_OP_TRANSPOSE ||
-                    pool->kind == DQG_OP_PAD ||
-                    (pool->kind == DQG_OP_RESIZE && pool->attrs.resize.mode == DQG_RESIZE_NEAREST);
+        bool move = moves(s, i);
         if (pool->removed || (pool->kind != DQG_OP_POOL && !move) || pool->n_inputs != 1 ||
             s->group[i] >= 0)
             continue;
-        dqg_tensor_id x = pool->inputs[0], y = pool->outputs[0];
-        int32_t d = g->tensors[x].producer, k = dqg_pass_single_consumer(s, y);
-        if (d < 0 || k < 0 || g->ops[d].removed || g->ops[k].removed || s->group[d] >= 0 ||
-            s->group[k] >= 0 || g->ops[d].kind != DQG_OP_DEQUANTIZE ||
-            g->ops[k].kind != DQG_OP_QUANTIZE || g->tensors[y].dtype != DQG_F32 ||
+        dqg_tensor_id x = pool->inputs[0];
+        int32_t d = g->tensors[x].producer;
+        if (d < 0 || g->ops[d].removed || s->group[d] >= 0 || g->ops[d].kind != DQG_OP_DEQUANTIZE ||
             dqg_pass_single_consumer(s, x) != i)
+            continue;
+        /* Ops that move values may follow one another (DepthToSpace as
+         * Reshape, Transpose, Reshape): the chain up to the quantize, each
+         * f32 result read by the next alone. */
+        int32_t chain[MAX_CHAIN] = {i};
+        int n_chain = 1;
+        dqg_tensor_id y = pool->outputs[0];
+        int32_t k = dqg_pass_single_consumer(s, y);
+        while (move && k >= 0 && n_chain < MAX_CHAIN && moves(s, k) &&
+               g->tensors[y].dtype == DQG_F32) {
+            chain[n_chain++] = k;
+            y = g->ops[k].outputs[0];
+            k = dqg_pass_single_consumer(s, y);
+        }
+        if (k < 0 || g->ops[k].removed || s->group[k] >= 0 || g->ops[k].kind != DQG_OP_QUANTIZE ||
+            g->tensors[y].dtype != DQG_F32)
             continue;
         dqg_op *dq = &g->ops[d], *q = &g->ops[k];
         bool max = pool->attrs.pool.algorithm == DQG_POOL_MAX;
-        const char *kind = move                      ? dqg_op_kind_name(pool->kind)
+        char kinds[MAX_CHAIN * 24] = "", names[MAX_CHAIN * 80] = "";
+        for (int c = 0; c < n_chain; c++) {
+            const dqg_op *o = &g->ops[chain[c]];
+            size_t at = strlen(kinds), an = strlen(names);
+            snprintf(kinds + at, sizeof kinds - at, "%s%s", c ? ", " : "",
+                     move ? dqg_op_kind_name(o->kind) : "");
+            snprintf(names + an, sizeof names - an, "%s%s '%s'", c ? " -> " : "",
+                     move ? dqg_op_kind_name(o->kind) : "", o->name);
+        }
+        const char *kind = move                      ? kinds
                            : pool->attrs.pool.global ? (max ? "GlobalMaxPool" : "GlobalAveragePool")
                                                      : (max ? "MaxPool" : "AveragePool");
+        if (!move)
+            snprintf(names, sizeof names, "%s '%s'", kind, pool->name);
         char why[200];
         dqg_status st;
         bool requant = false;
         if (refusal(g, dq, pool, q, &requant, why, sizeof why)) {
-            st = dqg_explain(s, "not fused: Dequantize '%s' -> %s '%s' -> Quantize '%s': %s",
-                             dq->name, kind, pool->name, q->name, why);
+            st = dqg_explain(s, "not fused: Dequantize '%s' -> %s -> Quantize '%s': %s", dq->name,
+                             names, q->name, why);
             if (st != DQG_OK)
                 return st;
             continue;
@@ -151,27 +187,38 @@ dqg_status dqg_pass_fuse_qdq_pool(dqg_pass_state *s)
             pool->attrs.pool.rq_alpha = sx / sy;
             pool->attrs.pool.rq_beta = (float)zy - (float)zx * (sx / sy);
         }
+        /* The chain reads the quantized tensor, its links hold quantized
+         * values, and its last op writes the quantize's result. */
+        int32_t last = chain[n_chain - 1];
         pool->inputs[0] = qx;
-        pool->outputs[0] = qy;
-        g->tensors[qy].producer = i;
+        g->ops[last].outputs[0] = qy;
+        g->tensors[qy].producer = last;
         g->tensors[y].producer = k; /* now an orphan, as the removed ops' results */
+        for (int c = 0; c + 1 < n_chain; c++) {
+            dqg_tensor *link = &g->tensors[g->ops[chain[c]].outputs[0]];
+            link->dtype = t;
+            link->nbytes = dqg_dtype_storage_size(t, link->nelems);
+        }
         dq->removed = q->removed = true;
-        if (pool->kind == DQG_OP_PAD && pool->attrs.pad.mode == DQG_PAD_CONSTANT)
-            pool->attrs.pad.value = (double)dqg_fuse_quantized(g, q, pool->attrs.pad.value);
+        for (int c = 0; c < n_chain; c++) {
+            dqg_op *o = &g->ops[chain[c]];
+            if (o->kind == DQG_OP_PAD && o->attrs.pad.mode == DQG_PAD_CONSTANT)
+                o->attrs.pad.value = (double)dqg_fuse_quantized(g, q, o->attrs.pad.value);
+        }
         if (move) {
             st = dqg_explain(s,
-                             "fused: Dequantize '%s' -> %s '%s' -> Quantize '%s' -> %s %s on the "
-                             "quantized tensor (exact: it moves values without changing them)",
-                             dq->name, kind, pool->name, q->name, dqg_dtype_name(t), kind);
+                             "fused: Dequantize '%s' -> %s -> Quantize '%s' -> %s %s on the "
+                             "quantized tensor (exact: %s values without changing them)",
+                             dq->name, names, q->name, dqg_dtype_name(t), kind,
+                             n_chain > 1 ? "they move" : "it moves");
             if (st != DQG_OK)
                 return st;
             continue;
         }
         st = dqg_explain(s,
-                         "fused: Dequantize '%s' -> %s '%s' -> Quantize '%s' -> %s %s pooling on "
+                         "fused: Dequantize '%s' -> %s -> Quantize '%s' -> %s %s pooling on "
                          "the quantized tensor (%s)",
-                         dq->name, kind, pool->name, q->name, dqg_dtype_name(t),
-                         max ? "max" : "average",
+                         dq->name, names, q->name, dqg_dtype_name(t), max ? "max" : "average",
                          max       ? "exact: the max commutes with the dequantize"
                          : requant ? "the mean requantized to the quantize's scale and zero point "
                                      "and rounded once, to nearest even: within one unit of the "

@@ -689,6 +689,78 @@ Test(resize, nearest_between_dequantize_and_quantize_runs_on_u8)
     }
 }
 
+/* DQ -> Reshape -> Transpose -> [Pad ->] Reshape -> Q of equal parameters
+ * (a DepthToSpace as imported, a super-resolution network's last step)
+ * runs as u8 data movement on the quantized tensor: byte for byte the
+ * reference's, no f32 partition left. `cut` makes the Transpose's result
+ * also a graph output: the chain then stops there and stays in float. */
+static void depth_to_space_chain(bool pad, bool cut)
+{
+    dqg_graph *g;
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    enum { B = 2, C = 3, H = 4, W = 5 };
+    int64_t xd[] = {1, B * B * C, H, W}, d6[] = {1, B, B, C, H, W}, perm[] = {0, 3, 4, 1, 5, 2},
+            yd[] = {1, C, H * B, W * B};
+    dqg_tensor_id x = dqg_input(g, "x", DQG_U8, 4, xd);
+    dqg_dequantize_linear_attrs da = {.opset = 13};
+    dqg_quantize_linear_attrs qa = {.opset = 13};
+    dqg_tensor_id sc = test_scalar_f32(g, 0.05f), zp = test_scalar_8bit(g, DQG_U8, 9);
+    dqg_tensor_id t = dqg_dequantize_linear(g, "dq", x, sc, zp, &da);
+    t = dqg_reshape(g, "split", t, 6, d6);
+    dqg_tensor_id mid = t = dqg_transpose(g, "interleave", t, perm);
+    if (pad) {
+        int64_t pads[12] = {0};
+        pads[6 + 2] = 1; /* one more row of blocks, of the constant 0.5 */
+        t = dqg_pad(g, "pad", t, pads, DQG_PAD_CONSTANT, 0.5);
+        yd[2] += B;
+    }
+    t = dqg_reshape(g, "merge", t, 4, yd);
+    dqg_tensor_id y = dqg_quantize_linear(g, "q", t, sc, zp, &qa);
+    cr_assert_neq(y, DQG_NONE, "%s", dqg_last_error());
+    dqg_output(g, y, "y");
+    if (cut)
+        dqg_output(g, mid, "mid");
+    finalize_ok(g);
+    size_t yn = (size_t)(yd[1] * yd[2] * yd[3]), xn = B * B * C * H * W;
+    uint8_t xv[B * B * C * H * W], *ref = malloc(yn), *got = malloc(yn);
+    for (size_t i = 0; i < xn; i++)
+        xv[i] = (uint8_t)(i * 37 + 11);
+    float *mref = malloc(xn * 4), *mgot = malloc(xn * 4);
+    dqg_buffer bi = {.name = "x", .data = xv, .size = xn};
+    dqg_buffer bo[2] = {{.name = "y", .data = ref, .size = yn},
+                        {.name = "mid", .data = mref, .size = xn * 4}};
+    cr_assert_eq(dqg_reference_run(g, &bi, 1, bo, cut ? 2 : 1), DQG_OK, "%s", dqg_last_error());
+    dqg_compiled *c;
+    cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+    bo[0].data = got;
+    bo[1].data = mgot;
+    cr_assert_eq(dqg_execute(c, &bi, 1, bo, cut ? 2 : 1), DQG_OK, "%s", dqg_last_error());
+    cr_assert_eq(memcmp(ref, got, yn), 0, "pad %d cut %d: the result differs", pad, cut);
+    if (cut)
+        cr_assert_eq(memcmp(mref, mgot, xn * 4), 0);
+    const char *line = pad ? "-> u8 Reshape, Transpose, Pad, Reshape on the quantized tensor"
+                           : "-> u8 Reshape, Transpose, Reshape on the quantized tensor";
+    cr_assert_eq(test_explain_mentions(c, line), !cut, "pad %d cut %d", pad, cut);
+    bool f32_left = false;
+    for (size_t k = 0; k < dqg_compiled_partition_count(c); k++)
+        f32_left |= strstr(dqg_compiled_partition_info(c, k), "Dequantize 'dq'") != NULL;
+    cr_assert_eq(f32_left, cut, "pad %d cut %d: a dequantize %s", pad, cut,
+                 f32_left ? "is left" : "is gone");
+    dqg_compiled_destroy(c);
+    dqg_graph_destroy(g);
+    free(ref);
+    free(got);
+    free(mref);
+    free(mgot);
+}
+
+Test(resize, depth_to_space_chains_run_on_u8)
+{
+    depth_to_space_chain(false, false);
+    depth_to_space_chain(true, false);
+    depth_to_space_chain(false, true);
+}
+
 /* ---- ArgMax and ArgMin ------------------------------------------------------ */
 
 typedef struct arg_case {
