@@ -387,3 +387,40 @@ Test(fuzz_regressions, average_pool_requantization_that_overflows_f32)
     }
     dqg_graph_destroy(g);
 }
+
+/* fuzz_builder: a constant Pad of an f4e2m1 tensor with the value +inf
+ * converted the value to an integer (undefined for inf) and wrote its low
+ * four bits. The constant is f4e2m1's code of the value, saturating as a
+ * cast does: +inf pads with 6 (code 7), -1e9 with -6 (code 15), 1.5 with
+ * code 3; compiled and on the reference. */
+Test(fuzz_regressions, pad_of_f4e2m1_writes_the_constant_code)
+{
+    const double values[] = {INFINITY, -1e9, 1.5};
+    const uint8_t codes[] = {0x7, 0xF, 0x3};
+    for (int k = 0; k < 3; k++) {
+        dqg_graph *g = G();
+        int64_t d = 4, pads[] = {1, 1};
+        dqg_tensor_id x = dqg_input(g, "x", DQG_F4E2M1, 1, &d);
+        dqg_tensor_id y = dqg_pad(g, "pad", x, pads, DQG_PAD_CONSTANT, values[k]);
+        cr_assert_eq(dqg_output(g, y, "y"), DQG_OK, "%s", dqg_last_error());
+        finalize_ok(g);
+        const uint8_t xv[2] = {0x21, 0x43}; /* codes 1, 2, 3, 4 */
+        uint8_t want[3] = {(uint8_t)(codes[k] | 0x10), 0x32, (uint8_t)(0x04 | codes[k] << 4)};
+        uint8_t ref[3] = {0}, got[3] = {0};
+        dqg_buffer in = {.name = "x", .data = (void *)xv, .size = 2};
+        dqg_buffer out = {.name = "y", .data = ref, .size = 3};
+        cr_assert_eq(dqg_reference_run(g, &in, 1, &out, 1), DQG_OK, "%s", dqg_last_error());
+        dqg_compiled *c;
+        cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+        out.data = got;
+        cr_assert_eq(dqg_execute(c, &in, 1, &out, 1), DQG_OK, "%s", dqg_last_error());
+        for (int i = 0; i < 3; i++) {
+            cr_assert_eq(ref[i], want[i], "value %g byte %d: reference %02x, want %02x", values[k],
+                         i, ref[i], want[i]);
+            cr_assert_eq(got[i], want[i], "value %g byte %d: %02x, want %02x", values[k], i, got[i],
+                         want[i]);
+        }
+        dqg_compiled_destroy(c);
+        dqg_graph_destroy(g);
+    }
+}

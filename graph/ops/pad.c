@@ -113,7 +113,12 @@ static dqg_status pad_reference(const dqg_graph *g, const dqg_op *op, dqg_ref_va
     int bits = dqg_dtype_bits(x->dtype);
     unsigned char fill[8];
     dqg_pad_value_bytes(op, x->dtype, fill);
-    uint8_t nibble = (uint8_t)(bits == 4 ? ((int64_t)op->attrs.pad.value & 0x0F) : 0);
+    /* A 4-bit constant: f4e2m1's code (saturating, as a cast), or the
+     * integer the builder checked. */
+    uint8_t nibble = bits != 4 ? 0
+                     : dqg_dtype_is_float(x->dtype)
+                         ? dqg_f32_to_f4e2m1((float)op->attrs.pad.value)
+                         : (uint8_t)((int64_t)op->attrs.pad.value & 0x0F);
     for (int64_t i = 0; i < y->nelems; i++) {
         int64_t src = 0, stride = 1, rest = i;
         for (int d = y->rank - 1; d >= 0 && src >= 0; d--) {
