@@ -124,6 +124,15 @@ dqg_status dqg_kernel_qdeconv_build(const dqg_kernel_request *req, dqg_kernel **
     if ((st = dqg_qattr_build(req, y->rank, 1, y->dims[1], &c->io.dst, NULL, false, &c->q,
                               c->base.impl)) != DQG_OK)
         goto fail;
+    /* The primitive would read such an operand in the result's
+     * channels-last layout, whatever its own. */
+    if (c->q.full_operand) {
+        st = dqg_set_error(DQG_UNSUPPORTED,
+                           "%s: an operand of the result's shape in the epilogue; the int8 "
+                           "deconvolution reads it channels-last",
+                           c->base.impl);
+        goto fail;
+    }
     dnnl_dims_t strides, dil, pl, pr;
     if ((st = dqg_deconv_params(a, strides, dil, pl, pr, c->base.impl)) != DQG_OK)
         goto fail;

@@ -333,3 +333,50 @@ Test(int8_deconv, refusals_stay_float_and_say_why)
         dqg_graph_destroy(g);
     }
 }
+
+/* An Add of a run-time tensor of the result's shape after the ConvTranspose
+ * (a decoder's lateral connection): the int8 kernel reads channels-last,
+ * the tensor is stored row-major, so the layer stays in f32, says why, and
+ * matches the reference. */
+Test(int8_deconv, an_operand_of_the_result_shape_stays_float)
+{
+    test_rng = 17;
+    dqg_graph *g;
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    int64_t xd[] = {1, 4, 3, 3}, wd[] = {4, 5, 2, 2}, rd[] = {1, 5, 6, 6};
+    int8_t wv[4 * 5 * 4];
+    for (size_t i = 0; i < sizeof wv; i++)
+        wv[i] = (int8_t)test_rin(-100, 100);
+    dqg_tensor_id x = dqg_input(g, "x", DQG_U8, 4, xd), r = dqg_input(g, "r", DQG_F32, 4, rd);
+    dqg_dequantize_linear_attrs da = {.opset = 13};
+    dqg_tensor_id xf = dqg_dequantize_linear(g, "x_dq", x, test_scalar_f32(g, 0.02f),
+                                             test_scalar_8bit(g, DQG_U8, 3), &da);
+    dqg_tensor_id wf =
+        dqg_dequantize_linear(g, "w_dq", dqg_constant(g, "w", DQG_S8, 4, wd, wv, sizeof wv),
+                              test_scalar_f32(g, 0.01f), DQG_NONE, &da);
+    dqg_conv_transpose_attrs a = {.spatial_rank = 2, .strides = {2, 2}};
+    dqg_tensor_id y = dqg_add(g, "lateral", dqg_conv_transpose(g, "ct", xf, wf, DQG_NONE, &a), r);
+    cr_assert_eq(dqg_output(g, y, "y"), DQG_OK, "%s", dqg_last_error());
+    finalize_ok(g);
+    uint8_t xv[36];
+    float rv[180], ref[180], got[180];
+    for (int i = 0; i < 36; i++)
+        xv[i] = (uint8_t)test_rnd();
+    for (int i = 0; i < 180; i++)
+        rv[i] = (float)i; /* each position its own value: a misplaced one shows */
+    dqg_buffer in[2] = {{.name = "x", .data = xv, .size = sizeof xv},
+                        {.name = "r", .data = rv, .size = sizeof rv}};
+    dqg_buffer out = {.name = "y", .data = ref, .size = sizeof ref};
+    cr_assert_eq(dqg_reference_run(g, in, 2, &out, 1), DQG_OK, "%s", dqg_last_error());
+    dqg_compiled *c;
+    cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+    out.data = got;
+    cr_assert_eq(dqg_execute(c, in, 2, &out, 1), DQG_OK, "%s", dqg_last_error());
+    for (int i = 0; i < 180; i++)
+        cr_assert(fabsf(got[i] - ref[i]) <= 1e-5f * 180.0f, "y[%d]: %g, reference %g", i, got[i],
+                  ref[i]);
+    if (test_int8_fusion())
+        cr_assert(test_explain_mentions(c, "an operand of the result's shape"));
+    dqg_compiled_destroy(c);
+    dqg_graph_destroy(g);
+}
