@@ -380,3 +380,101 @@ Test(int8_deconv, an_operand_of_the_result_shape_stays_float)
     dqg_compiled_destroy(c);
     dqg_graph_destroy(g);
 }
+
+/* Inside a network: int8 convolution -> ConvTranspose -> int8 convolution,
+ * whose activations are channels-last. With stride 2 the ConvTranspose runs
+ * in int8 between them; with stride 3 (past its 2x2 kernel) or an
+ * output_padding past its end padding (defect K) it is refused and runs in
+ * f32 on the channels-last neighbours' tensors. One-unit differences of
+ * the inner quantizations travel through the last convolution, so the
+ * result is compared as a network's: cosine similarity of the dequantized
+ * outputs at least 0.999, and 97% of them within one unit (a value read
+ * from a wrong position fails both by far). */
+Test(int8_deconv, refused_layers_between_channels_last_convolutions)
+{
+    static const struct {
+        int64_t stride, opad;
+        bool int8;
+    } cases[] = {{2, 0, true}, {3, 0, false}, {2, 1, false}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        test_rng = 23;
+        dqg_graph *g;
+        cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+        int64_t xd[] = {1, 8, 6, 6}, w1d[] = {16, 8, 3, 3}, w2d[] = {16, 8, 2, 2},
+                w3d[] = {4, 8, 3, 3};
+        int8_t w1[16 * 8 * 9], w2[16 * 8 * 4], w3[4 * 8 * 9];
+        for (size_t i = 0; i < sizeof w1; i++)
+            w1[i] = (int8_t)test_rin(-100, 100);
+        for (size_t i = 0; i < sizeof w2; i++)
+            w2[i] = (int8_t)test_rin(-100, 100);
+        for (size_t i = 0; i < sizeof w3; i++)
+            w3[i] = (int8_t)test_rin(-100, 100);
+        dqg_dequantize_linear_attrs da = {.opset = 13};
+        dqg_quantize_linear_attrs qa = {.opset = 13};
+        dqg_tensor_id x = dqg_input(g, "x", DQG_U8, 4, xd);
+        dqg_tensor_id t = dqg_dequantize_linear(g, "dq0", x, test_scalar_f32(g, 0.02f),
+                                                test_scalar_8bit(g, DQG_U8, 10), &da);
+        dqg_conv_attrs ca = {.spatial_rank = 2,
+                             .pads_begin = {1, 1},
+                             .pads_end = {1, 1},
+                             .data_format = DQG_FORMAT_NCX};
+        dqg_tensor_id wf =
+            dqg_dequantize_linear(g, "wdq1", dqg_constant(g, "w1", DQG_S8, 4, w1d, w1, sizeof w1),
+                                  test_scalar_f32(g, 0.01f), DQG_NONE, &da);
+        t = dqg_relu(g, "r1", dqg_convolution(g, "conv1", t, wf, DQG_NONE, &ca));
+        t = dqg_quantize_linear(g, "q1", t, test_scalar_f32(g, 0.05f),
+                                test_scalar_8bit(g, DQG_U8, 0), &qa);
+        t = dqg_dequantize_linear(g, "dq1", t, test_scalar_f32(g, 0.05f),
+                                  test_scalar_8bit(g, DQG_U8, 0), &da);
+        wf = dqg_dequantize_linear(g, "wdq2", dqg_constant(g, "w2", DQG_S8, 4, w2d, w2, sizeof w2),
+                                   test_scalar_f32(g, 0.01f), DQG_NONE, &da);
+        dqg_conv_transpose_attrs ta = {.spatial_rank = 2,
+                                       .strides = {cases[k].stride, cases[k].stride},
+                                       .output_padding = {cases[k].opad, cases[k].opad}};
+        t = dqg_conv_transpose(g, "ct", t, wf, DQG_NONE, &ta);
+        t = dqg_quantize_linear(g, "q2", t, test_scalar_f32(g, 0.1f),
+                                test_scalar_8bit(g, DQG_U8, 100), &qa);
+        t = dqg_dequantize_linear(g, "dq2", t, test_scalar_f32(g, 0.1f),
+                                  test_scalar_8bit(g, DQG_U8, 100), &da);
+        wf = dqg_dequantize_linear(g, "wdq3", dqg_constant(g, "w3", DQG_S8, 4, w3d, w3, sizeof w3),
+                                   test_scalar_f32(g, 0.01f), DQG_NONE, &da);
+        t = dqg_convolution(g, "conv2", t, wf, DQG_NONE, &ca);
+        t = dqg_quantize_linear(g, "q3", t, test_scalar_f32(g, 0.1f),
+                                test_scalar_8bit(g, DQG_U8, 128), &qa);
+        cr_assert_eq(dqg_output(g, t, "y"), DQG_OK, "%s", dqg_last_error());
+        finalize_ok(g);
+        char what[64];
+        snprintf(what, sizeof what, "stride %lld output_padding %lld", (long long)cases[k].stride,
+                 (long long)cases[k].opad);
+        size_t xb = dqg_tensor_byte_size(g, x), yb = dqg_tensor_byte_size(g, t);
+        uint8_t *xv = malloc(xb), *ref = malloc(yb), *got = malloc(yb);
+        fill(xv, xb);
+        cr_assert_eq(run_ref_1(g, x, xv, xb, t, ref, yb), DQG_OK, "%s", dqg_last_error());
+        dqg_compiled *c;
+        cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s: %s", what, dqg_last_error());
+        bool ran = false;
+        for (size_t p = 0; p < dqg_compiled_partition_count(c); p++)
+            ran |= strstr(dqg_compiled_partition_info(c, p), "onednn:deconv:u8s8:") != NULL;
+        cr_assert_eq(ran, cases[k].int8 && test_int8_fusion(), "%s: int8 deconvolution %d", what,
+                     ran);
+        dqg_buffer bi = {.id = x, .data = xv, .size = xb}, bo = {.id = t, .data = got, .size = yb};
+        cr_assert_eq(dqg_execute(c, &bi, 1, &bo, 1), DQG_OK, "%s", dqg_last_error());
+        double dot = 0, nr = 0, ng = 0;
+        size_t close = 0;
+        for (size_t i = 0; i < yb; i++) {
+            double a = ((double)ref[i] - 128) * 0.1, b = ((double)got[i] - 128) * 0.1;
+            dot += a * b;
+            nr += a * a;
+            ng += b * b;
+            close += abs((int)ref[i] - (int)got[i]) <= 1;
+        }
+        double cosine = dot / sqrt(nr * ng + 1e-30);
+        cr_assert(cosine >= 0.999, "%s: cosine %.6f", what, cosine);
+        cr_assert_geq(close, yb * 97 / 100, "%s: %zu of %zu within one unit", what, close, yb);
+        dqg_compiled_destroy(c);
+        dqg_graph_destroy(g);
+        free(xv);
+        free(ref);
+        free(got);
+    }
+}
