@@ -257,44 +257,42 @@ static float pick_float(state *s)
     return table[b % (sizeof table / sizeof table[0])];
 }
 
-/* ConvTranspose, with output_padding (which oneDNN takes only below the
- * stride plus the end padding) and groups. */
-static void op_conv_transpose(state *s, const char *name)
+/* Per spatial dimension: stride, dilation, pads and (when `opad` is not
+ * NULL) output_padding. */
+static void conv_spatial(state *s, int64_t *strides, int64_t *dil, int64_t *pb, int64_t *pe,
+                         int64_t *opad)
 {
-    dqg_tensor_id x = pick(s), w = pick(s), bias = pick(s);
-    dqg_conv_transpose_attrs a;
-    memset(&a, 0, sizeof a);
-    a.spatial_rank = fz_u8(&s->r) % 5;
-    a.groups = small_signed(s, 4);
     for (int i = 0; i < 3; i++) {
-        a.strides[i] = small_signed(s, 4);
-        a.dilations[i] = small_signed(s, 4);
-        a.pads_begin[i] = small_signed(s, 4);
-        a.pads_end[i] = small_signed(s, 4);
-        a.output_padding[i] = small_signed(s, 3);
+        strides[i] = small_signed(s, 4);
+        dil[i] = small_signed(s, 4);
+        pb[i] = small_signed(s, 4);
+        pe[i] = small_signed(s, 4);
+        if (opad)
+            opad[i] = small_signed(s, 3);
     }
-    remember(s, dqg_conv_transpose(s->g, name, x, w, bias, fz_u8(&s->r) == 0xFF ? NULL : &a));
 }
 
+/* Convolution, or (one call in eight) ConvTranspose with output_padding,
+ * which oneDNN takes only below the stride plus the end padding. */
 static void op_conv(state *s, const char *name)
 {
     dqg_tensor_id x = pick(s), w = pick(s), bias = pick(s);
-    dqg_conv_attrs a;
-    memset(&a, 0, sizeof a);
     uint8_t b = fz_u8(&s->r);
     if (b >= 0xE0) {
-        op_conv_transpose(s, name);
+        dqg_conv_transpose_attrs a;
+        memset(&a, 0, sizeof a);
+        a.spatial_rank = b % 5;
+        a.groups = small_signed(s, 4);
+        conv_spatial(s, a.strides, a.dilations, a.pads_begin, a.pads_end, a.output_padding);
+        remember(s, dqg_conv_transpose(s->g, name, x, w, bias, fz_u8(&s->r) == 0xFF ? NULL : &a));
         return;
     }
+    dqg_conv_attrs a;
+    memset(&a, 0, sizeof a);
     a.spatial_rank = b % 5;
     a.data_format = (dqg_data_format)((b >> 3) % 3);
     a.groups = small_signed(s, 4);
-    for (int i = 0; i < 3; i++) {
-        a.strides[i] = small_signed(s, 4);
-        a.dilations[i] = small_signed(s, 4);
-        a.pads_begin[i] = small_signed(s, 4);
-        a.pads_end[i] = small_signed(s, 4);
-    }
+    conv_spatial(s, a.strides, a.dilations, a.pads_begin, a.pads_end, NULL);
     remember(s, dqg_convolution(s->g, name, x, w, bias, fz_u8(&s->r) == 0xFF ? NULL : &a));
 }
 

@@ -381,6 +381,35 @@ Test(int8_deconv, an_operand_of_the_result_shape_stays_float)
     dqg_graph_destroy(g);
 }
 
+/* Q then DQ of t with one scale and u8 zero point: the quantized
+ * activations between two layers. */
+static dqg_tensor_id requantize(dqg_graph *g, const char *qname, const char *dqname,
+                                dqg_tensor_id t, float scale, int zp)
+{
+    dqg_dequantize_linear_attrs da = {.opset = 13};
+    dqg_quantize_linear_attrs qa = {.opset = 13};
+    t = dqg_quantize_linear(g, qname, t, test_scalar_f32(g, scale), test_scalar_8bit(g, DQG_U8, zp),
+                            &qa);
+    return dqg_dequantize_linear(g, dqname, t, test_scalar_f32(g, scale),
+                                 test_scalar_8bit(g, DQG_U8, zp), &da);
+}
+
+/* DQ of constant s8 weights of shape wd (rank 4), drawn in [-100, 100],
+ * scale 0.01. */
+static dqg_tensor_id weights_dq(dqg_graph *g, const char *name, const int64_t *wd)
+{
+    int64_t n = wd[0] * wd[1] * wd[2] * wd[3];
+    int8_t *w = malloc((size_t)n);
+    for (int64_t i = 0; i < n; i++)
+        w[i] = (int8_t)test_rin(-100, 100);
+    dqg_dequantize_linear_attrs da = {.opset = 13};
+    dqg_tensor_id t =
+        dqg_dequantize_linear(g, name, dqg_constant(g, NULL, DQG_S8, 4, wd, w, (size_t)n),
+                              test_scalar_f32(g, 0.01f), DQG_NONE, &da);
+    free(w);
+    return t;
+}
+
 /* Inside a network: int8 convolution -> ConvTranspose -> int8 convolution,
  * whose activations are channels-last. With stride 2 the ConvTranspose runs
  * in int8 between them; with stride 3 (past its 2x2 kernel) or an
@@ -402,13 +431,6 @@ Test(int8_deconv, refused_layers_between_channels_last_convolutions)
         cr_assert_eq(dqg_graph_create(&g), DQG_OK);
         int64_t xd[] = {1, 8, 6, 6}, w1d[] = {16, 8, 3, 3}, w2d[] = {16, 8, 2, 2},
                 w3d[] = {4, 8, 3, 3};
-        int8_t w1[16 * 8 * 9], w2[16 * 8 * 4], w3[4 * 8 * 9];
-        for (size_t i = 0; i < sizeof w1; i++)
-            w1[i] = (int8_t)test_rin(-100, 100);
-        for (size_t i = 0; i < sizeof w2; i++)
-            w2[i] = (int8_t)test_rin(-100, 100);
-        for (size_t i = 0; i < sizeof w3; i++)
-            w3[i] = (int8_t)test_rin(-100, 100);
         dqg_dequantize_linear_attrs da = {.opset = 13};
         dqg_quantize_linear_attrs qa = {.opset = 13};
         dqg_tensor_id x = dqg_input(g, "x", DQG_U8, 4, xd);
@@ -418,27 +440,15 @@ Test(int8_deconv, refused_layers_between_channels_last_convolutions)
                              .pads_begin = {1, 1},
                              .pads_end = {1, 1},
                              .data_format = DQG_FORMAT_NCX};
-        dqg_tensor_id wf =
-            dqg_dequantize_linear(g, "wdq1", dqg_constant(g, "w1", DQG_S8, 4, w1d, w1, sizeof w1),
-                                  test_scalar_f32(g, 0.01f), DQG_NONE, &da);
-        t = dqg_relu(g, "r1", dqg_convolution(g, "conv1", t, wf, DQG_NONE, &ca));
-        t = dqg_quantize_linear(g, "q1", t, test_scalar_f32(g, 0.05f),
-                                test_scalar_8bit(g, DQG_U8, 0), &qa);
-        t = dqg_dequantize_linear(g, "dq1", t, test_scalar_f32(g, 0.05f),
-                                  test_scalar_8bit(g, DQG_U8, 0), &da);
-        wf = dqg_dequantize_linear(g, "wdq2", dqg_constant(g, "w2", DQG_S8, 4, w2d, w2, sizeof w2),
-                                   test_scalar_f32(g, 0.01f), DQG_NONE, &da);
+        t = dqg_relu(g, "r1",
+                     dqg_convolution(g, "conv1", t, weights_dq(g, "wdq1", w1d), DQG_NONE, &ca));
+        t = requantize(g, "q1", "dq1", t, 0.05f, 0);
         dqg_conv_transpose_attrs ta = {.spatial_rank = 2,
                                        .strides = {cases[k].stride, cases[k].stride},
                                        .output_padding = {cases[k].opad, cases[k].opad}};
-        t = dqg_conv_transpose(g, "ct", t, wf, DQG_NONE, &ta);
-        t = dqg_quantize_linear(g, "q2", t, test_scalar_f32(g, 0.1f),
-                                test_scalar_8bit(g, DQG_U8, 100), &qa);
-        t = dqg_dequantize_linear(g, "dq2", t, test_scalar_f32(g, 0.1f),
-                                  test_scalar_8bit(g, DQG_U8, 100), &da);
-        wf = dqg_dequantize_linear(g, "wdq3", dqg_constant(g, "w3", DQG_S8, 4, w3d, w3, sizeof w3),
-                                   test_scalar_f32(g, 0.01f), DQG_NONE, &da);
-        t = dqg_convolution(g, "conv2", t, wf, DQG_NONE, &ca);
+        t = dqg_conv_transpose(g, "ct", t, weights_dq(g, "wdq2", w2d), DQG_NONE, &ta);
+        t = requantize(g, "q2", "dq2", t, 0.1f, 100);
+        t = dqg_convolution(g, "conv2", t, weights_dq(g, "wdq3", w3d), DQG_NONE, &ca);
         t = dqg_quantize_linear(g, "q3", t, test_scalar_f32(g, 0.1f),
                                 test_scalar_8bit(g, DQG_U8, 128), &qa);
         cr_assert_eq(dqg_output(g, t, "y"), DQG_OK, "%s", dqg_last_error());
