@@ -119,4 +119,16 @@ static inline dqg_tensor_id test_scalar_8bit(dqg_graph *g, dqg_dtype t, int v)
     return dqg_constant(g, NULL, t, 0, &one, &b, 1);
 }
 
+/* The largest difference, in units, between two u8 or s8 (`s8`) arrays. */
+static inline int test_max_diff_8bit(const void *a, const void *b, size_t n, bool s8)
+{
+    const uint8_t *x = a, *y = b;
+    int worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        int u = s8 ? (int8_t)x[i] : x[i], v = s8 ? (int8_t)y[i] : y[i];
+        worst = abs(u - v) > worst ? abs(u - v) : worst;
+    }
+    return worst;
+}
+
 #endif

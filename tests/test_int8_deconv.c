@@ -175,11 +175,7 @@ static double run_case(dqg_graph *g, int int8, bool *ran_out, const char *what)
         for (size_t i = 0; i < yb / 4; i++)
             worst = fmax(worst, fabs((double)o[i] - r[i]) / big);
     } else {
-        for (size_t i = 0; i < yb; i++) {
-            int a = yt == DQG_U8 ? ((uint8_t *)ref)[i] : ((int8_t *)ref)[i];
-            int b = yt == DQG_U8 ? ((uint8_t *)got)[i] : ((int8_t *)got)[i];
-            worst = fmax(worst, abs(a - b));
-        }
+        worst = test_max_diff_8bit(ref, got, yb, yt == DQG_S8);
     }
     dqg_compiled_destroy(c);
     free(x);

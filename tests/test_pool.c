@@ -670,12 +670,7 @@ static int run_int8(dqg_graph *g, dqg_tensor_id x, dqg_tensor_id y, const char *
                   explain_b);
     dqg_buffer bi = {.id = x, .data = xb, .size = xn}, bo = {.id = y, .data = o, .size = yn};
     cr_assert_eq(dqg_execute(c, &bi, 1, &bo, 1), DQG_OK, "%s", dqg_last_error());
-    bool s8 = dqg_tensor_dtype(g, y) == DQG_S8;
-    int worst = 0;
-    for (size_t i = 0; i < yn; i++) {
-        int a = s8 ? (int)(int8_t)o[i] : (int)o[i], b = s8 ? (int)(int8_t)r[i] : (int)r[i];
-        worst = abs(a - b) > worst ? abs(a - b) : worst;
-    }
+    int worst = test_max_diff_8bit(o, r, yn, dqg_tensor_dtype(g, y) == DQG_S8);
     free(xb);
     free(r);
     free(o);
