@@ -14,6 +14,7 @@
 #include "runtime/onednn_layout.h"
 #include "runtime/onednn_pack.h"
 #include "runtime/onednn_qattr.h"
+#include "runtime/qdw_kernel.h"
 #include "runtime/weights.h"
 
 /* A run-time operand of the result's shape (a residual) stored row-major
@@ -45,6 +46,7 @@ typedef struct qconv_kernel {
     int n_operands;
     qconv_operand operand[DQG_QATTR_MAX_BINARY]; /* in scratch after the activations' */
     size_t pad_offset;                           /* the primitives' scratchpad, last in scratch */
+    dqg_qdw *dw; /* dqgraph's own depthwise 3x3 kernel in the primitive's place, or NULL */
 } qconv_kernel;
 
 /* t[b, o, oc] (channels-last, the result's layout) = factor[oc] times
@@ -124,6 +126,10 @@ static dqg_status qconv_execute(dqg_kernel *k, void *const *args, void *scratch)
     st = dqg_conv_io_begin(&c->io, src, args[c->dst_arg], scratch, pad, &h[0], &h[2], c->base.impl);
     if (st != DQG_OK)
         return st;
+    if (c->dw) {
+        dqg_qdw_run(c->dw, h[0], h[2]);
+        return dqg_conv_io_end(&c->io, h[2], args[c->dst_arg], pad, c->base.impl);
+    }
     h[1] = c->w_packed;
     if (c->win.factor)
         fill_window_term(c, h[0], dqg_qattr_src_zp(&c->q, args, internal), scratch);
@@ -149,6 +155,7 @@ static void qconv_destroy(dqg_kernel *k)
         dqg_dnnl_prim_destroy(&c->operand[i].reorder);
     dqg_qattr_free(&c->q);
     dqg_qsrc_free(&c->src);
+    dqg_qdw_destroy(c->dw);
     free(c->w_packed);
     free(c->win.factor);
     free(c);
@@ -293,6 +300,49 @@ static dqg_status window_scratch(qconv_kernel *c, size_t *end)
     return DQG_OK;
 }
 
+/* Whether a dense channels-last descriptor. */
+static bool dense_channels_last(const dnnl_memory_desc_t *md)
+{
+    dnnl_memory_desc_t cl;
+    return md->ndims == 4 &&
+           dnnl_memory_desc_init_by_tag(&cl, 4, md->dims, md->data_type, dnnl_acdb) ==
+               dnnl_success &&
+           dnnl_memory_desc_equal(&cl, md);
+}
+
+/* dqgraph's own kernel in the primitive's place for a depthwise 3x3
+ * layer (qdw_kernel.h) of the form it takes; the primitive stays for
+ * everything else. */
+static dqg_status try_own_depthwise(qconv_kernel *c, const dqg_conv_attrs *a, const dqg_tensor *x,
+                                    const dqg_tensor *y, const dqg_tensor *w,
+                                    const dqg_prim_facts *f, const int8_t *folded)
+{
+    if (a->spatial_rank != 2 || w->dims[1] != 1 || a->groups != w->dims[0] || w->dims[2] != 3 ||
+        w->dims[3] != 3 || f->dilation[0] != 0 || f->dilation[1] != 0 || c->win.factor ||
+        c->src.quantize || c->n_operands || !dense_channels_last(&c->io.src) ||
+        !dense_channels_last(&c->io.dst) || c->io.src.dims[1] != a->groups)
+        return DQG_OK;
+    dqg_qdw_shape s = {.n = x->dims[0],
+                       .c = a->groups,
+                       .h = f->in[0],
+                       .w = f->in[1],
+                       .oh = f->out[0],
+                       .ow = f->out[1],
+                       .stride_h = f->stride[0],
+                       .stride_w = f->stride[1],
+                       .pad_t = f->pad_l[0],
+                       .pad_l = f->pad_l[1]};
+    dqg_status st = dqg_qdw_create(&s, x->dtype, y->dtype, folded, &c->q, &c->dw, c->base.impl);
+    if (st == DQG_UNSUPPORTED)
+        return DQG_OK; /* the primitive runs it */
+    if (st != DQG_OK)
+        return st;
+    snprintf(c->base.impl, sizeof c->base.impl, "dqgraph:avx512_vnni:int8-depthwise3x3:%ss8:%s",
+             dqg_dtype_name(x->dtype), dqg_dtype_name(y->dtype));
+    c->base.bytes += dqg_qdw_bytes(c->dw);
+    return DQG_OK;
+}
+
 dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **out)
 {
     if (dqg_req_op(req, DQG_ROLE_MAIN)->kind == DQG_OP_CONV_TRANSPOSE)
@@ -408,6 +458,8 @@ dqg_status dqg_kernel_qconv_build(const dqg_kernel_request *req, dqg_kernel **ou
                                  &c->w_packed, &c->base.bytes, c->base.impl)) != DQG_OK)
         goto fail;
     dqg_qattr_note(&c->q, c->base.why, sizeof c->base.why);
+    if ((st = try_own_depthwise(c, a, x, y, w, &facts, folded)) != DQG_OK)
+        goto fail;
     c->pad_offset = attr_scratch + io_bytes;
     if (col && (st = window_scratch(c, &c->pad_offset)) != DQG_OK)
         goto fail;
