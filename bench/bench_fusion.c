@@ -452,29 +452,57 @@ static void bench_small_m(int64_t M, int64_t K, int64_t N, bool floors)
     mm_case_free(&c);
 }
 
+/* The quantized operands of a convolution case: DQ(u8 x [xd], scale 0.02,
+ * zero point xz) and DQ(s8 weights [wd] of pattern codes, one scale per
+ * channel of axis `axis`, n of them). w (owned): the codes; combined
+ * (owned): x's scale times each weight scale over y_scale, oneDNN's output
+ * scales. */
+typedef struct conv_operands {
+    dqg_tensor_id xf, wf;
+    int8_t *w;
+    float *combined;
+    size_t wn;
+} conv_operands;
+
+static conv_operands conv_operands_make(dqg_graph *g, const int64_t *xd, uint8_t xz,
+                                        const int64_t *wd, int axis, float y_scale)
+{
+    int64_t n = wd[axis], one = 1;
+    float xs = 0.02f, *ws = malloc((size_t)n * sizeof *ws);
+    conv_operands o = {.wn = (size_t)(wd[0] * wd[1] * wd[2] * wd[3])};
+    o.w = malloc(o.wn);
+    o.combined = malloc((size_t)n * sizeof *o.combined);
+    for (size_t i = 0; i < o.wn; i++)
+        o.w[i] = (int8_t)((i * 5 + 1) % 255 - 127);
+    for (int64_t i = 0; i < n; i++) {
+        ws[i] = 0.001f * (float)(1 + i % 7);
+        o.combined[i] = xs * ws[i] / y_scale;
+    }
+    dqg_dequantize_linear_attrs pt = {.opset = 13},
+                                pc = {.opset = 13, .has_axis = true, .axis = axis};
+    o.xf = dqg_dequantize_linear(g, "x_dq", dqg_input(g, "x", DQG_U8, 4, xd),
+                                 dqg_constant(g, "xs", DQG_F32, 0, &one, &xs, 4),
+                                 dqg_constant(g, "xz", DQG_U8, 0, &one, &xz, 1), &pt);
+    o.wf = dqg_dequantize_linear(g, "w_dq", dqg_constant(g, "w", DQG_S8, 4, wd, o.w, o.wn),
+                                 dqg_constant(g, "ws", DQG_F32, 1, &n, ws, (size_t)n * sizeof *ws),
+                                 DQG_NONE, &pc);
+    free(ws);
+    return o;
+}
+
+static void conv_operands_free(conv_operands *o)
+{
+    free(o->w);
+    free(o->combined);
+}
+
 static void bench_conv(void)
 {
     enum { C = 64, O = 64, H = 56, W = 56 };
     dqg_graph *g;
     CHECK(dqg_graph_create(&g));
-    int64_t xd[] = {1, H, W, C}, wd[] = {O, C, 3, 3}, od[] = {O}, one = 1;
-    int8_t *w = malloc(O * C * 9);
-    float ws[O], combined[O], xs = 0.02f;
-    for (int i = 0; i < O * C * 9; i++)
-        w[i] = (int8_t)((i * 5 + 1) % 255 - 127);
-    for (int i = 0; i < O; i++) {
-        ws[i] = 0.001f * (float)(1 + i % 7);
-        combined[i] = xs * ws[i];
-    }
-    uint8_t xz = 128;
-    dqg_tensor_id x = dqg_input(g, "x", DQG_U8, 4, xd);
-    dqg_dequantize_linear_attrs pt = {.opset = 13}, pc = {.opset = 13, .has_axis = true, .axis = 0};
-    dqg_tensor_id xf =
-        dqg_dequantize_linear(g, "x_dq", x, dqg_constant(g, "xs", DQG_F32, 0, &one, &xs, 4),
-                              dqg_constant(g, "xz", DQG_U8, 0, &one, &xz, 1), &pt);
-    dqg_tensor_id wf =
-        dqg_dequantize_linear(g, "w_dq", dqg_constant(g, "w", DQG_S8, 4, wd, w, O * C * 9),
-                              dqg_constant(g, "ws", DQG_F32, 1, od, ws, sizeof ws), DQG_NONE, &pc);
+    int64_t xd[] = {1, H, W, C}, wd[] = {O, C, 3, 3};
+    conv_operands op = conv_operands_make(g, xd, 128, wd, 0, 1.0f);
     dqg_conv_attrs ca = {.spatial_rank = 2,
                          .strides = {1, 1},
                          .pads_begin = {1, 1},
@@ -482,7 +510,7 @@ static void bench_conv(void)
                          .dilations = {1, 1},
                          .groups = 1,
                          .data_format = DQG_FORMAT_NXC};
-    CHECK(dqg_output(g, dqg_convolution(g, "conv", xf, wf, DQG_NONE, &ca), "y"));
+    CHECK(dqg_output(g, dqg_convolution(g, "conv", op.xf, op.wf, DQG_NONE, &ca), "y"));
     CHECK(dqg_graph_finalize(g));
 
     dnnl_memory_desc_t src, wts, wany, dst;
@@ -497,11 +525,12 @@ static void bench_conv(void)
                                                     dnnl_convolution_direct, &src, &wany, NULL,
                                                     &dst, st, dl, pl, pr));
     void *rx = input_bytes(C * H * W), *ry = output_bytes((size_t)O * H * W * 4);
-    raw_run raw = make_raw(&cd, combined, O, 2, &wts, w, rx, ry, dnnl_query_weights_md, 0, 128);
+    raw_run raw =
+        make_raw(&cd, op.combined, O, 2, &wts, op.w, rx, ry, dnnl_query_weights_md, 0, 128);
     report("Conv 3x3 64->64 56x56 NHWC", g, &raw, C * H * W, (size_t)O * H * W * 4, 21);
     raw_free(&raw);
     dqg_graph_destroy(g);
-    free(w);
+    conv_operands_free(&op);
     free(rx);
     free(ry);
 }
@@ -516,26 +545,10 @@ static void bench_deconv(int C, int O, int H, int k, uint8_t xz)
     int Y = H * k;
     dqg_graph *g;
     CHECK(dqg_graph_create(&g));
-    int64_t xd[] = {1, C, H, H}, wd[] = {C, O, k, k}, od[] = {O}, one = 1;
-    size_t wn = (size_t)C * O * k * k;
-    int8_t *w = malloc(wn);
-    float *ws = malloc(O * sizeof *ws), *combined = malloc(O * sizeof *combined), xs = 0.02f;
-    for (size_t i = 0; i < wn; i++)
-        w[i] = (int8_t)((i * 5 + 1) % 255 - 127);
-    for (int i = 0; i < O; i++) {
-        ws[i] = 0.001f * (float)(1 + i % 7);
-        combined[i] = xs * ws[i];
-    }
-    dqg_tensor_id x = dqg_input(g, "x", DQG_U8, 4, xd);
-    dqg_dequantize_linear_attrs pt = {.opset = 13}, pc = {.opset = 13, .has_axis = true, .axis = 1};
-    dqg_tensor_id xf =
-        dqg_dequantize_linear(g, "x_dq", x, dqg_constant(g, "xs", DQG_F32, 0, &one, &xs, 4),
-                              dqg_constant(g, "xz", DQG_U8, 0, &one, &xz, 1), &pt);
-    dqg_tensor_id wf = dqg_dequantize_linear(
-        g, "w_dq", dqg_constant(g, "w", DQG_S8, 4, wd, w, wn),
-        dqg_constant(g, "ws", DQG_F32, 1, od, ws, (size_t)O * sizeof *ws), DQG_NONE, &pc);
+    int64_t xd[] = {1, C, H, H}, wd[] = {C, O, k, k};
+    conv_operands op = conv_operands_make(g, xd, xz, wd, 1, 1.0f);
     dqg_conv_transpose_attrs ca = {.spatial_rank = 2, .strides = {k, k}, .groups = 1};
-    CHECK(dqg_output(g, dqg_conv_transpose(g, "ct", xf, wf, DQG_NONE, &ca), "y"));
+    CHECK(dqg_output(g, dqg_conv_transpose(g, "ct", op.xf, op.wf, DQG_NONE, &ca), "y"));
     CHECK(dqg_graph_finalize(g));
 
     dnnl_memory_desc_t src, wts, wany, dst;
@@ -553,17 +566,70 @@ static void bench_deconv(int C, int O, int H, int k, uint8_t xz)
                                                       &dst, st, dl, pl, pr));
     size_t in_bytes = (size_t)C * H * H, out_bytes = (size_t)O * Y * Y * 4;
     void *rx = input_bytes(in_bytes), *ry = output_bytes(out_bytes);
-    raw_run raw =
-        make_raw(&dsc, combined, O, 2, &wts, w, rx, ry, dnnl_query_weights_md, 0, (int32_t)xz);
+    raw_run raw = make_raw(&dsc, op.combined, O, 2, &wts, op.w, rx, ry, dnnl_query_weights_md, 0,
+                           (int32_t)xz);
     char label[96];
     snprintf(label, sizeof label, "ConvTranspose %dx%d stride %d %d->%d %dx%d NCHW, zero point %d",
              k, k, k, C, O, H, H, (int)xz);
     report(label, g, &raw, in_bytes, out_bytes, 21);
     raw_free(&raw);
     dqg_graph_destroy(g);
-    free(w);
-    free(ws);
-    free(combined);
+    conv_operands_free(&op);
+    free(rx);
+    free(ry);
+}
+
+/* A depthwise 3x3 layer of MobileNetV2, as its QDQ model has it:
+ * DQ(u8 x, zero point xz), DQ(s8 W [C, 1, 3, 3], per channel) ->
+ * Convolution (C groups, padding 1) -> Q(u8), channels-last. The fused
+ * kernel is dqgraph's own on AVX-512 VNNI, else oneDNN's. */
+static void bench_dwconv(int C, int H, int stride, uint8_t xz)
+{
+    int Y = (H + 2 - 3) / stride + 1;
+    dqg_graph *g;
+    CHECK(dqg_graph_create(&g));
+    int64_t xd[] = {1, H, H, C}, wd[] = {C, 1, 3, 3}, one = 1;
+    float ys = 0.05f;
+    uint8_t yz = 0;
+    conv_operands op = conv_operands_make(g, xd, xz, wd, 0, ys);
+    dqg_conv_attrs ca = {.spatial_rank = 2,
+                         .strides = {stride, stride},
+                         .pads_begin = {1, 1},
+                         .pads_end = {1, 1},
+                         .dilations = {1, 1},
+                         .groups = C,
+                         .data_format = DQG_FORMAT_NXC};
+    dqg_quantize_linear_attrs qa = {.opset = 13};
+    dqg_tensor_id y =
+        dqg_quantize_linear(g, "y_q", dqg_convolution(g, "conv", op.xf, op.wf, DQG_NONE, &ca),
+                            dqg_constant(g, "ys", DQG_F32, 0, &one, &ys, 4),
+                            dqg_constant(g, "yz", DQG_U8, 0, &one, &yz, 1), &qa);
+    CHECK(dqg_output(g, y, "y"));
+    CHECK(dqg_graph_finalize(g));
+
+    dnnl_memory_desc_t src, wts, wany, dst;
+    dnnl_dims_t sd = {1, C, H, H}, wdd = {C, 1, 1, 3, 3}, dd = {1, C, Y, Y};
+    dnnl_dims_t st = {stride, stride}, dl = {0, 0}, pl = {1, 1}, pr = {1, 1};
+    DNNL(dnnl_memory_desc_init_by_tag(&src, 4, sd, dnnl_u8, dnnl_acdb));
+    DNNL(dnnl_memory_desc_init_by_tag(&wts, 5, wdd, dnnl_s8, dnnl_abcde));
+    DNNL(dnnl_memory_desc_init_by_tag(&wany, 5, wdd, dnnl_s8, dnnl_format_tag_any));
+    DNNL(dnnl_memory_desc_init_by_tag(&dst, 4, dd, dnnl_u8, dnnl_acdb));
+    dnnl_convolution_desc_t cd;
+    DNNL(dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference,
+                                                    dnnl_convolution_direct, &src, &wany, NULL,
+                                                    &dst, st, dl, pl, pr));
+    size_t in_bytes = (size_t)C * H * H, out_bytes = (size_t)C * Y * Y;
+    void *rx = input_bytes(in_bytes), *ry = output_bytes(out_bytes);
+    raw_run raw =
+        make_raw(&cd, op.combined, C, 2, &wts, op.w, rx, ry, dnnl_query_weights_md, 0, (int32_t)xz);
+    char label[96];
+    snprintf(label, sizeof label,
+             "Depthwise 3x3 stride %d, %d channels %dx%d NHWC, u8 (zero point %d) -> u8", stride, C,
+             H, H, (int)xz);
+    report(label, g, &raw, in_bytes, out_bytes, 41);
+    raw_free(&raw);
+    dqg_graph_destroy(g);
+    conv_operands_free(&op);
     free(rx);
     free(ry);
 }
@@ -582,6 +648,13 @@ int main(void)
     bench_deconv(256, 128, 28, 2, 0);
     bench_deconv(256, 128, 28, 2, 128);
     bench_deconv(128, 64, 56, 2, 0);
+    bench_dwconv(32, 112, 1, 0);
+    bench_dwconv(96, 112, 2, 0);
+    bench_dwconv(144, 56, 1, 0);
+    bench_dwconv(144, 56, 1, 110);
+    bench_dwconv(192, 28, 1, 0);
+    bench_dwconv(576, 14, 1, 0);
+    bench_dwconv(960, 7, 1, 0);
     /* The small-M table: its floors need AVX512-VNNI (as the int8 kernels
      * that could reach them do). */
     bool vnni = __builtin_cpu_supports("avx512vnni");
