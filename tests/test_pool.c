@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "runtime/cpu_isa.h"
 #include "test_common.h"
 
 static dqg_graph *G(void)
@@ -541,6 +542,78 @@ Test(pool_differential, random_shapes_and_types)
     }
 }
 
+/* Whether every window along one axis has a tap inside the image. */
+static bool windows_reach_the_image(int64_t in, int64_t out, int64_t k, int64_t s, int64_t d,
+                                    int64_t pb)
+{
+    for (int64_t o = 0; o < out; o++) {
+        bool inside = false;
+        for (int64_t t = 0; t < k; t++)
+            inside |= o * s - pb + t * d >= 0 && o * s - pb + t * d < in;
+        if (!inside)
+            return false;
+    }
+    return true;
+}
+
+/* u8/s8 max pooling of 2-D tensors: dqgraph's own kernel where the CPU
+ * (and DQG_MAX_ISA) has AVX-512, with channels past one 64-byte register
+ * and tails, dilations, padding and ceil_mode, exactly as the reference.
+ * The graph's NCHW input and output are reordered around the kernel,
+ * which pools channels-last (between int8 convolutions it reads and
+ * writes their channels-last tensors: see the tests below). */
+Test(pool_differential, int8_max_pooling_on_the_own_kernel)
+{
+    test_rng = 4211u;
+    bool own_expected = dqg_cpu_has(DQG_ISA_AVX512);
+    int own = 0, reach = 0;
+    for (int iter = 0; iter < 120; iter++) {
+        static const int64_t channels[] = {1, 5, 16, 63, 64, 65, 100, 128, 192, 200};
+        int64_t C = channels[test_rnd() % 10];
+        int64_t h = 1 + test_rnd() % 15, w = 1 + test_rnd() % 15;
+        int64_t xd[4] = {1 + test_rnd() % 2, C, h, w};
+        dqg_pool_attrs a;
+        do
+            random_attrs(2, xd, &a, true);
+        while (a.algorithm != DQG_POOL_MAX);
+        if (test_rnd() % 10 == 0)
+            a = (dqg_pool_attrs){.algorithm = DQG_POOL_MAX, .global = true};
+        dqg_dtype t = test_rnd() % 2 ? DQG_S8 : DQG_U8;
+        dqg_graph *g = G();
+        dqg_tensor_id x = dqg_input(g, "x", t, 4, xd);
+        dqg_tensor_id y = dqg_pool(g, "p", x, &a);
+        cr_assert_neq(y, DQG_NONE, "%s", dqg_last_error());
+        cr_assert_eq(dqg_output(g, y, "y"), DQG_OK);
+        finalize_ok(g);
+        char what[200];
+        snprintf(what, sizeof what,
+                 "iter %d %s C%lld %lldx%lld k%lldx%lld s%lldx%lld d%lldx%lld p%lld,%lld/%lld,"
+                 "%lld ceil %d global %d",
+                 iter, dqg_dtype_name(t), (long long)C, (long long)h, (long long)w,
+                 (long long)a.kernel[0], (long long)a.kernel[1], (long long)a.strides[0],
+                 (long long)a.strides[1], (long long)a.dilations[0], (long long)a.dilations[1],
+                 (long long)a.pads_begin[0], (long long)a.pads_begin[1], (long long)a.pads_end[0],
+                 (long long)a.pads_end[1], (int)a.ceil_mode, (int)a.global);
+        compare_run(g, x, y, true, what);
+        dqg_compiled *c = NULL;
+        cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK);
+        own += strstr(dqg_compiled_partition_info(c, 0), "int8-max-pool") != NULL;
+        int64_t yd[4];
+        dqg_tensor_dims(g, y, yd);
+        reach += a.global || (windows_reach_the_image(h, yd[2], a.kernel[0], a.strides[0],
+                                                      a.dilations[0], a.pads_begin[0]) &&
+                              windows_reach_the_image(w, yd[3], a.kernel[1], a.strides[1],
+                                                      a.dilations[1], a.pads_begin[1]));
+        dqg_compiled_destroy(c);
+        dqg_graph_destroy(g);
+    }
+    /* With AVX-512 the own kernel takes every pooling whose windows all
+     * reach into the image (a dilated window may step over a small one). */
+    cr_assert_eq(own, own_expected ? reach : 0, "the own kernel pooled %d of 120, %d reachable",
+                 own, reach);
+    cr_assert_geq(reach, 100);
+}
+
 /* conv -> pool -> conv and conv -> pool -> output: the layout pass stores
  * the convolution results channels-last, and the pooling reads (and
  * writes) them so. */
@@ -692,14 +765,21 @@ static dqg_pool_attrs window_3x3_s2(dqg_pool_algorithm alg)
 }
 
 /* g compiles to one partition: oneDNN's pooling on the int8 tensor. */
+/* Whether a partition's kernel pools u8/s8 (t): oneDNN's pooling, or the
+ * own max pooling. */
+static bool int8_pool_kernel(const char *info, dqg_dtype t)
+{
+    return strstr(info, t == DQG_S8 ? "onednn:pool:s8" : "onednn:pool:u8") ||
+           strstr(info, t == DQG_S8 ? "int8-max-pool:s8" : "int8-max-pool:u8");
+}
+
 static void assert_one_int8_pool(const dqg_graph *g, dqg_dtype t)
 {
     dqg_compiled *c = NULL;
     cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK);
     cr_assert_eq(dqg_compiled_partition_count(c), 1);
-    cr_assert(strstr(dqg_compiled_partition_info(c, 0),
-                     t == DQG_S8 ? "onednn:pool:s8" : "onednn:pool:u8"),
-              "%s", dqg_compiled_partition_info(c, 0));
+    cr_assert(int8_pool_kernel(dqg_compiled_partition_info(c, 0), t), "%s",
+              dqg_compiled_partition_info(c, 0));
     dqg_compiled_destroy(c);
 }
 
@@ -884,7 +964,7 @@ Test(pool_int8, pooling_between_int8_convolutions_stays_int8_and_channels_last)
     cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
     cr_assert_eq(dqg_compiled_partition_count(c), 3);
     const char *info = dqg_compiled_partition_info(c, 1);
-    cr_assert(strstr(info, "onednn:pool:u8") && !strstr(info, "reorder"), "%s", info);
+    cr_assert(int8_pool_kernel(info, DQG_U8) && !strstr(info, "reorder"), "%s", info);
     cr_assert(explained(c, "fused: Dequantize 'pool_dq' -> MaxPool 'pool'", "u8 max pooling"));
     dqg_compiled_destroy(c);
     cr_assert_leq(run_int8(g, x, y, NULL, NULL), 1);
