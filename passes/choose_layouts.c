@@ -8,8 +8,8 @@
  *
  * Activations are grouped into classes that must share a layout: the
  * inputs and output of a layout-agnostic partition (element-wise ops, a
- * per-tensor quantize or dequantize, a concat along the channels) are one
- * class. A class goes
+ * per-tensor quantize or dequantize, a concat along the channels, an LRN)
+ * are one class. A class goes
  * channels-last when a convolution reads or writes it and no member is
  * read or written by a partition that needs row-major data (anything that
  * indexes the layout: reshapes, matmuls, per-axis quantization...). A
@@ -102,6 +102,8 @@ static bool agnostic_op(const dqg_graph *g, const dqg_op *op)
     case DQG_OP_QUANTIZE:
         return op->attrs.quant.granularity == DQG_PER_TENSOR;
     case DQG_OP_DYNAMIC_QUANTIZE:
+        return true;
+    case DQG_OP_LRN: /* its kernel works in either layout, the same on both sides */
         return true;
     default:
         (void)g;

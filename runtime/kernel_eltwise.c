@@ -17,6 +17,7 @@
 #include "runtime/kernel.h"
 #include "runtime/nan_scan.h"
 #include "runtime/onednn_exec.h"
+#include "runtime/onednn_layout.h"
 #include "runtime/softmax_kernel.h"
 
 typedef struct eltwise_kernel {
@@ -589,7 +590,14 @@ dqg_status dqg_kernel_eltwise_build(const dqg_kernel_request *req, dqg_kernel **
             st = dqg_set_error(DQG_UNSUPPORTED, "an even LRN size has an uneven window");
             break;
         }
-        if ((st = dqg_dnnl_md_dense(&mds[0], x->rank, x->dims, x->dtype)) != DQG_OK)
+        /* In the layout its tensors are stored in: between channels-last
+         * convolutions the layout pass keeps them channels-last. */
+        if (x->channels_last != y->channels_last) {
+            st = dqg_set_error(DQG_UNSUPPORTED, "an LRN between two layouts");
+            break;
+        }
+        if ((st = dqg_conv_activation_md(x, DQG_FORMAT_NCX, dqg_dnnl_dtype(x->dtype), &mds[0])) !=
+            DQG_OK)
             break;
         mds[1] = mds[0];
         dnnl_lrn_desc_t d;

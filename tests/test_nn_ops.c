@@ -755,6 +755,44 @@ Test(lrn, compiled_matches_the_onnx_formula)
     }
 }
 
+/* conv -> LRN -> conv (GoogLeNet's and AlexNet's normalisations): the
+ * LRN's tensors are stored channels-last as the convolutions' are, and
+ * oneDNN's LRN reads them so, with no reorder; against the reference. */
+Test(lrn, runs_channels_last_between_convolutions)
+{
+    test_rng = 7;
+    enum { C = 20, H = 6, W = 7, N = C * H * W };
+    dqg_graph *g;
+    dqg_graph_create(&g);
+    int64_t xd[] = {1, C, H, W}, wd[] = {C, C, 1, 1};
+    float w[C * C], x[N], got[N], want[N];
+    for (int i = 0; i < C * C; i++)
+        w[i] = uniform(-0.5f, 0.5f);
+    for (int i = 0; i < N; i++)
+        x[i] = uniform(-3, 3);
+    dqg_conv_attrs ca = {.spatial_rank = 2};
+    dqg_tensor_id in = dqg_input(g, "x", DQG_F32, 4, xd);
+    dqg_tensor_id h = dqg_convolution(g, "c1", in, test_const_f32(g, 4, wd, w), DQG_NONE, &ca);
+    h = dqg_lrn(g, "n", h, 5, 1e-2f, 0.75f, 1.0f);
+    dqg_output(g, dqg_convolution(g, "c2", h, test_const_f32(g, 4, wd, w), DQG_NONE, &ca), "y");
+    finalize_ok(g);
+    dqg_compiled *c = NULL;
+    cr_assert_eq(dqg_compile(g, NULL, &c), DQG_OK, "%s", dqg_last_error());
+    cr_assert(test_explain_mentions(c, "layout: 2 activation tensors stored channels-last"));
+    dqg_compiled_destroy(c);
+    dqg_tensor_id yi = dqg_graph_output_id(g, 0);
+    cr_assert_eq(run_ref_1(g, in, x, sizeof x, yi, want, sizeof want), DQG_OK, "%s",
+                 dqg_last_error());
+    cr_assert_eq(compile_run(g, x, sizeof x, got, sizeof got), DQG_OK, "%s", dqg_last_error());
+    float big = 0;
+    for (int i = 0; i < N; i++)
+        big = fmaxf(big, fabsf(want[i]));
+    for (int i = 0; i < N; i++)
+        cr_assert_float_eq(got[i], want[i], 1e-5f * big, "[%d]: %g, reference %g", i, got[i],
+                           want[i]);
+    dqg_graph_destroy(g);
+}
+
 /* Concat of three inputs (one a constant) along each axis, f32 and u8 on
  * the copy kernel, s4 on the reference: exact. */
 Test(concat, every_axis_and_type)
