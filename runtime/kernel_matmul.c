@@ -169,6 +169,18 @@ static dqg_status to_bf16(matmul_kernel *m, int i, bool runtime, bool dense, dnn
 /* Builds the descriptor of a MatMul operand as a matrix of rank R: batch
  * dims right-aligned (1 where absent), the last two (rows, cols) swapped
  * through strides when transposed. */
+/* A dimension of 1 is never stepped along, so any stride is right for it;
+ * oneDNN's kernels still derive their leading dimensions from those
+ * strides (a [1, 3] result with strides (1, 1), a transposed [3, 1], failed
+ * to execute on its gemm matmul). Such a dimension takes the stride a
+ * dense layout would give it from the dimension after it. */
+static void size_one_strides(int R, const dnnl_dims_t dims, dnnl_dims_t strides)
+{
+    for (int i = R - 1; i >= 0; i--)
+        if (dims[i] == 1)
+            strides[i] = i == R - 1 ? 1 : strides[i + 1] * dims[i + 1];
+}
+
 dqg_status dqg_matmul_operand_md(const dqg_tensor *t, const int64_t *tstrides, bool is_a,
                                  bool transpose, int R, dnnl_data_type_t dt, dnnl_memory_desc_t *md)
 {
@@ -206,6 +218,7 @@ dqg_status dqg_matmul_operand_md(const dqg_tensor *t, const int64_t *tstrides, b
         dims[i] = ti >= 0 ? t->dims[ti] : 1;
         strides[i] = ti >= 0 ? tstrides[ti] : extent;
     }
+    size_one_strides(R, dims, strides);
     dnnl_status_t st = dnnl_memory_desc_init_by_strides(md, R, dims, dt, strides);
     return st == dnnl_success ? DQG_OK : dqg_dnnl_error(st, "matmul operand", "descriptor");
 }
@@ -405,6 +418,7 @@ dqg_status dqg_kernel_matmul_build(const dqg_kernel_request *req, dqg_kernel **o
         int lead = R - y->rank;
         for (int i = R - 1; i >= 0; i--)
             ys[i] = i >= lead ? view[2][i - lead] : y->nelems;
+        size_one_strides(R, md_y.dims, ys);
         if (lay[2] && dnnl_memory_desc_init_by_strides(&md_y_store, R, md_y.dims, md_y.data_type,
                                                        ys) != dnnl_success) {
             st = dqg_set_error(DQG_UNSUPPORTED, "%s: transposed result descriptor", m->base.impl);

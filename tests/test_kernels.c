@@ -237,6 +237,36 @@ Test(kernels, matmul_transposes_as_strides)
     cr_assert(strided > 0 && copied > 0, "strided %d, copied %d", strided, copied);
 }
 
+/* Dimensions of 1 in a matmul whose result is transposed: such a
+ * dimension's stride means nothing, and a [1, 3] result stored as the
+ * transposed [3, 1] (strides 1 and 1) once failed to execute on oneDNN's
+ * gemm matmul. Every M, K, N of 1 or 3, rank 2 and 3. */
+Test(kernels, matmul_transposed_result_with_dimensions_of_one)
+{
+    rng_state = 0x51u;
+    for (int it = 0; it < 16; it++) {
+        int R = it < 8 ? 2 : 3;
+        int64_t M = it & 1 ? 1 : 3, K = it & 2 ? 1 : 3, N = it & 4 ? 1 : 3;
+        int64_t ad[3] = {2, M, K}, bd[3] = {2, K, N}, perm[3] = {1, 0, 2};
+        if (R == 2) {
+            ad[0] = M, ad[1] = K, bd[0] = K, bd[1] = N;
+            perm[0] = 1, perm[1] = 0;
+        } else {
+            perm[0] = 2, perm[1] = 1, perm[2] = 0;
+        }
+        dqg_graph *g = G();
+        dqg_tensor_id y = dqg_matmul(g, "mm", dqg_input(g, "a", DQG_F32, R, ad),
+                                     dqg_input(g, "b", DQG_F32, R, bd), NULL);
+        y = dqg_transpose(g, "y_t", y, perm);
+        cr_assert_eq(dqg_output(g, y, "y"), DQG_OK, "%s", dqg_last_error());
+        finalize_ok(g);
+        char what[96], line[512];
+        snprintf(what, sizeof what, "R=%d M=%lld K=%lld N=%lld", R, (long long)M, (long long)K,
+                 (long long)N);
+        compare_finalized(g, y, what, line, sizeof line);
+    }
+}
+
 /* A transpose that something else also reads, or that is an output,
  * stays its own partition (its result must exist). */
 Test(kernels, matmul_transpose_read_elsewhere_stays_a_copy)
