@@ -147,6 +147,20 @@ dqg_status dqg_kernel_norm_build(const dqg_kernel_request *req, dqg_kernel **out
         kinds[0] = DNNL_ARG_SRC;
         kinds[1] = DNNL_ARG_DST;
         m->n = 2;
+        if (x->nelems == y->nelems) {
+            /* Only dimensions of 1 reduced: every result is its one source
+             * value, and oneDNN's reduction refuses a result of the
+             * source's shape. A copy. */
+            if ((st = bind(m, g, 0, op->inputs[0])) != DQG_OK ||
+                (st = bind(m, g, 1, op->outputs[0])) != DQG_OK ||
+                (st = dqg_dnnl_reorder_prim(&m->prim, &mds[0], &mds[1], m->base.impl)) != DQG_OK)
+                goto fail;
+            size_t len = strlen(m->base.impl);
+            snprintf(m->base.impl + len, sizeof m->base.impl - len, ":copy");
+            m->base.scratch_size = dqg_dnnl_scratchpad(&m->prim);
+            *out = &m->base;
+            return DQG_OK;
+        }
         if (op->attrs.reduce.op == DQG_REDUCE_MAX || op->attrs.reduce.op == DQG_REDUCE_MIN) {
             m->nan_patch = true;
             m->dtype = x->dtype;

@@ -957,43 +957,48 @@ Test(reduce, rules)
 }
 
 /* Every reduction over every subset of the axes of a [3, 4, 5] tensor,
- * keeping or dropping them: oneDNN sums in float (up to 60 terms of
- * magnitude <= 2: an error under 60 * 2 * 2^-24 * 60 = 4e-4 at worst,
- * far less in practice), products of values near 1. */
+ * and of a [3, 1, 5] one (reducing only its dimension of 1, which oneDNN's
+ * reduction does not take, is a copy), keeping or dropping them: oneDNN
+ * sums in float (up to 60 terms of magnitude <= 2: an error under
+ * 60 * 2 * 2^-24 * 60 = 4e-4 at worst, far less in practice), products of
+ * values near 1. */
 Test(reduce, compiled_matches_reference_on_every_axis_set)
 {
     test_rng = 31337;
     enum { N = 3 * 4 * 5 };
     float x[N], ref[N], got[N];
-    for (int i = 0; i < N; i++)
-        x[i] = uniform(-2, 2);
-    for (int op = 0; op < DQG_REDUCE_COUNT; op++) {
-        if (op == DQG_REDUCE_PROD)
-            for (int i = 0; i < N; i++)
-                x[i] = uniform(0.9f, 1.1f);
-        for (int mask = 0; mask < 8; mask++)
-            for (int keep = 0; keep < 2; keep++) {
-                int64_t axes[3];
-                int n = 0;
-                for (int a = 0; a < 3; a++)
-                    if (mask & (1 << a))
-                        axes[n++] = a;
-                dqg_graph *g;
-                int64_t d[] = {3, 4, 5};
-                dqg_graph_create(&g);
-                dqg_tensor_id in = dqg_input(g, "x", DQG_F32, 3, d);
-                dqg_tensor_id y = dqg_reduce(g, "r", (dqg_reduce_op)op, in, n, axes, keep);
-                dqg_output(g, y, "y");
-                finalize_ok(g);
-                int64_t ny = dqg_tensor_element_count(g, y);
-                size_t yb = (size_t)ny * sizeof(float);
-                cr_assert_eq(run_ref_1(g, in, x, sizeof x, y, ref, yb), DQG_OK);
-                cr_assert_eq(compile_run(g, x, sizeof x, got, yb), DQG_OK, "%s", dqg_last_error());
-                double w = worst_ratio(got, ref, ny, 1e-6, 1e-5);
-                cr_assert(w <= 1.0, "op %d mask %d keep %d: %.3g times the tolerance", op, mask,
-                          keep, w);
-                dqg_graph_destroy(g);
-            }
+    for (int shape = 0; shape < 2; shape++) {
+        for (int i = 0; i < N; i++)
+            x[i] = uniform(-2, 2);
+        for (int op = 0; op < DQG_REDUCE_COUNT; op++) {
+            if (op == DQG_REDUCE_PROD)
+                for (int i = 0; i < N; i++)
+                    x[i] = uniform(0.9f, 1.1f);
+            for (int mask = 0; mask < 8; mask++)
+                for (int keep = 0; keep < 2; keep++) {
+                    int64_t axes[3];
+                    int n = 0;
+                    for (int a = 0; a < 3; a++)
+                        if (mask & (1 << a))
+                            axes[n++] = a;
+                    dqg_graph *g;
+                    int64_t d[] = {3, shape ? 1 : 4, 5};
+                    size_t xb = (size_t)(d[0] * d[1] * d[2]) * sizeof(float);
+                    dqg_graph_create(&g);
+                    dqg_tensor_id in = dqg_input(g, "x", DQG_F32, 3, d);
+                    dqg_tensor_id y = dqg_reduce(g, "r", (dqg_reduce_op)op, in, n, axes, keep);
+                    dqg_output(g, y, "y");
+                    finalize_ok(g);
+                    int64_t ny = dqg_tensor_element_count(g, y);
+                    size_t yb = (size_t)ny * sizeof(float);
+                    cr_assert_eq(run_ref_1(g, in, x, xb, y, ref, yb), DQG_OK);
+                    cr_assert_eq(compile_run(g, x, xb, got, yb), DQG_OK, "%s", dqg_last_error());
+                    double w = worst_ratio(got, ref, ny, 1e-6, 1e-5);
+                    cr_assert(w <= 1.0, "shape %d op %d mask %d keep %d: %.3g times the tolerance",
+                              shape, op, mask, keep, w);
+                    dqg_graph_destroy(g);
+                }
+        }
     }
 }
 
