@@ -702,12 +702,8 @@ Test(bool_type, dumps_name_the_ops)
 
 static dqg_status load(tm_model *m, dqg_graph **g)
 {
-    size_t n;
-    uint8_t *bytes = tm_pack(m, &n);
+    dqg_status st = tm_load(m, NULL, g);
     tm_free(m);
-    *g = NULL;
-    dqg_status st = dqg_onnx_load_memory(bytes, n, NULL, NULL, g);
-    free(bytes);
     return st;
 }
 

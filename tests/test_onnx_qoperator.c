@@ -20,12 +20,7 @@ enum { T_FLOAT = 1, T_UINT8 = 2, T_INT8 = 3, T_INT32 = 6 };
 
 static dqg_status load_graph(tm_model *m, dqg_graph **g)
 {
-    size_t n;
-    uint8_t *bytes = tm_pack(m, &n);
-    *g = NULL;
-    dqg_status st = dqg_onnx_load_memory(bytes, n, NULL, NULL, g);
-    free(bytes);
-    return st;
+    return tm_load(m, NULL, g);
 }
 
 static dqg_graph *load(tm_model *m)

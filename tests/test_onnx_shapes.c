@@ -14,12 +14,8 @@ enum { T_FLOAT = 1, T_INT32 = 6, T_INT64 = 7 };
 
 static dqg_status load(tm_model *m, dqg_graph **g)
 {
-    size_t n;
-    uint8_t *bytes = tm_pack(m, &n);
+    dqg_status st = tm_load(m, NULL, g);
     tm_free(m);
-    *g = NULL;
-    dqg_status st = dqg_onnx_load_memory(bytes, n, NULL, NULL, g);
-    free(bytes);
     return st;
 }
 

@@ -15,12 +15,9 @@
 
 static dqg_graph *load(tm_model *m)
 {
-    size_t n;
-    uint8_t *bytes = tm_pack(m, &n);
+    dqg_graph *g;
+    dqg_status st = tm_load(m, NULL, &g);
     tm_free(m);
-    dqg_graph *g = NULL;
-    dqg_status st = dqg_onnx_load_memory(bytes, n, NULL, NULL, &g);
-    free(bytes);
     cr_assert_eq(st, DQG_OK, "import: %s: %s", dqg_status_name(st), dqg_last_error());
     return g;
 }

@@ -299,6 +299,16 @@ uint8_t *tm_pack(tm_model *m, size_t *size)
     return buf;
 }
 
+dqg_status tm_load(tm_model *m, const dqg_onnx_options *opts, dqg_graph **g)
+{
+    size_t n;
+    uint8_t *bytes = tm_pack(m, &n);
+    *g = NULL;
+    dqg_status st = dqg_onnx_load_memory(bytes, n, NULL, opts, g);
+    free(bytes);
+    return st;
+}
+
 int tm_write(tm_model *m, const char *path)
 {
     size_t n;

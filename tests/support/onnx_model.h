@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dqgraph_onnx.h"
 #include "onnx.pb-c.h"
 
 typedef struct tm_model tm_model;
@@ -39,6 +40,9 @@ Onnx__GraphProto *tm_graph(tm_model *m);
 Onnx__NodeProto *tm_copy_node(tm_model *m, const Onnx__NodeProto *n);
 /* The serialized model (malloc'd; free() it). */
 uint8_t *tm_pack(tm_model *m, size_t *size);
+/* Imports the serialized model (m is kept) with `opts` (NULL: defaults)
+ * into *g, which stays NULL when the import fails. */
+dqg_status tm_load(tm_model *m, const dqg_onnx_options *opts, dqg_graph **g);
 /* Writes the serialized model to `path`; 0 on success. */
 int tm_write(tm_model *m, const char *path);
 
