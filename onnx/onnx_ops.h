@@ -23,4 +23,7 @@ dqg_status onnx_build_pool(onnx_import *c, bool max, dqg_tensor_id x, dqg_tensor
 dqg_status onnx_build_softmax(onnx_import *c, dqg_tensor_id x, int64_t axis, bool flatten, bool log,
                               dqg_tensor_id *out);
 
+/* Einsum (onnx/ops_einsum.c). */
+dqg_status onnx_import_einsum(onnx_import *c);
+
 #endif /* DQG_ONNX_OPS_H */

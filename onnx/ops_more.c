@@ -2277,5 +2277,6 @@ const onnx_op_entry onnx_more_ops[] = {
     {"", "IsInf", import_is_special, NULL},
     {"", "ArgMax", import_arg, NULL},
     {"", "ArgMin", import_arg, NULL},
+    {"", "Einsum", onnx_import_einsum, NULL},
 };
 const size_t onnx_n_more_ops = sizeof onnx_more_ops / sizeof onnx_more_ops[0];

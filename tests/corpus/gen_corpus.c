@@ -200,7 +200,7 @@ int main(int argc, char **argv)
     /* An operator dqgraph does not import, and a model without outputs. */
     m = tm_new(17);
     tm_input(m, "x", T_FLOAT, 1, xd, NULL);
-    tm_node(m, "Einsum", NULL, "einsum_1", "x", "y");
+    tm_node(m, "NonZero", NULL, "nonzero_1", "x", "y");
     tm_output(m, "y", T_FLOAT, 1, xd);
     save(m, "unsupported_op.onnx");
 
