@@ -37,7 +37,7 @@ static tm_model *model(const ein_case *k, int32_t type)
     tm_model *m = tm_new(13);
     char inputs[64] = "";
     for (int i = 0; i < k->n; i++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof name, "x%d", i);
         tm_input(m, name, type, k->rank[i], k->dims[i], NULL);
         strcat(inputs, i ? "," : "");
