@@ -166,9 +166,6 @@ static dqg_status to_bf16(matmul_kernel *m, int i, bool runtime, bool dense, dnn
     return DQG_OK;
 }
 
-/* Builds the descriptor of a MatMul operand as a matrix of rank R: batch
- * dims right-aligned (1 where absent), the last two (rows, cols) swapped
- * through strides when transposed. */
 /* A dimension of 1 is never stepped along, so any stride is right for it;
  * oneDNN's kernels still derive their leading dimensions from those
  * strides (a [1, 3] result with strides (1, 1), a transposed [3, 1], failed
@@ -181,6 +178,9 @@ static void size_one_strides(int R, const dnnl_dims_t dims, dnnl_dims_t strides)
             strides[i] = i == R - 1 ? 1 : strides[i + 1] * dims[i + 1];
 }
 
+/* Builds the descriptor of a MatMul operand as a matrix of rank R: batch
+ * dims right-aligned (1 where absent), the last two (rows, cols) swapped
+ * through strides when transposed. */
 dqg_status dqg_matmul_operand_md(const dqg_tensor *t, const int64_t *tstrides, bool is_a,
                                  bool transpose, int R, dnnl_data_type_t dt, dnnl_memory_desc_t *md)
 {
