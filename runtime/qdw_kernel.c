@@ -9,10 +9,14 @@
  * and used by every output whose window covers it (three at stride 1).
  * The weights, the compensation of the zero point and the per-channel
  * constants are stored in the same order, and the saturating packs that
- * turn the four results into bytes restore the channels' order. A padded
- * position reads the source's zero point (the dequantized 0 of the
- * reference's padding), so the compensation is the same for every
- * output. s8 sources run as u8 codes x + 128. */
+ * turn the four results into bytes restore the channels' order. At
+ * stride 1 the fourth byte holds a fourth input row, and the same
+ * registers serve the output row below too, with the weights shifted by
+ * one byte. A padded position reads the source's zero point (the
+ * dequantized 0 of the reference's padding), so the compensation is the
+ * same for every output. s8 sources run as u8 codes x + 128. Channels
+ * past the last whole block go 16 to a register in their own order,
+ * each row's bytes widened and shifted into place. */
 #include "runtime/qdw_kernel.h"
 
 #include <immintrin.h>
