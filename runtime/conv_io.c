@@ -4,6 +4,17 @@
 #include "runtime/kernel.h"
 #include "runtime/onednn_layout.h"
 
+bool dqg_md_dense_channels_last(const dnnl_memory_desc_t *md)
+{
+    int r = md->ndims;
+    if (r < 3 || r > 5)
+        return false;
+    dnnl_format_tag_t tag = r == 3 ? dnnl_acb : r == 4 ? dnnl_acdb : dnnl_acdeb;
+    dnnl_memory_desc_t cl;
+    return dnnl_memory_desc_init_by_tag(&cl, r, md->dims, md->data_type, tag) == dnnl_success &&
+           dnnl_memory_desc_equal(&cl, md);
+}
+
 void dqg_conv_io_plan(dqg_conv_io *io, const dnnl_memory_desc_t *md_x,
                       const dnnl_memory_desc_t *md_y, dqg_data_format f)
 {

@@ -214,14 +214,8 @@ static bool own_max(pool_kernel *k, const dqg_tensor *x, const dqg_tensor *y)
     if ((x->dtype != DQG_U8 && x->dtype != DQG_S8) || a->algorithm != DQG_POOL_MAX || a->requant ||
         a->spatial_rank != 2 || x->rank != 4 || !dqg_cpu_has(DQG_ISA_AVX512))
         return false;
-    for (int i = 0; i < 2; i++) {
-        dnnl_memory_desc_t cl;
-        const dnnl_memory_desc_t *md = i ? &k->io.dst : &k->io.src;
-        if (dnnl_memory_desc_init_by_tag(&cl, 4, md->dims, md->data_type, dnnl_acdb) !=
-                dnnl_success ||
-            !dnnl_memory_desc_equal(&cl, md))
-            return false;
-    }
+    if (!dqg_md_dense_channels_last(&k->io.src) || !dqg_md_dense_channels_last(&k->io.dst))
+        return false;
     k->on = x->dims[0];
     k->oc = x->dims[1];
     k->oih = x->dims[2];
@@ -238,15 +232,12 @@ static bool own_max(pool_kernel *k, const dqg_tensor *x, const dqg_tensor *y)
     k->opl = a->global ? 0 : a->pads_begin[1];
     if (k->okh < 1 || k->okw < 1 || k->osh < 1 || k->osw < 1 || k->odh < 1 || k->odw < 1)
         return false;
-    /* The first and last windows along each axis reach into the image. */
+    /* Some tap of every window lands inside the image: the padding and
+     * ceil_mode can leave a window outside it, and a dilated window may
+     * step over a small image. */
     const int64_t in[2] = {k->oih, k->oiw}, out[2] = {k->ooh, k->oow}, kk[2] = {k->okh, k->okw},
                   st[2] = {k->osh, k->osw}, dl[2] = {k->odh, k->odw}, pb[2] = {k->opt, k->opl};
     for (int i = 0; i < 2; i++) {
-        int64_t last = (out[i] - 1) * st[i] - pb[i];
-        if ((kk[i] - 1) * dl[i] - pb[i] < 0 || last > in[i] - 1)
-            return false;
-        /* Some tap of each window between lands inside: with a dilation,
-         * a window may step over the whole image. */
         for (int64_t o = 0; o < out[i]; o++) {
             int64_t s0 = o * st[i] - pb[i], t = 0;
             while (t < kk[i] && (s0 + t * dl[i] < 0 || s0 + t * dl[i] >= in[i]))

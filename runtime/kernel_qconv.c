@@ -276,18 +276,12 @@ static dqg_status window_init(qconv_kernel *c, const dqg_conv_attrs *a, const dq
 static dqg_status window_scratch(qconv_kernel *c, size_t *end)
 {
     const conv_window *w = &c->win;
-    for (int i = 0; i < 2; i++) {
-        const dnnl_memory_desc_t *md = i ? &c->io.dst : &c->io.src;
-        dnnl_memory_desc_t cl;
-        dnnl_format_tag_t tag = md->ndims == 3 ? dnnl_acb : md->ndims == 4 ? dnnl_acdb : dnnl_acdeb;
-        if (dnnl_memory_desc_init_by_tag(&cl, md->ndims, md->dims, md->data_type, tag) !=
-                dnnl_success ||
-            !dnnl_memory_desc_equal(&cl, md))
+    for (int i = 0; i < 2; i++)
+        if (!dqg_md_dense_channels_last(i ? &c->io.dst : &c->io.src))
             return dqg_set_error(DQG_UNSUPPORTED,
                                  "%s: the window term of weights zero points needs a dense "
                                  "channels-last %s",
                                  c->base.impl, i ? "result" : "source");
-    }
     size_t ip = (size_t)(w->in[0] * w->in[1] * w->in[2]),
            op = (size_t)(w->out[0] * w->out[1] * w->out[2]), b = (size_t)w->batch,
            G = (size_t)w->groups;
@@ -300,16 +294,6 @@ static dqg_status window_scratch(qconv_kernel *c, size_t *end)
     return DQG_OK;
 }
 
-/* Whether a dense channels-last descriptor. */
-static bool dense_channels_last(const dnnl_memory_desc_t *md)
-{
-    dnnl_memory_desc_t cl;
-    return md->ndims == 4 &&
-           dnnl_memory_desc_init_by_tag(&cl, 4, md->dims, md->data_type, dnnl_acdb) ==
-               dnnl_success &&
-           dnnl_memory_desc_equal(&cl, md);
-}
-
 /* dqgraph's own kernel in the primitive's place for a depthwise 3x3
  * layer (qdw_kernel.h) of the form it takes; the primitive stays for
  * everything else. */
@@ -319,8 +303,8 @@ static dqg_status try_own_depthwise(qconv_kernel *c, const dqg_conv_attrs *a, co
 {
     if (a->spatial_rank != 2 || w->dims[1] != 1 || a->groups != w->dims[0] || w->dims[2] != 3 ||
         w->dims[3] != 3 || f->dilation[0] != 0 || f->dilation[1] != 0 || c->win.factor ||
-        c->src.quantize || c->n_operands || !dense_channels_last(&c->io.src) ||
-        !dense_channels_last(&c->io.dst) || c->io.src.dims[1] != a->groups)
+        c->src.quantize || c->n_operands || !dqg_md_dense_channels_last(&c->io.src) ||
+        !dqg_md_dense_channels_last(&c->io.dst) || c->io.src.dims[1] != a->groups)
         return DQG_OK;
     dqg_qdw_shape s = {.n = x->dims[0],
                        .c = a->groups,

@@ -35,6 +35,10 @@ dqg_status dqg_matmul_operand_md(const dqg_tensor *t, const int64_t *strides, bo
                                  bool transpose, int R, dnnl_data_type_t dt,
                                  dnnl_memory_desc_t *md);
 
+/* Whether md is dense channels-last (N, spatial..., C in memory), of rank
+ * 3 to 5. */
+bool dqg_md_dense_channels_last(const dnnl_memory_desc_t *md);
+
 /* A convolution's activations as its primitive reads and writes them:
  * channels-last, which oneDNN's fast int8 and f32 kernels take (on a
  * row-major NCX layout 2.6 falls back to gemm for f32 and refuses int8). A
