@@ -191,17 +191,17 @@ static dqg_status diagonal(ein_ctx *e, ein_term *t, int i, int j)
     return DQG_OK;
 }
 
-static dqg_status reshape(ein_ctx *e, ein_term *t, int rank, const int64_t *dims,
+/* t reshaped to dims (t itself when it has them). */
+static dqg_status reshape(ein_ctx *e, dqg_tensor_id t, int rank, const int64_t *dims,
                           dqg_tensor_id *out)
 {
     int64_t have[DQG_MAX_RANK];
-    dqg_tensor_dims(e->c->g, t->t, have);
-    if (rank == dqg_tensor_rank(e->c->g, t->t) &&
-        !memcmp(have, dims, (size_t)rank * sizeof *dims)) {
-        *out = t->t;
+    dqg_tensor_dims(e->c->g, t, have);
+    if (rank == dqg_tensor_rank(e->c->g, t) && !memcmp(have, dims, (size_t)rank * sizeof *dims)) {
+        *out = t;
         return DQG_OK;
     }
-    *out = dqg_reshape(e->c->g, op_name(e, "reshape"), t->t, rank, dims);
+    *out = dqg_reshape(e->c->g, op_name(e, "reshape"), t, rank, dims);
     return *out == DQG_NONE ? onnx_builder_failed(e->c) : DQG_OK;
 }
 
@@ -282,8 +282,8 @@ static dqg_status contract(ein_ctx *e, ein_term *a, ein_term *b, const bool *nee
     db[nb] = k;
     db[nb + 1] = nn;
     dqg_tensor_id ta, tb;
-    if ((st = reshape(e, a, nb + 2, da, &ta)) != DQG_OK ||
-        (st = reshape(e, b, nb + 2, db, &tb)) != DQG_OK)
+    if ((st = reshape(e, a->t, nb + 2, da, &ta)) != DQG_OK ||
+        (st = reshape(e, b->t, nb + 2, db, &tb)) != DQG_OK)
         return st;
     dqg_tensor_id y = dqg_matmul(c->g, op_name(e, "matmul"), ta, tb, NULL);
     if (y == DQG_NONE)
@@ -303,8 +303,7 @@ static dqg_status contract(ein_ctx *e, ein_term *a, ein_term *b, const bool *nee
         r.label[r.rank] = fb[i];
         r.dims[r.rank++] = size_b[fb[i]];
     }
-    ein_term shaped = {.t = y};
-    if ((st = reshape(e, &shaped, r.rank, r.dims, &r.t)) != DQG_OK)
+    if ((st = reshape(e, y, r.rank, r.dims, &r.t)) != DQG_OK)
         return st;
     *a = r;
     return DQG_OK;
@@ -458,7 +457,7 @@ dqg_status onnx_import_einsum(onnx_import *c)
                               eq, n_out, acc.rank);
     if ((st = permute(&e, &acc, out)) != DQG_OK)
         return st;
-    if (acc.t == term[0].t && n == 1 && e.n_ops == 0)
+    if (e.n_ops == 0) /* one operand, its labels in order: the input itself */
         return onnx_alias_output(c, 0, 0);
     return onnx_set_output(c, 0, acc.t);
 }
