@@ -49,6 +49,7 @@ function(dqg_register_onnx_conformance)
       test_squeeze test_squeeze_* test_unsqueeze_*
       test_sigmoid* test_tanh* test_erf test_gelu_* test_neg* test_abs test_sqrt* test_reciprocal*
       test_exp test_exp_* test_log test_log_* test_hardsigmoid* test_hardswish* test_leakyrelu*
+      test_tan test_tan_example test_asin* test_acos* test_atan* test_sinh* test_cosh*
       test_elu* test_sub test_sub_* test_div test_div_* test_pow test_pow_* test_softmax_*
       test_logsoftmax_* test_concat_* test_sum_* test_dropout_* test_batchnorm_* test_lrn*
       test_layer_normalization_* test_reduce_sum_* test_reduce_mean_* test_reduce_max_*

@@ -438,6 +438,15 @@ typedef enum dqg_unary_op {
     DQG_UNARY_THRESHOLDED_RELU, /**< x above alpha, else 0 */
     DQG_UNARY_CELU,             /**< max(0, x) + min(0, alpha (e^(x / alpha) - 1)) */
     DQG_UNARY_MISH,             /**< x tanh(log(1 + e^x)) */
+    DQG_UNARY_TAN,
+    DQG_UNARY_ASIN, /**< NaN outside [-1, 1] */
+    DQG_UNARY_ACOS, /**< NaN outside [-1, 1] */
+    DQG_UNARY_ATAN,
+    DQG_UNARY_SINH,
+    DQG_UNARY_COSH,
+    DQG_UNARY_ASINH,
+    DQG_UNARY_ACOSH, /**< NaN below 1 */
+    DQG_UNARY_ATANH, /**< NaN outside [-1, 1], infinite at -1 and 1 */
     DQG_UNARY_COUNT
 } dqg_unary_op;
 

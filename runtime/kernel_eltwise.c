@@ -431,9 +431,10 @@ static dqg_status unary_kernel(eltwise_kernel *e, const dqg_op *op, const dqg_te
     case DQG_UNARY_ERF:
     case DQG_UNARY_HARD_SIGMOID:
     case DQG_UNARY_LOG: /* oneDNN 2.6's loses 1e-4 relative near x = 1 */
-    /* oneDNN 2.6 has no cos, sin, floor, ceil, sign, softsign, selu,
-     * celu or thresholded relu; the loop also gives round, softplus and
-     * mish bit-identical to the reference. */
+    /* oneDNN 2.6 has no cos, sin, the other trigonometric and
+     * hyperbolic functions, floor, ceil, sign, softsign, selu, celu or
+     * thresholded relu; the loop also gives round, softplus and mish
+     * bit-identical to the reference. */
     case DQG_UNARY_COS:
     case DQG_UNARY_SIN:
     case DQG_UNARY_FLOOR:
@@ -446,6 +447,15 @@ static dqg_status unary_kernel(eltwise_kernel *e, const dqg_op *op, const dqg_te
     case DQG_UNARY_THRESHOLDED_RELU:
     case DQG_UNARY_CELU:
     case DQG_UNARY_MISH:
+    case DQG_UNARY_TAN:
+    case DQG_UNARY_ASIN:
+    case DQG_UNARY_ACOS:
+    case DQG_UNARY_ATAN:
+    case DQG_UNARY_SINH:
+    case DQG_UNARY_COSH:
+    case DQG_UNARY_ASINH:
+    case DQG_UNARY_ACOSH:
+    case DQG_UNARY_ATANH:
     default:
         if (x->dtype != DQG_F32)
             return dqg_set_error(DQG_UNSUPPORTED, "%s on %s", dqg_unary_op_name(op->attrs.unary.op),

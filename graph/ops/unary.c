@@ -38,6 +38,15 @@ static const char *const unary_names[DQG_UNARY_COUNT] = {
     [DQG_UNARY_THRESHOLDED_RELU] = "ThresholdedRelu",
     [DQG_UNARY_CELU] = "Celu",
     [DQG_UNARY_MISH] = "Mish",
+    [DQG_UNARY_TAN] = "Tan",
+    [DQG_UNARY_ASIN] = "Asin",
+    [DQG_UNARY_ACOS] = "Acos",
+    [DQG_UNARY_ATAN] = "Atan",
+    [DQG_UNARY_SINH] = "Sinh",
+    [DQG_UNARY_COSH] = "Cosh",
+    [DQG_UNARY_ASINH] = "Asinh",
+    [DQG_UNARY_ACOSH] = "Acosh",
+    [DQG_UNARY_ATANH] = "Atanh",
 };
 
 const char *dqg_unary_op_name(dqg_unary_op op)
@@ -169,6 +178,24 @@ double dqg_unary_eval(dqg_unary_op op, float alpha, float beta, double x)
         return fmax(0.0, x) + fmin(0.0, (double)alpha * expm1(x / (double)alpha));
     case DQG_UNARY_MISH:
         return x * tanh(softplus(x));
+    case DQG_UNARY_TAN:
+        return tan(x);
+    case DQG_UNARY_ASIN:
+        return asin(x);
+    case DQG_UNARY_ACOS:
+        return acos(x);
+    case DQG_UNARY_ATAN:
+        return atan(x);
+    case DQG_UNARY_SINH:
+        return sinh(x);
+    case DQG_UNARY_COSH:
+        return cosh(x);
+    case DQG_UNARY_ASINH:
+        return asinh(x);
+    case DQG_UNARY_ACOSH:
+        return acosh(x);
+    case DQG_UNARY_ATANH:
+        return atanh(x);
     case DQG_UNARY_COUNT:
         break;
     }

@@ -192,7 +192,8 @@ def _k_perm(g, what, v, call):
 _UNARY_OPS = ["sigmoid", "tanh", "erf", "gelu", "gelu_tanh", "neg", "abs", "sqrt", "reciprocal",
               "exp", "log", "hard_sigmoid", "hard_swish", "leaky_relu", "elu", "swish", "pow",
               "cos", "sin", "floor", "ceil", "round", "sign", "softplus", "selu", "softsign",
-              "thresholded_relu", "celu", "mish"]
+              "thresholded_relu", "celu", "mish", "tan", "asin", "acos", "atan", "sinh", "cosh",
+              "asinh", "acosh", "atanh"]
 
 
 def _k_unary(g, what, v, call):
