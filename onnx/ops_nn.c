@@ -668,22 +668,11 @@ static dqg_status import_identity(onnx_import *c)
     return onnx_alias_output(c, 0, 0);
 }
 
-static dqg_status import_cast(onnx_import *c)
+/* x converted to t as ONNX's Cast converts it, or the refusal of a
+ * conversion whose rounding or overflow dqgraph's TypeCast does otherwise. */
+static dqg_status cast_to(onnx_import *c, dqg_tensor_id x, dqg_dtype t)
 {
-    static const char *const known[] = {"to", "saturate", NULL};
-    dqg_status st;
-    int64_t to;
-    dqg_tensor_id x;
-    if ((st = onnx_check_arity(c, 1, 1, 1, 1)) != DQG_OK ||
-        (st = onnx_check_attrs(c, known)) != DQG_OK ||
-        (st = onnx_attr_int(c, "to", 0, &to)) != DQG_OK ||
-        (st = onnx_input(c, 0, "input", true, &x)) != DQG_OK)
-        return st;
-    dqg_dtype t = onnx_dtype_to_dqg(to), from = dqg_tensor_dtype(c->g, x);
-    char b[32];
-    if (t == DQG_DTYPE_UNDEF)
-        return onnx_node_fail(c, DQG_UNSUPPORTED, "target type %s is not supported",
-                              onnx_dtype_name(to, b, sizeof b));
+    dqg_dtype from = dqg_tensor_dtype(c->g, x);
     if (t == from)
         return onnx_alias_output(c, 0, 0);
     /* A bool converts as 0 or 1, and to bool as x != 0, exactly both ways. */
@@ -701,6 +690,40 @@ static dqg_status import_cast(onnx_import *c)
                               "are imported",
                               dqg_dtype_name(from), dqg_dtype_name(t));
     return unary_output(c, dqg_typecast(c->g, onnx_op_name(c, NULL), x, t));
+}
+
+static dqg_status import_cast(onnx_import *c)
+{
+    static const char *const known[] = {"to", "saturate", NULL};
+    dqg_status st;
+    int64_t to;
+    dqg_tensor_id x;
+    if ((st = onnx_check_arity(c, 1, 1, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, known)) != DQG_OK ||
+        (st = onnx_attr_int(c, "to", 0, &to)) != DQG_OK ||
+        (st = onnx_input(c, 0, "input", true, &x)) != DQG_OK)
+        return st;
+    dqg_dtype t = onnx_dtype_to_dqg(to);
+    char b[32];
+    if (t == DQG_DTYPE_UNDEF)
+        return onnx_node_fail(c, DQG_UNSUPPORTED, "target type %s is not supported",
+                              onnx_dtype_name(to, b, sizeof b));
+    return cast_to(c, x, t);
+}
+
+/* CastLike (opset 15): a Cast to the type of its second input, whose
+ * values are not read. */
+static dqg_status import_cast_like(onnx_import *c)
+{
+    static const char *const known[] = {"saturate", NULL};
+    dqg_status st;
+    dqg_tensor_id x, like;
+    if ((st = onnx_check_arity(c, 2, 2, 1, 1)) != DQG_OK ||
+        (st = onnx_check_attrs(c, known)) != DQG_OK ||
+        (st = onnx_input(c, 0, "input", true, &x)) != DQG_OK ||
+        (st = onnx_input(c, 1, "target_type", true, &like)) != DQG_OK)
+        return st;
+    return cast_to(c, x, dqg_tensor_dtype(c->g, like));
 }
 
 /* ---- Constants ------------------------------------------------------------------ */
@@ -975,6 +998,7 @@ const onnx_op_entry onnx_nn_ops[] = {
     {"", "Transpose", import_transpose, NULL},
     {"", "Identity", import_identity, NULL},
     {"", "Cast", import_cast, NULL},
+    {"", "CastLike", import_cast_like, NULL},
     {"", "Constant", import_constant, NULL},
     {"", "ConvTranspose", import_conv_transpose, NULL},
     {"", "Flatten", import_flatten, NULL},

@@ -955,6 +955,65 @@ Test(onnx, gemm_conv_cast_unsqueeze_rules)
     tm_free(m);
 }
 
+/* CastLike converts to its second input's type (its values unread), by
+ * Cast's rules: s8 to f32 exactly, the same type as an alias, a narrowing
+ * integer cast or one from float to an integer refused as Cast's are. */
+Test(onnx, cast_like_takes_the_type_of_its_second_input)
+{
+    int64_t d[] = {4}, one[] = {1};
+    float like_f32 = 123.0f;
+    tm_model *m = tm_new(15);
+    tm_input(m, "x", T_INT8, 1, d, NULL);
+    tm_init(m, "like", T_FLOAT, 1, one, &like_f32, sizeof like_f32);
+    tm_node(m, "CastLike", NULL, "cl", "x,like", "y");
+    tm_output(m, "y", T_FLOAT, 1, d);
+    dqg_graph *g = load(m, NULL);
+    cr_assert_eq(dqg_tensor_dtype(g, dqg_graph_output_id(g, 0)), DQG_F32);
+    const int8_t x[] = {-128, -1, 0, 127};
+    float y[4];
+    run_f32(g, x, sizeof x, y, sizeof y, true);
+    cr_assert(y[0] == -128.0f && y[1] == -1.0f && y[2] == 0.0f && y[3] == 127.0f,
+              "y = (%g, %g, %g, %g)", y[0], y[1], y[2], y[3]);
+    dqg_graph_destroy(g);
+    tm_free(m);
+
+    m = tm_new(15); /* the same type: the output is the input */
+    tm_input(m, "x", T_FLOAT, 1, d, NULL);
+    tm_init(m, "like", T_FLOAT, 1, one, &like_f32, sizeof like_f32);
+    tm_node(m, "CastLike", NULL, "cl", "x,like", "y");
+    tm_output(m, "y", T_FLOAT, 1, d);
+    g = load(m, NULL);
+    const float xf[] = {1.5f, -2.0f, 0.0f, 3.25f};
+    run_f32(g, xf, sizeof xf, y, sizeof y, true);
+    cr_assert(memcmp(y, xf, sizeof xf) == 0);
+    dqg_graph_destroy(g);
+    tm_free(m);
+
+    int8_t like_s8 = 0;
+    m = tm_new(15);
+    tm_input(m, "x", T_FLOAT, 1, d, NULL);
+    tm_init(m, "like", T_INT8, 1, one, &like_s8, 1);
+    tm_node(m, "CastLike", NULL, "cl", "x,like", "y");
+    tm_output(m, "y", T_INT8, 1, d);
+    expect_error(load_status(m, NULL), DQG_UNSUPPORTED, "'cl'", "from f32 to s8",
+                 "truncates toward zero");
+    tm_free(m);
+    m = tm_new(15);
+    tm_input(m, "x", T_INT16, 1, d, NULL);
+    tm_init(m, "like", T_INT8, 1, one, &like_s8, 1);
+    tm_node(m, "CastLike", NULL, "cl", "x,like", "y");
+    tm_output(m, "y", T_INT8, 1, d);
+    expect_error(load_status(m, NULL), DQG_UNSUPPORTED, "'cl'", "from s16 to s8",
+                 "keeps the low bits");
+    tm_free(m);
+    m = tm_new(15); /* one input */
+    tm_input(m, "x", T_FLOAT, 1, d, NULL);
+    tm_node(m, "CastLike", NULL, "cl", "x", "y");
+    tm_output(m, "y", T_FLOAT, 1, d);
+    expect_error(load_status(m, NULL), DQG_PARSE_ERROR, "'cl'", "has 1 inputs; expected 2");
+    tm_free(m);
+}
+
 /* Clip-6 without min/max clips to the float range (its documented
  * defaults), so infinities become +-FLT_MAX. */
 Test(onnx, clip6_defaults_are_the_float_range)
