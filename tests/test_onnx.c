@@ -955,18 +955,27 @@ Test(onnx, gemm_conv_cast_unsqueeze_rules)
     tm_free(m);
 }
 
+/* x [4] of type xt -> CastLike(x, like) -> y [4] of type yt, `like` a
+ * one-element initializer of type lt. */
+static tm_model *cast_like_model(int xt, int lt, const void *like, size_t like_bytes, int yt)
+{
+    int64_t d[] = {4}, one[] = {1};
+    tm_model *m = tm_new(15);
+    tm_input(m, "x", xt, 1, d, NULL);
+    tm_init(m, "like", lt, 1, one, like, like_bytes);
+    tm_node(m, "CastLike", NULL, "cl", "x,like", "y");
+    tm_output(m, "y", yt, 1, d);
+    return m;
+}
+
 /* CastLike converts to its second input's type (its values unread), by
  * Cast's rules: s8 to f32 exactly, the same type as an alias, a narrowing
  * integer cast or one from float to an integer refused as Cast's are. */
 Test(onnx, cast_like_takes_the_type_of_its_second_input)
 {
-    int64_t d[] = {4}, one[] = {1};
     float like_f32 = 123.0f;
-    tm_model *m = tm_new(15);
-    tm_input(m, "x", T_INT8, 1, d, NULL);
-    tm_init(m, "like", T_FLOAT, 1, one, &like_f32, sizeof like_f32);
-    tm_node(m, "CastLike", NULL, "cl", "x,like", "y");
-    tm_output(m, "y", T_FLOAT, 1, d);
+    int8_t like_s8 = 0;
+    tm_model *m = cast_like_model(T_INT8, T_FLOAT, &like_f32, sizeof like_f32, T_FLOAT);
     dqg_graph *g = load(m, NULL);
     cr_assert_eq(dqg_tensor_dtype(g, dqg_graph_output_id(g, 0)), DQG_F32);
     const int8_t x[] = {-128, -1, 0, 127};
@@ -977,11 +986,8 @@ Test(onnx, cast_like_takes_the_type_of_its_second_input)
     dqg_graph_destroy(g);
     tm_free(m);
 
-    m = tm_new(15); /* the same type: the output is the input */
-    tm_input(m, "x", T_FLOAT, 1, d, NULL);
-    tm_init(m, "like", T_FLOAT, 1, one, &like_f32, sizeof like_f32);
-    tm_node(m, "CastLike", NULL, "cl", "x,like", "y");
-    tm_output(m, "y", T_FLOAT, 1, d);
+    /* the same type: the output is the input */
+    m = cast_like_model(T_FLOAT, T_FLOAT, &like_f32, sizeof like_f32, T_FLOAT);
     g = load(m, NULL);
     const float xf[] = {1.5f, -2.0f, 0.0f, 3.25f};
     run_f32(g, xf, sizeof xf, y, sizeof y, true);
@@ -989,24 +995,16 @@ Test(onnx, cast_like_takes_the_type_of_its_second_input)
     dqg_graph_destroy(g);
     tm_free(m);
 
-    int8_t like_s8 = 0;
-    m = tm_new(15);
-    tm_input(m, "x", T_FLOAT, 1, d, NULL);
-    tm_init(m, "like", T_INT8, 1, one, &like_s8, 1);
-    tm_node(m, "CastLike", NULL, "cl", "x,like", "y");
-    tm_output(m, "y", T_INT8, 1, d);
+    m = cast_like_model(T_FLOAT, T_INT8, &like_s8, 1, T_INT8);
     expect_error(load_status(m, NULL), DQG_UNSUPPORTED, "'cl'", "from f32 to s8",
                  "truncates toward zero");
     tm_free(m);
-    m = tm_new(15);
-    tm_input(m, "x", T_INT16, 1, d, NULL);
-    tm_init(m, "like", T_INT8, 1, one, &like_s8, 1);
-    tm_node(m, "CastLike", NULL, "cl", "x,like", "y");
-    tm_output(m, "y", T_INT8, 1, d);
+    m = cast_like_model(T_INT16, T_INT8, &like_s8, 1, T_INT8);
     expect_error(load_status(m, NULL), DQG_UNSUPPORTED, "'cl'", "from s16 to s8",
                  "keeps the low bits");
     tm_free(m);
     m = tm_new(15); /* one input */
+    int64_t d[] = {4};
     tm_input(m, "x", T_FLOAT, 1, d, NULL);
     tm_node(m, "CastLike", NULL, "cl", "x", "y");
     tm_output(m, "y", T_FLOAT, 1, d);
