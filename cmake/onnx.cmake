@@ -68,7 +68,8 @@ function(dqg_register_onnx_conformance)
       test_reduce_log_sum_asc_axes test_reduce_log_sum_default test_reduce_log_sum_desc_axes
       test_reduce_log_sum_negative_axes test_isnan test_isinf* test_top_k* test_gathernd_*
       test_scatternd* test_scatter_elements_* test_scatter_with_axis test_scatter_without_axis
-      test_mod_* test_onehot_* test_hardmax_* test_mvn test_shrink*
+      test_mod_* test_onehot_* test_hardmax_* test_mvn test_shrink* test_lstm_* test_gru_*
+      test_rnn_seq_length test_simple_rnn_*
       # Cast between the float types dqgraph has (it has no DOUBLE or STRING;
       # FLOAT_to_BFLOAT16's expected data is truncated, dqgraph rounds to
       # nearest even).

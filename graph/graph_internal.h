@@ -195,6 +195,7 @@ typedef struct dqg_op {
         } reduce;
         dqg_pool_params pool;
         dqg_quant_attrs quant;
+        dqg_rnn_attrs rnn; /* activations resolved: no DQG_RNN_ACT_DEFAULT */
     } attrs;
 } dqg_op;
 
@@ -347,6 +348,7 @@ extern const dqg_op_def dqg_op_def_layer_norm;
 extern const dqg_op_def dqg_op_def_reduce;
 extern const dqg_op_def dqg_op_def_pool;
 extern const dqg_op_def dqg_op_def_slice;
+extern const dqg_op_def dqg_op_def_rnn;
 extern const dqg_op_def dqg_op_def_gather;
 extern const dqg_op_def dqg_op_def_compare;
 extern const dqg_op_def dqg_op_def_logical;
@@ -479,6 +481,15 @@ dqg_status dqg_binary_reference(const dqg_graph *g, const dqg_op *op, dqg_ref_va
 /* Shared by the unary op's reference and the compiled kernels that compute
  * a function themselves (those oneDNN has not): f(x) in double precision. */
 double dqg_unary_eval(dqg_unary_op op, float alpha, float beta, double x);
+
+/* RNN ops (graph/ops/rnn.c): gates per cell (1, 3, 4), functions per
+ * direction (1, 2, 3), which functions read alpha and beta, and one
+ * function's value in double. */
+int dqg_rnn_gates(dqg_rnn_cell cell);
+int dqg_rnn_functions(dqg_rnn_cell cell);
+bool dqg_rnn_activation_uses_alpha(dqg_rnn_activation f);
+bool dqg_rnn_activation_uses_beta(dqg_rnn_activation f);
+double dqg_rnn_activate(dqg_rnn_activation f, float alpha, float beta, double x);
 
 /* ---- Quantization parameters (graph/quant_params.c) ----------------------- */
 

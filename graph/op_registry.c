@@ -43,6 +43,7 @@ static const dqg_op_def *const defs[DQG_OP_KIND_COUNT] = {
     [DQG_OP_SCATTER_ND] = &dqg_op_def_scatter_nd,
     [DQG_OP_SCATTER_ELEMENTS] = &dqg_op_def_scatter_elements,
     [DQG_OP_MOD] = &dqg_op_def_mod,
+    [DQG_OP_RNN] = &dqg_op_def_rnn,
 };
 
 const dqg_op_def *dqg_op_def_of(dqg_op_kind kind)
@@ -94,6 +95,7 @@ const char *dqg_op_kind_name(dqg_op_kind kind)
         [DQG_OP_SCATTER_ND] = "ScatterND",
         [DQG_OP_SCATTER_ELEMENTS] = "ScatterElements",
         [DQG_OP_MOD] = "Mod",
+        [DQG_OP_RNN] = "RNN",
     };
     return (kind >= 0 && kind < DQG_OP_KIND_COUNT) ? names[kind] : "Unknown";
 }

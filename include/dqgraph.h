@@ -257,6 +257,7 @@ typedef enum dqg_op_kind {
     DQG_OP_SCATTER_ND,
     DQG_OP_SCATTER_ELEMENTS,
     DQG_OP_MOD,
+    DQG_OP_RNN,
     DQG_OP_KIND_COUNT
 } dqg_op_kind;
 
@@ -665,6 +666,87 @@ DQG_API dqg_tensor_id dqg_cumsum(dqg_graph *graph, const char *name, dqg_tensor_
  */
 DQG_API dqg_tensor_id dqg_topk(dqg_graph *graph, const char *name, dqg_tensor_id x, int64_t k,
                                int axis, bool largest, dqg_tensor_id *indices);
+
+/** The cell of a dqg_rnn op. */
+typedef enum dqg_rnn_cell {
+    DQG_RNN_CELL_RNN = 0, /**< ONNX RNN: H = f(X W^T + H R^T + Wb + Rb) */
+    DQG_RNN_CELL_GRU,     /**< ONNX GRU: gates z, r, h */
+    DQG_RNN_CELL_LSTM,    /**< ONNX LSTM: gates i, o, f, c, optional peepholes */
+} dqg_rnn_cell;
+
+typedef enum dqg_rnn_direction {
+    DQG_RNN_FORWARD = 0,
+    DQG_RNN_REVERSE,
+    DQG_RNN_BIDIRECTIONAL, /**< forward then reverse, both in the results */
+} dqg_rnn_direction;
+
+/** The functions a dqg_rnn cell may use (ONNX's list for RNN, GRU, LSTM). */
+typedef enum dqg_rnn_activation {
+    DQG_RNN_ACT_DEFAULT = 0, /**< the cell's default at that position (see dqg_rnn) */
+    DQG_RNN_ACT_SIGMOID,
+    DQG_RNN_ACT_TANH,
+    DQG_RNN_ACT_RELU,
+    DQG_RNN_ACT_AFFINE,           /**< alpha x + beta */
+    DQG_RNN_ACT_LEAKY_RELU,       /**< x below zero becomes alpha x */
+    DQG_RNN_ACT_THRESHOLDED_RELU, /**< x above alpha, else 0 */
+    DQG_RNN_ACT_SCALED_TANH,      /**< alpha tanh(beta x) */
+    DQG_RNN_ACT_HARD_SIGMOID,     /**< max(0, min(1, alpha x + beta)) */
+    DQG_RNN_ACT_ELU,              /**< x below zero becomes alpha (e^x - 1) */
+    DQG_RNN_ACT_SOFTSIGN,         /**< x / (1 + |x|) */
+    DQG_RNN_ACT_SOFTPLUS,         /**< log(1 + e^x) */
+    DQG_RNN_ACT_COUNT
+} dqg_rnn_activation;
+
+typedef struct dqg_rnn_attrs {
+    dqg_rnn_cell cell;
+    dqg_rnn_direction direction;
+    int64_t hidden_size;      /**< H, >= 1 */
+    bool batch_first;         /**< ONNX layout 1: batch before sequence in x, y and the states */
+    bool linear_before_reset; /**< GRU: r multiplies (H R_h^T + Rb_h), not H */
+    /** > 0: each gate's input is clipped to [-clip, clip] before its
+     * function; 0: no clipping. */
+    float clip;
+    /** Per direction (forward, or the only one, first) the cell's functions
+     * in ONNX's order: RNN f; GRU f, g; LSTM f, g, h. DQG_RNN_ACT_DEFAULT
+     * means Tanh for RNN's f, Sigmoid for the f of GRU and LSTM, Tanh for g
+     * and h. alpha and beta (finite) are read where the function uses them. */
+    dqg_rnn_activation activation[2][3];
+    float alpha[2][3];
+    float beta[2][3];
+} dqg_rnn_attrs;
+
+/**
+ * ONNX RNN, GRU and LSTM (opsets 7, 14 and 22; layout as batch_first). With
+ * T steps, batch N, input size I, H = hidden_size, D directions (2 when
+ * bidirectional) and G gates (RNN 1, GRU 3, LSTM 4), in ONNX's gate order:
+ * - x [T, N, I] ([N, T, I] batch first), f32, f16 or bf16; every other
+ *   float input of x's type;
+ * - w [D, G*H, I], r [D, G*H, H]: the input and recurrent weights;
+ * - b [D, 2*G*H] (Wb then Rb), or DQG_NONE for zeros;
+ * - sequence_lens [N] s32, each in [0, T], or DQG_NONE for T everywhere: a
+ *   batch entry stops after its length (its later results are 0, its final
+ *   state is the one after its last step; with 0 steps the initial one);
+ * - initial_h [D, N, H] ([N, D, H] batch first), DQG_NONE for zeros;
+ * - initial_c (LSTM only, shaped as initial_h), DQG_NONE for zeros;
+ * - p [D, 3*H] (LSTM only: peepholes for i, o, f), DQG_NONE for none.
+ * The result is Y [T, D, N, H] ([N, T, D, H] batch first); *y_h (may be
+ * NULL) gets the final hidden state, shaped as initial_h, and *y_c (LSTM;
+ * may be NULL) the final cell state. The reference computes in double and
+ * rounds each result once; compiled, the common forms (the default
+ * functions, or one of Tanh, Relu, Sigmoid for RNN, the same in both
+ * directions; no clip; constant weights; no sequence_lens, or a constant
+ * one of T everywhere) run on oneDNN's RNN primitives in f32, the rest on
+ * the reference, and the partition info says which.
+ */
+DQG_API dqg_tensor_id dqg_rnn(dqg_graph *graph, const char *name, const dqg_rnn_attrs *attrs,
+                              dqg_tensor_id x, dqg_tensor_id w, dqg_tensor_id r, dqg_tensor_id b,
+                              dqg_tensor_id sequence_lens, dqg_tensor_id initial_h,
+                              dqg_tensor_id initial_c, dqg_tensor_id p, dqg_tensor_id *y_h,
+                              dqg_tensor_id *y_c);
+/** "RNN", "GRU", "LSTM": static strings; "Unknown" out of range. */
+DQG_API const char *dqg_rnn_cell_name(dqg_rnn_cell cell);
+/** "Sigmoid", "Tanh", ...: ONNX's names, static strings; "Unknown" out of range. */
+DQG_API const char *dqg_rnn_activation_name(dqg_rnn_activation f);
 
 /**
  * ONNX GatherND: indices (s32 or s64, rank >= 1, its last dimension m with

@@ -399,23 +399,53 @@ dqg_status onnx_attr_float(onnx_import *c, const char *name, float def, float *o
     return DQG_OK;
 }
 
-dqg_status onnx_attr_ints(onnx_import *c, const char *name, const int64_t **vals, size_t *n,
-                          bool *present)
+/* A list attribute of type `type` ("INTS", ...), or NULL when absent; an
+ * untyped one is taken as an empty list of any type. */
+static dqg_status list_attr(onnx_import *c, const char *name, int type, const char *type_name,
+                            const Onnx__AttributeProto **out)
 {
     const Onnx__AttributeProto *a = onnx_attr(c, name);
-    *vals = NULL;
-    *n = 0;
-    if (present)
-        *present = a != NULL;
+    *out = NULL;
     if (!a)
         return DQG_OK;
     int t = attr_type(a);
-    if (t != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS &&
-        !(t == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED && a->n_ints == 0))
-        return attr_type_error(c, name, "INTS");
-    *vals = a->ints;
-    *n = a->n_ints;
+    bool empty = a->n_ints == 0 && a->n_floats == 0 && a->n_strings == 0;
+    if (t != type && !(t == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED && empty))
+        return attr_type_error(c, name, type_name);
+    *out = a;
     return DQG_OK;
+}
+
+dqg_status onnx_attr_ints(onnx_import *c, const char *name, const int64_t **vals, size_t *n,
+                          bool *present)
+{
+    const Onnx__AttributeProto *a;
+    dqg_status st = list_attr(c, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS, "INTS", &a);
+    if (present)
+        *present = onnx_attr(c, name) != NULL;
+    *vals = a ? a->ints : NULL;
+    *n = a ? a->n_ints : 0;
+    return st;
+}
+
+dqg_status onnx_attr_floats(onnx_import *c, const char *name, const float **vals, size_t *n)
+{
+    const Onnx__AttributeProto *a;
+    dqg_status st = list_attr(c, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS, "FLOATS", &a);
+    *vals = a ? a->floats : NULL;
+    *n = a ? a->n_floats : 0;
+    return st;
+}
+
+dqg_status onnx_attr_strings(onnx_import *c, const char *name, const ProtobufCBinaryData **vals,
+                             size_t *n)
+{
+    const Onnx__AttributeProto *a;
+    dqg_status st =
+        list_attr(c, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS, "STRINGS", &a);
+    *vals = a ? a->strings : NULL;
+    *n = a ? a->n_strings : 0;
+    return st;
 }
 
 dqg_status onnx_attr_string(onnx_import *c, const char *name, const char *def, char *buf,
@@ -475,9 +505,11 @@ dqg_status onnx_check_arity(onnx_import *c, int min_in, int max_in, int min_out,
 static const onnx_op_entry *find_op(const char *domain, const char *op_type)
 {
     const char *d = is_default_domain(domain) ? "" : domain;
-    const onnx_op_entry *tables[] = {onnx_quant_ops, onnx_nn_ops, onnx_more_ops, onnx_logic_ops};
-    size_t counts[] = {onnx_n_quant_ops, onnx_n_nn_ops, onnx_n_more_ops, onnx_n_logic_ops};
-    for (int t = 0; t < 4; t++)
+    const onnx_op_entry *tables[] = {onnx_quant_ops, onnx_nn_ops, onnx_more_ops, onnx_logic_ops,
+                                     onnx_rnn_ops};
+    size_t counts[] = {onnx_n_quant_ops, onnx_n_nn_ops, onnx_n_more_ops, onnx_n_logic_ops,
+                       onnx_n_rnn_ops};
+    for (int t = 0; t < 5; t++)
         for (size_t i = 0; i < counts[t]; i++)
             if (strcmp(tables[t][i].domain, d) == 0 && strcmp(tables[t][i].op_type, op_type) == 0)
                 return &tables[t][i];

@@ -165,6 +165,8 @@ extern const onnx_op_entry onnx_more_ops[];
 extern const size_t onnx_n_more_ops;
 extern const onnx_op_entry onnx_logic_ops[];
 extern const size_t onnx_n_logic_ops;
+extern const onnx_op_entry onnx_rnn_ops[];
+extern const size_t onnx_n_rnn_ops;
 /* Most inputs of a variadic node (Concat, Sum): the graph's limit. */
 #define DQG_ONNX_MAX_VARIADIC 4096
 
@@ -214,6 +216,11 @@ dqg_status onnx_attr_float(onnx_import *c, const char *name, float def, float *o
 /* *n = 0 and *vals = NULL when absent; *present tells (may be NULL). */
 dqg_status onnx_attr_ints(onnx_import *c, const char *name, const int64_t **vals, size_t *n,
                           bool *present);
+/* FLOATS and STRINGS attributes: *n = 0 and *vals = NULL when absent (the
+ * strings are not NUL-terminated). */
+dqg_status onnx_attr_floats(onnx_import *c, const char *name, const float **vals, size_t *n);
+dqg_status onnx_attr_strings(onnx_import *c, const char *name, const ProtobufCBinaryData **vals,
+                             size_t *n);
 /* Copies a string attribute (NUL-terminated) into buf, or def when absent. */
 dqg_status onnx_attr_string(onnx_import *c, const char *name, const char *def, char *buf,
                             size_t size);

@@ -98,6 +98,8 @@ dqg_status dqg_kernel_gather_elements_build(const dqg_kernel_request *req, dqg_k
 /* Compare, Logical and Where: broadcasting loops of dqgraph's own. */
 dqg_status dqg_kernel_select_build(const dqg_kernel_request *req, dqg_kernel **out);
 dqg_status dqg_kernel_norm_build(const dqg_kernel_request *req, dqg_kernel **out);
+/* RNN, GRU and LSTM on oneDNN's RNN primitives (runtime/kernel_rnn.c). */
+dqg_status dqg_kernel_rnn_build(const dqg_kernel_request *req, dqg_kernel **out);
 /* LayerNorm with its rms flag: dqgraph's own kernel (runtime/rms_norm.c). */
 dqg_status dqg_kernel_rms_norm_build(const dqg_kernel_request *req, dqg_kernel **out);
 dqg_status dqg_kernel_quantize_build(const dqg_kernel_request *req, dqg_kernel **out);

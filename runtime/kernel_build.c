@@ -97,6 +97,9 @@ dqg_status dqg_kernel_build(const dqg_kernel_request *req, dqg_kernel **out)
     case DQG_OP_CONCAT:
         st = dqg_kernel_concat_build(req, out);
         break;
+    case DQG_OP_RNN:
+        st = dqg_kernel_rnn_build(req, out);
+        break;
     default:
         st = DQG_UNSUPPORTED;
         dqg_set_error(st, "no dedicated kernel");

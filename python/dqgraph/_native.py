@@ -119,6 +119,20 @@ class PoolAttrs(ctypes.Structure):
     ]
 
 
+class RnnAttrs(ctypes.Structure):
+    _fields_ = [
+        ("cell", c_int),
+        ("direction", c_int),
+        ("hidden_size", c_int64),
+        ("batch_first", c_bool),
+        ("linear_before_reset", c_bool),
+        ("clip", ctypes.c_float),
+        ("activation", (c_int * 3) * 2),
+        ("alpha", (ctypes.c_float * 3) * 2),
+        ("beta", (ctypes.c_float * 3) * 2),
+    ]
+
+
 class ResizeAttrs(ctypes.Structure):
     _fields_ = [
         ("mode", c_int),
@@ -246,6 +260,8 @@ _FUNCTIONS = {
     "dqg_dtype_encode": (None, [c_int, _P, c_int64, _P, c_int64, c_bool]),
     "dqg_op_kind_name": (c_char_p, [c_int]),
     "dqg_unary_op_name": (c_char_p, [c_int]),
+    "dqg_rnn_cell_name": (c_char_p, [c_int]),
+    "dqg_rnn_activation_name": (c_char_p, [c_int]),
     "dqg_pad_mode_name": (c_char_p, [c_int]),
     "dqg_compare_op_name": (c_char_p, [c_int]),
     "dqg_logical_op_name": (c_char_p, [c_int]),

@@ -196,6 +196,22 @@ _UNARY_OPS = ["sigmoid", "tanh", "erf", "gelu", "gelu_tanh", "neg", "abs", "sqrt
               "asinh", "acosh", "atanh"]
 
 
+_RNN_CELLS = ["rnn", "gru", "lstm"]
+_RNN_DIRECTIONS = ["forward", "reverse", "bidirectional"]
+_RNN_ACTIVATIONS = ["default", "sigmoid", "tanh", "relu", "affine", "leaky_relu",
+                    "thresholded_relu", "scaled_tanh", "hard_sigmoid", "elu", "softsign",
+                    "softplus"]
+
+
+def _choice(what, v, names):
+    """The index of name v in names (case-insensitive), or an int the library checks."""
+    if isinstance(v, str) and v.lower() in names:
+        return names.index(v.lower())
+    if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
+        return _args.integer(what, v, *_args.INT32)
+    raise errors.InvalidArgument("%s: %r is not one of %s" % (what, v, ", ".join(names)))
+
+
 def _k_unary(g, what, v, call):
     if isinstance(v, str) and v.lower() in _UNARY_OPS:
         return [_UNARY_OPS.index(v.lower())]
@@ -915,6 +931,49 @@ class Graph(Owned):
         )
         return v, Tensor(self, i.value)
 
+    def rnn(self, cell, x, w, r, b=None, sequence_lens=None, initial_h=None, initial_c=None,
+            p=None, *, hidden_size=None, direction="forward", batch_first=False,
+            linear_before_reset=False, clip=0.0, activations=None, alpha=None, beta=None,
+            name=None):
+        """ONNX RNN, GRU or LSTM (cell "rnn", "gru", "lstm"): returns (Y, Y_h), and Y_c
+        last for LSTM. hidden_size defaults to r's last dimension; activations lists the
+        cell's functions per direction in ONNX's order (None: the cell's defaults), alpha
+        and beta their parameters in the same order (None: 0)."""
+        what = "rnn"
+        a = _native.zeroed(_native.RnnAttrs)
+        a.cell = _choice(what + ": cell", cell, _RNN_CELLS)
+        a.direction = _choice(what + ": direction", direction, _RNN_DIRECTIONS)
+        if hidden_size is None:
+            shape = r.shape if isinstance(r, Tensor) else ()
+            hidden_size = shape[-1] if shape else 0
+        a.hidden_size = _args.integer(what + ": hidden_size", hidden_size)
+        a.batch_first = _args.flag(what + ": batch_first", batch_first)
+        a.linear_before_reset = _args.flag(what + ": linear_before_reset", linear_before_reset)
+        a.clip = _args.real(what + ": clip", clip)
+        dirs = 2 if a.direction == 2 else 1
+        per_dir = (1, 2, 3)[a.cell]
+        for key, values, conv in (("activations", activations,
+                                   lambda v: _choice(what + ": activation", v, _RNN_ACTIVATIONS)),
+                                  ("alpha", alpha, lambda v: _args.real(what + ": alpha", v)),
+                                  ("beta", beta, lambda v: _args.real(what + ": beta", v))):
+            if values is None:
+                continue
+            values = list(values)
+            if len(values) != dirs * per_dir:
+                raise errors.InvalidArgument("%s: %s lists %d values; this cell takes %d per "
+                                             "direction, %d in all"
+                                             % (what, key, len(values), per_dir, dirs * per_dir))
+            field = getattr(a, {"activations": "activation"}.get(key, key))
+            for k, v in enumerate(values):
+                field[k // per_dir][k % per_dir] = conv(v)
+        yh, yc = ctypes.c_int32(_native.NONE), ctypes.c_int32(_native.NONE)
+        t = [_tensor_arg(self, what, v, i > 2)
+             for i, v in enumerate((x, w, r, b, sequence_lens, initial_h, initial_c, p))]
+        y = self._built(_rnn(self._handle(), _name_arg(name), ctypes.byref(a), *t,
+                             ctypes.byref(yh), ctypes.byref(yc)))
+        outs = (y, Tensor(self, yh.value))
+        return outs + (Tensor(self, yc.value),) if a.cell == 2 else outs
+
     def finalize(self):
         """Verifies and freezes the graph; raises the first error of the build."""
         status = _lib.dqg_graph_finalize(self._handle())
@@ -1015,6 +1074,11 @@ class Graph(Owned):
 _dql = _native.bind(
     "dqg_dynamic_quantize_linear", ctypes.c_int32,
     [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p],
+)
+_rnn = _native.bind(
+    "dqg_rnn", ctypes.c_int32,
+    [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p] + [ctypes.c_int32] * 8
+    + [ctypes.c_void_p, ctypes.c_void_p],
 )
 _topk = _native.bind(
     "dqg_topk", ctypes.c_int32,

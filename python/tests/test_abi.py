@@ -48,7 +48,7 @@ def c_structs():
         for decl in m.group(2).split(";"):
             decl = decl.strip()
             if decl:
-                fields.append(re.search(r"(\w+)\s*(\[[^\]]*\])?$", decl).group(1))
+                fields.append(re.search(r"(\w+)\s*(\[[^\]]*\])*$", decl).group(1))
         out[m.group(3)] = fields
     return out
 
@@ -61,6 +61,7 @@ STRUCTS = {
     "dqg_pool_attrs": _native.PoolAttrs,
     "dqg_conv_transpose_attrs": _native.ConvTransposeAttrs,
     "dqg_resize_attrs": _native.ResizeAttrs,
+    "dqg_rnn_attrs": _native.RnnAttrs,
     "dqg_dequantize_linear_attrs": _native.DequantizeLinearAttrs,
     "dqg_quantize_linear_attrs": _native.QuantizeLinearAttrs,
     "dqg_compile_options": _native.CompileOptions,
@@ -87,6 +88,10 @@ def _enum_constants():
     pairs += [("DQG_RESIZE_" + n.upper(), i) for i, n in enumerate(graph._RESIZE_NEAREST)]
     pairs += [("DQG_SCATTER_" + n.upper(), i) for i, n in enumerate(graph._SCATTER_REDUCTIONS)]
     pairs += [("DQG_SCATTER_REDUCTION_COUNT", len(graph._SCATTER_REDUCTIONS))]
+    pairs += [("DQG_RNN_CELL_" + n.upper(), i) for i, n in enumerate(graph._RNN_CELLS)]
+    pairs += [("DQG_RNN_" + n.upper(), i) for i, n in enumerate(graph._RNN_DIRECTIONS)]
+    pairs += [("DQG_RNN_ACT_" + n.upper(), i) for i, n in enumerate(graph._RNN_ACTIVATIONS)]
+    pairs += [("DQG_RNN_ACT_COUNT", len(graph._RNN_ACTIVATIONS))]
     pairs += [("DQG_PAD_" + n.upper(), i) for i, n in enumerate(graph._PAD_MODES)]
     pairs += [("DQG_PAD_MODE_COUNT", len(graph._PAD_MODES))]
     pairs += [("DQG_REDUCE_" + n.upper(), i) for i, n in enumerate(graph._REDUCE_OPS)]
@@ -170,7 +175,8 @@ def test_every_c_builder_has_a_method_with_c_defaults():
     (plus the required opset or spatial rank): the dumps are equal."""
     builders = re.findall(r"dqg_tensor_id\s+dqg_(\w+)\s*\(\s*dqg_graph\s*\*", _header_text())
     assert len(builders) >= 30
-    methods = set(graph._BUILDERS) | {"input", "constant", "dynamic_quantize_linear", "topk"}
+    methods = set(graph._BUILDERS) | {"input", "constant", "dynamic_quantize_linear", "topk",
+                                      "rnn"}
     assert sorted(set(builders) - methods) == []
     assert sorted(methods - set(builders)) == []
 
@@ -233,6 +239,15 @@ def test_unary_function_names_follow_c():
         c_name = _native.lib.dqg_unary_op_name(i).decode()
         assert c_name.lower() == {"pow": "powscalar"}.get(n, n.replace("_", "")), (i, n, c_name)
     assert _native.lib.dqg_unary_op_name(len(graph._UNARY_OPS)) == b"Unknown"
+
+
+def test_rnn_names_follow_c():
+    """graph._RNN_CELLS and _RNN_ACTIVATIONS follow C's names (dqg_rnn_*_name)."""
+    for i, n in enumerate(graph._RNN_CELLS):
+        assert _native.lib.dqg_rnn_cell_name(i).decode().lower() == n
+    for i, n in enumerate(graph._RNN_ACTIVATIONS):
+        assert _native.lib.dqg_rnn_activation_name(i).decode().lower() == n.replace("_", "")
+    assert _native.lib.dqg_rnn_cell_name(3) == b"Unknown"
 
 
 def test_pad_mode_names_follow_c():

@@ -532,6 +532,43 @@ def test_cumsum_and_topk():
     np.testing.assert_array_equal(out["i"], [[2, 0], [1, 3]])
 
 
+def test_rnn_cells():
+    """One RNN step is tanh(x W^T + h R^T + Wb + Rb); a bidirectional LSTM over a
+    sequence agrees compiled and on the reference, its shapes as ONNX's."""
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-1, 1, (1, 1, 3)).astype(np.float32)
+    w = rng.uniform(-1, 1, (1, 2, 3)).astype(np.float32)
+    r = rng.uniform(-1, 1, (1, 2, 2)).astype(np.float32)
+    b = rng.uniform(-1, 1, (1, 4)).astype(np.float32)
+    h0 = rng.uniform(-1, 1, (1, 1, 2)).astype(np.float32)
+    g = dqgraph.Graph()
+    y, yh = g.rnn("rnn", g.input("x", "f32", x.shape), g.constant(w), g.constant(r),
+                  g.constant(b), initial_h=g.input("h0", "f32", h0.shape))
+    g.output(y, "y")
+    g.output(yh, "yh")
+    out = run_all(g, {"x": x, "h0": h0}, exact=False)
+    want = np.tanh(x[0, 0] @ w[0].T + h0[0, 0] @ r[0].T + b[0, :2] + b[0, 2:])
+    np.testing.assert_allclose(out["y"][0, 0, 0], want, rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(out["yh"], out["y"][0])
+
+    xs = rng.uniform(-1, 1, (5, 2, 4)).astype(np.float32)
+    g = dqgraph.Graph()
+    y, yh, yc = g.rnn(
+        "lstm", g.input("x", "f32", xs.shape),
+        g.constant(rng.uniform(-0.5, 0.5, (2, 12, 4)).astype(np.float32)),
+        g.constant(rng.uniform(-0.5, 0.5, (2, 12, 3)).astype(np.float32)),
+        direction="bidirectional")
+    assert (y.shape, yh.shape, yc.shape) == ((5, 2, 2, 3), (2, 2, 3), (2, 2, 3))
+    for t, n in ((y, "y"), (yh, "yh"), (yc, "yc")):
+        g.output(t, n)
+    run_all(g, {"x": xs}, exact=False)
+    with pytest.raises(dqgraph.InvalidArgument, match="activations lists 2 values"):
+        g2 = dqgraph.Graph()
+        g2.rnn("gru", g2.input("x", "f32", (1, 1, 1)), g2.input("w", "f32", (1, 3, 1)),
+               g2.input("r", "f32", (1, 3, 1)), activations=["sigmoid", "tanh"],
+               direction="bidirectional")
+
+
 def test_gather_nd_and_scatter_nd():
     a = np.arange(6, dtype=np.float32).reshape(2, 3)
     g = dqgraph.Graph()

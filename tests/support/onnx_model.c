@@ -244,6 +244,27 @@ void tm_attr_ints(tm_model *m, Onnx__NodeProto *n, const char *name, const int64
         memcpy(a->ints, v, k * sizeof *v);
 }
 
+void tm_attr_floats(tm_model *m, Onnx__NodeProto *n, const char *name, const float *v, size_t k)
+{
+    Onnx__AttributeProto *a = attr(m, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS);
+    a->n_floats = k;
+    a->floats = tm_alloc(m, (k ? k : 1) * sizeof *a->floats);
+    if (k)
+        memcpy(a->floats, v, k * sizeof *v);
+}
+
+void tm_attr_strings(tm_model *m, Onnx__NodeProto *n, const char *name, const char *const *v,
+                     size_t k)
+{
+    Onnx__AttributeProto *a = attr(m, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS);
+    a->n_strings = k;
+    a->strings = tm_alloc(m, (k ? k : 1) * sizeof *a->strings);
+    for (size_t i = 0; i < k; i++) {
+        a->strings[i].len = strlen(v[i]);
+        a->strings[i].data = (uint8_t *)tm_strdup(m, v[i]);
+    }
+}
+
 void tm_attr_string(tm_model *m, Onnx__NodeProto *n, const char *name, const char *v)
 {
     Onnx__AttributeProto *a = attr(m, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);

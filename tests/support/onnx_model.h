@@ -33,6 +33,9 @@ void tm_attr_int(tm_model *m, Onnx__NodeProto *n, const char *name, int64_t v);
 void tm_attr_float(tm_model *m, Onnx__NodeProto *n, const char *name, float v);
 void tm_attr_ints(tm_model *m, Onnx__NodeProto *n, const char *name, const int64_t *v, size_t k);
 void tm_attr_string(tm_model *m, Onnx__NodeProto *n, const char *name, const char *v);
+void tm_attr_floats(tm_model *m, Onnx__NodeProto *n, const char *name, const float *v, size_t k);
+void tm_attr_strings(tm_model *m, Onnx__NodeProto *n, const char *name, const char *const *v,
+                     size_t k);
 /* The model's graph, for tests that read or take apart what they wrote. */
 Onnx__GraphProto *tm_graph(tm_model *m);
 /* A copy of node n (of any model) in m, with its INT, INTS and FLOAT
