@@ -48,7 +48,10 @@
  * - The compiled-partition cache (dqg_cache_*) and the ONNX importer
  *   (dqgraph_onnx.h) are thread-safe; the importer keeps no global state.
  * - dqg_compile and dqg_execute use OpenMP for the kernels' threads; each
- *   calling thread has its own OpenMP team.
+ *   calling thread has its own OpenMP team, of at most OMP_THREAD_LIMIT
+ *   threads and never resized by OMP_DYNAMIC (oneDNN splits a primitive's
+ *   work among the threads it was created for, so a smaller team would
+ *   leave part of it undone).
  *
  * Data layout
  * - Tensors are dense and row-major (C order), the last dimension contiguous.

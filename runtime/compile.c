@@ -11,6 +11,7 @@
 
 #include "runtime/cache_key.h"
 #include "runtime/cpu_isa.h"
+#include "runtime/onednn_exec.h"
 #include "runtime/runtime_internal.h"
 
 /* Graphs whose key is larger than this are not kept whole in the plan
@@ -45,12 +46,9 @@ static dqg_status build_kernel(void *ctx, void **kernel, size_t *bytes)
      * the OpenMP maximum), and runs that many threads whatever the maximum
      * at execution: the kernel is built under the threads it will run with
      * (part of the cache key). */
-    int saved_threads = omp_get_max_threads(), threads = b->req->options->threads;
-    if (threads > 0)
-        omp_set_num_threads(threads);
+    dqg_omp_saved omp = dqg_omp_enter(b->req->options->threads);
     dqg_status st = dqg_kernel_build(b->req, &k);
-    if (threads > 0)
-        omp_set_num_threads(saved_threads);
+    dqg_omp_leave(omp);
     if (st != DQG_OK)
         return st;
     *kernel = k;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "runtime/onednn_exec.h"
 #include "runtime/runtime_internal.h"
 
 static dqg_exec_ctx *take_ctx(dqg_compiled *c)
@@ -107,9 +108,7 @@ dqg_status dqg_execute(dqg_compiled *c, const dqg_buffer *inputs, size_t n_input
                            plan->arena_bytes + plan->scratch_bytes);
         goto done;
     }
-    int saved_threads = omp_get_max_threads();
-    if (plan->options.threads > 0)
-        omp_set_num_threads(plan->options.threads);
+    dqg_omp_saved omp = dqg_omp_enter(plan->options.threads);
     void *scratch = x->arena + plan->arena_bytes;
     for (int p = 0; p < plan->n_parts && st == DQG_OK; p++) {
         const dqg_compiled_part *cp = &plan->parts[p];
@@ -124,8 +123,7 @@ dqg_status dqg_execute(dqg_compiled *c, const dqg_buffer *inputs, size_t n_input
         if (c->verbose)
             fprintf(stderr, "dqgraph,exec,%d,%s,%.4f ms\n", p, cp->info, now_ms() - t0);
     }
-    if (plan->options.threads > 0)
-        omp_set_num_threads(saved_threads);
+    dqg_omp_leave(omp);
 done:
     if (x)
         give_ctx(c, x);

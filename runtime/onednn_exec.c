@@ -357,3 +357,18 @@ void dqg_dnnl_prim_destroy(dqg_dnnl_prim *p)
     pthread_mutex_destroy(&p->lock);
     p->prim = NULL;
 }
+
+dqg_omp_saved dqg_omp_enter(int threads)
+{
+    dqg_omp_saved saved = {omp_get_max_threads(), omp_get_dynamic()};
+    int want = threads > 0 ? threads : saved.threads, limit = omp_get_thread_limit();
+    omp_set_dynamic(0);
+    omp_set_num_threads(want < limit ? want : limit);
+    return saved;
+}
+
+void dqg_omp_leave(dqg_omp_saved saved)
+{
+    omp_set_num_threads(saved.threads);
+    omp_set_dynamic(saved.dynamic);
+}

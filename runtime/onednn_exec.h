@@ -91,6 +91,19 @@ dqg_status dqg_dnnl_reorder_pd(dnnl_primitive_desc_t *pd, const dnnl_memory_desc
 dqg_status dqg_dnnl_reorder_prim(dqg_dnnl_prim *prim, const dnnl_memory_desc_t *from,
                                  const dnnl_memory_desc_t *to, const char *what);
 
+/* The OpenMP settings of a compile or an execution, on the calling thread:
+ * `threads` (0: the current maximum) but at most the program's thread
+ * limit, and no dynamic adjustment of team sizes. oneDNN divides a
+ * primitive's work among the threads it was created for, and a team with
+ * fewer (OMP_THREAD_LIMIT below them, OMP_DYNAMIC=true on a busy machine)
+ * would leave part of the work undone. dqg_omp_leave restores what
+ * dqg_omp_enter returned. */
+typedef struct dqg_omp_saved {
+    int threads, dynamic;
+} dqg_omp_saved;
+dqg_omp_saved dqg_omp_enter(int threads);
+void dqg_omp_leave(dqg_omp_saved saved);
+
 /* dqgraph's status for a failed oneDNN call, with a message naming `what`. */
 dqg_status dqg_dnnl_error(dnnl_status_t s, const char *what, const char *call);
 
