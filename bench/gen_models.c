@@ -86,6 +86,19 @@ int main(int argc, char **argv)
     }
     rc |= write(zoo_llama_layer(1, 2048, 16, 5632, 9), d, "wo_llama_layer_s1_2048x5632");
     rc |= write(zoo_llama_layer(32, 2048, 16, 5632, 9), d, "wo_llama_layer_s32_2048x5632");
+    /* Recurrent layers in f32 (speech and sequence models): a bidirectional
+     * LSTM over 64 steps, one sequence, and a GRU over 8 sequences. Both
+     * engines compute in f32: the cross-check allows 1e-4. */
+    rc |= write(zoo_rnn("LSTM", 64, 1, 256, 512, true, 11), d, "rnn_lstm_bidir_64x1x256x512");
+    rc |= write_atol(d, "rnn_lstm_bidir_64x1x256x512", 1e-4);
+    rc |= write(zoo_rnn("GRU", 32, 8, 256, 256, false, 12), d, "rnn_gru_32x8x256x256");
+    rc |= write_atol(d, "rnn_gru_32x8x256x256", 1e-4);
+    /* The LSTM as ONNX Runtime's dynamic quantizer writes it: dqgraph runs
+     * it on the dequantized weights in f32, ONNX Runtime with activations
+     * quantized to u8 at every step, so the two differ by that
+     * quantization's error (measured, not derived: 0.05 holds it). */
+    rc |= write(zoo_dynamic_lstm(64, 1, 256, 512, 13), d, "ort_dynamic_lstm_64x1x256x512");
+    rc |= write_atol(d, "ort_dynamic_lstm_64x1x256x512", 0.05);
     /* Static int8 at small M. */
     static const int64_t small_m[] = {1, 4, 16};
     for (int i = 0; i < 3; i++) {

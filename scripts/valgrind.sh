@@ -36,7 +36,7 @@ done
 check onnx_model ./build/onnx_model "$work"
 
 # The tool: run (fused and unfused) and explain on the sample's model, and
-# the ONNX backend tests of nine operators through `dqgraph test`.
+# the ONNX backend tests of twelve operators through `dqgraph test`.
 check "dqgraph run qdq_mlp.onnx" ./build/dqgraph run "$work/qdq_mlp.onnx" -i "$work/input_0.pb" \
   -o "$work"
 check "dqgraph run --no-fuse qdq_mlp.onnx" ./build/dqgraph run "$work/qdq_mlp.onnx" \
@@ -45,7 +45,7 @@ check "dqgraph explain qdq_mlp.onnx" ./build/dqgraph explain "$work/qdq_mlp.onnx
 node=/usr/share/libonnx-testdata/data/node
 for t in test_qlinearconv test_gemm_all_attributes test_matmulinteger test_dequantizelinear_axis \
   test_softmax_axis_1 test_layer_normalization_4d_axis1 test_lrn test_maxpool_2d_ceil \
-  test_slice_neg_steps; do
+  test_slice_neg_steps test_lstm_batchwise test_gru_seq_length test_simple_rnn_with_initial_bias; do
   if [ -d "$node/$t" ]; then
     check "dqgraph test $t" ./build/dqgraph test "$node/$t"
   fi

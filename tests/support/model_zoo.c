@@ -128,6 +128,71 @@ tm_model *zoo_ort_dynamic_matmul_u8w(int64_t M, int64_t K, int64_t N, bool per_c
     return m;
 }
 
+tm_model *zoo_rnn(const char *op_type, int64_t T, int64_t N, int64_t I, int64_t H,
+                  bool bidirectional, uint32_t seed)
+{
+    int64_t D = bidirectional ? 2 : 1;
+    int64_t G = strcmp(op_type, "LSTM") == 0 ? 4 : strcmp(op_type, "GRU") == 0 ? 3 : 1;
+    tm_model *m = tm_new(14);
+    int64_t xd[] = {T, N, I}, yd[] = {T, D, N, H}, hd[] = {D, N, H};
+    int64_t wd[] = {D, G * H, I}, rd[] = {D, G * H, H}, bd[] = {D, 2 * G * H};
+    tm_input(m, "x", T_FLOAT, 3, xd, NULL);
+    float bound = 1.0f / sqrtf((float)H);
+    int64_t n[3] = {D * G * H * I, D * G * H * H, D * 2 * G * H};
+    const char *names[3] = {"w", "r", "b"};
+    const int64_t *dims[3] = {wd, rd, bd};
+    for (int k = 0; k < 3; k++) {
+        float *v = malloc((size_t)n[k] * sizeof *v);
+        for (int64_t i = 0; i < n[k]; i++)
+            v[i] = uniform(&seed, -bound, bound);
+        tm_init(m, names[k], T_FLOAT, k == 2 ? 2 : 3, dims[k], v, (size_t)n[k] * sizeof *v);
+        free(v);
+    }
+    Onnx__NodeProto *nd = tm_node(m, op_type, "", "rnn", "x,w,r,b", "y,y_h");
+    tm_attr_int(m, nd, "hidden_size", H);
+    tm_attr_string(m, nd, "direction", bidirectional ? "bidirectional" : "forward");
+    tm_output(m, "y", T_FLOAT, 4, yd);
+    tm_output(m, "y_h", T_FLOAT, 3, hd);
+    return m;
+}
+
+tm_model *zoo_dynamic_lstm(int64_t T, int64_t N, int64_t I, int64_t H, uint32_t seed)
+{
+    const int64_t D = 2, G4 = 4 * H;
+    tm_model *m = tm_new(14);
+    tm_opset(m, "com.microsoft", 1);
+    int64_t xd[] = {T, N, I}, yd[] = {T, D, N, H}, hd[] = {D, N, H};
+    int64_t wd[] = {D, I, G4}, rd[] = {D, H, G4}, bd[] = {D, 2 * G4}, dd[] = {D}, cd[] = {D, G4};
+    tm_input(m, "x", T_FLOAT, 3, xd, NULL);
+    int8_t *w = s8_weights(D * I * G4, &seed), *r = s8_weights(D * H * G4, &seed);
+    float bound = 1.0f / sqrtf((float)H);
+    float *ws = scales(D, bound / 160, bound / 120, &seed);
+    float *rs = scales(D * G4, bound / 160, bound / 120, &seed);
+    float *b = scales(D * 2 * G4, -bound, bound, &seed);
+    int8_t *wz = calloc((size_t)D, 1), *rz = calloc((size_t)(D * G4), 1);
+    tm_init(m, "w", T_INT8, 3, wd, w, (size_t)(D * I * G4));
+    tm_init(m, "r", T_INT8, 3, rd, r, (size_t)(D * H * G4));
+    tm_init(m, "b", T_FLOAT, 2, bd, b, (size_t)(D * 2 * G4) * sizeof(float));
+    tm_init(m, "w_scale", T_FLOAT, 1, dd, ws, (size_t)D * sizeof(float));
+    tm_init(m, "w_zp", T_INT8, 1, dd, wz, (size_t)D);
+    tm_init(m, "r_scale", T_FLOAT, 2, cd, rs, (size_t)(D * G4) * sizeof(float));
+    tm_init(m, "r_zp", T_INT8, 2, cd, rz, (size_t)(D * G4));
+    Onnx__NodeProto *nd = tm_node(m, "DynamicQuantizeLSTM", "com.microsoft", "lstm",
+                                  "x,w,r,b,,,,,w_scale,w_zp,r_scale,r_zp", "y,y_h");
+    tm_attr_int(m, nd, "hidden_size", H);
+    tm_attr_string(m, nd, "direction", "bidirectional");
+    tm_output(m, "y", T_FLOAT, 4, yd);
+    tm_output(m, "y_h", T_FLOAT, 3, hd);
+    free(w);
+    free(r);
+    free(ws);
+    free(rs);
+    free(b);
+    free(wz);
+    free(rz);
+    return m;
+}
+
 tm_model *zoo_qdq_matmul(int64_t M, int64_t K, int64_t N, uint32_t seed)
 {
     tm_model *m = matmul_io(13, T_UINT8, M, K, N);

@@ -31,6 +31,16 @@ tm_model *zoo_ort_dynamic_matmul_u8w(int64_t M, int64_t K, int64_t N, bool per_c
  * activations in [-2, 2). */
 tm_model *zoo_ort_dynamic_projections(int64_t M, int64_t H, int64_t F, uint32_t seed,
                                       double *step_bound);
+/* A recurrent layer in f32 (opset 14): op_type "LSTM", "GRU" or "RNN" over
+ * x [T, N, I] with hidden size H, bidirectional or forward, the weights
+ * and biases initializers uniform in +-1/sqrt(H); outputs Y and Y_h. */
+tm_model *zoo_rnn(const char *op_type, int64_t T, int64_t N, int64_t I, int64_t H,
+                  bool bidirectional, uint32_t seed);
+/* ONNX Runtime's dynamically quantized LSTM (com.microsoft
+ * DynamicQuantizeLSTM) over x [T, N, I], hidden size H, bidirectional:
+ * int8 weights [D, K, 4H] with zero points 0, W's scale per direction and
+ * R's per column; outputs Y and Y_h. */
+tm_model *zoo_dynamic_lstm(int64_t T, int64_t N, int64_t I, int64_t H, uint32_t seed);
 /* Static int8: DequantizeLinear(u8 x, per tensor) and DequantizeLinear(s8
  * W, per channel) -> MatMul, f32 output. */
 tm_model *zoo_qdq_matmul(int64_t M, int64_t K, int64_t N, uint32_t seed);
