@@ -31,7 +31,7 @@ cmake --build "$build" --target dqg_fuzz -j "$jobs"
 onnx_tests() {
   [ -d "$testdata" ] || return 0
   find "$testdata" -maxdepth 1 -type d -name 'test_*' |
-    grep -Ei 'quant|matmul|conv|gemm|relu|clip|reshape|transpose|cast_FLOAT|flatten|squeeze|_add|_mul|identity|constant|pool|softmax|layer_norm|rms_norm|batchnorm|lrn|expand|gather|slice|concat|split|where|equal|reduce_(mean|sum|max)|sigmoid|tanh|erf|gelu|pow|sqrt|_div|_sub|_neg|hardswish|hardsigmoid|reciprocal|dropout|_sum|shape|range' |
+    grep -Ei 'quant|matmul|conv|gemm|relu|clip|lstm|gru|rnn|reshape|transpose|cast_FLOAT|flatten|squeeze|_add|_mul|identity|constant|pool|softmax|layer_norm|rms_norm|batchnorm|lrn|expand|gather|slice|concat|split|where|equal|reduce_(mean|sum|max)|sigmoid|tanh|erf|gelu|pow|sqrt|_div|_sub|_neg|hardswish|hardsigmoid|reciprocal|dropout|_sum|shape|range' |
     grep -vi 'convtranspose\|expanded\|string\|double\|training\|_random' | sort | head -n 400
 }
 
