@@ -44,7 +44,7 @@ dqg_status dqg_dq_reorder_create(const dqg_dq_desc *d, dqg_dq_reorder **out)
         return st;
     }
     dnnl_primitive_attr_t attr = NULL;
-    dnnl_primitive_attr_create(&attr);
+    dqg_dnnl_attr_create(&attr);
     int mask = d->granularity == DQG_PER_AXIS ? 1 << d->axis : 0;
     r->n_scales = d->granularity == DQG_PER_AXIS ? d->dims[d->axis] : 1;
     r->runtime_scale = !d->scale_is_constant;

@@ -232,7 +232,7 @@ dqg_status dqg_kernel_conv_build(const dqg_kernel_request *req, dqg_kernel **out
         if ((st = dqg_qattr_build(req, y->rank, 1, w->dims[0], &md_y, NULL, false, &c->post,
                                   c->base.impl)) != DQG_OK)
             goto fail;
-    } else if (dnnl_primitive_attr_create(&c->post.attr) != dnnl_success) {
+    } else if (dqg_dnnl_attr_create(&c->post.attr) != dnnl_success) {
         st = dqg_set_error(DQG_OUT_OF_MEMORY, "conv kernel: out of memory");
         goto fail;
     }

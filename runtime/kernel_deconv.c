@@ -89,7 +89,7 @@ dqg_status dqg_kernel_deconv_build(const dqg_kernel_request *req, dqg_kernel **o
         goto fail;
     }
     dnnl_primitive_attr_t attr = NULL;
-    if (dnnl_primitive_attr_create(&attr) != dnnl_success) {
+    if (dqg_dnnl_attr_create(&attr) != dnnl_success) {
         st = dqg_set_error(DQG_OUT_OF_MEMORY, "deconvolution kernel: out of memory");
         goto fail;
     }

@@ -189,7 +189,7 @@ static dqg_status make_pd(pool_kernel *k, const dnnl_memory_desc_t *md_x,
      * in f32, before the destination's rounding and saturation. */
     dnnl_primitive_attr_t attr = NULL;
     dnnl_post_ops_t po = NULL;
-    s = dnnl_primitive_attr_create(&attr);
+    s = dqg_dnnl_attr_create(&attr);
     if (s == dnnl_success)
         s = dnnl_post_ops_create(&po);
     if (s == dnnl_success)

@@ -25,9 +25,20 @@ dqg_status dqg_dnnl_error(dnnl_status_t s, const char *what, const char *call)
 }
 
 /* A copy of attr (or a new one) asking for a user-managed scratchpad. */
+dnnl_status_t dqg_dnnl_attr_create(dnnl_primitive_attr_t *attr)
+{
+    dnnl_status_t s = dnnl_primitive_attr_create(attr);
+    if (s == dnnl_success && (s = dnnl_primitive_attr_set_fpmath_mode(
+                                  *attr, dnnl_fpmath_mode_strict)) != dnnl_success) {
+        dnnl_primitive_attr_destroy(*attr);
+        *attr = NULL;
+    }
+    return s;
+}
+
 static dnnl_status_t user_scratchpad(dnnl_primitive_attr_t *out, const_dnnl_primitive_attr_t attr)
 {
-    dnnl_status_t s = attr ? dnnl_primitive_attr_clone(out, attr) : dnnl_primitive_attr_create(out);
+    dnnl_status_t s = attr ? dnnl_primitive_attr_clone(out, attr) : dqg_dnnl_attr_create(out);
     if (s == dnnl_success)
         s = dnnl_primitive_attr_set_scratchpad_mode(*out, dnnl_scratchpad_mode_user);
     return s;

@@ -104,6 +104,12 @@ typedef struct dqg_omp_saved {
 dqg_omp_saved dqg_omp_enter(int threads);
 void dqg_omp_leave(dqg_omp_saved saved);
 
+/* A new primitive attribute with fpmath mode strict: oneDNN's default
+ * mode (ONEDNN_DEFAULT_FPMATH_MODE) would otherwise let an f32 primitive
+ * compute in bf16 where the CPU has it. A kernel asked for bf16 sets it
+ * itself. */
+dnnl_status_t dqg_dnnl_attr_create(dnnl_primitive_attr_t *attr);
+
 /* dqgraph's status for a failed oneDNN call, with a message naming `what`. */
 dqg_status dqg_dnnl_error(dnnl_status_t s, const char *what, const char *call);
 

@@ -404,7 +404,7 @@ dqg_status dqg_qattr_build_ex(const dqg_kernel_request *req, int dst_rank, int c
     const dqg_partition *p = req->roles;
     memset(q, 0, sizeof *q);
     q->row_term_binary = -1;
-    if (dnnl_primitive_attr_create(&q->attr) != dnnl_success)
+    if (dqg_dnnl_attr_create(&q->attr) != dnnl_success)
         return dqg_set_error(DQG_OUT_OF_MEMORY, "%s: out of memory", what);
     dnnl_status_t s = dnnl_success;
     dqg_status status = DQG_OK;

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <oneapi/dnnl/dnnl.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "runtime/cpu_isa.h"
 #include "test_common.h"
@@ -212,4 +213,105 @@ Test(fpmath, strict_stays_f32)
 {
     check(8, 64, 32, false, DQG_FPMATH_STRICT);
     check(8, 64, 32, true, DQG_FPMATH_STRICT);
+}
+
+/* oneDNN's process-wide default fpmath mode (what ONEDNN_DEFAULT_FPMATH_MODE
+ * sets) does not reach dqgraph's strict primitives: with the default at
+ * bf16, no primitive of an f32 convolution, MatMul or LSTM is created
+ * with bf16 math (oneDNN's verbose log says which mode each ran with),
+ * and the results stay within 1e-5 of the reference. */
+Test(fpmath, strict_ignores_onednn_default_mode)
+{
+    dqg_graph *g;
+    cr_assert_eq(dqg_graph_create(&g), DQG_OK);
+    int64_t xd[] = {1, 16, 12, 12}, wd[] = {16, 16, 3, 3}, ad[] = {8, 32}, bd[] = {32, 24};
+    int64_t sd[] = {4, 1, 8}, ld[] = {1, 16, 8}, rd[] = {1, 16, 4};
+    float w[16 * 16 * 9], b[32 * 24], lw[16 * 8], lr[16 * 4];
+    for (size_t i = 0; i < sizeof w / sizeof *w; i++)
+        w[i] = rf() * 0.3f;
+    for (size_t i = 0; i < sizeof b / sizeof *b; i++)
+        b[i] = rf();
+    for (size_t i = 0; i < 16 * 8; i++)
+        lw[i] = rf() * 0.4f;
+    for (size_t i = 0; i < 16 * 4; i++)
+        lr[i] = rf() * 0.4f;
+    dqg_conv_attrs ca = {.spatial_rank = 2, .pads_begin = {1, 1}, .pads_end = {1, 1}};
+    dqg_output(g,
+               dqg_convolution(g, "conv", dqg_input(g, "x", DQG_F32, 4, xd),
+                               test_const_f32(g, 4, wd, w), DQG_NONE, &ca),
+               "y");
+    dqg_output(
+        g,
+        dqg_matmul(g, "mm", dqg_input(g, "a", DQG_F32, 2, ad), test_const_f32(g, 2, bd, b), NULL),
+        "z");
+    dqg_rnn_attrs la = {.cell = DQG_RNN_CELL_LSTM, .hidden_size = 4};
+    dqg_output(g,
+               dqg_rnn(g, "lstm", &la, dqg_input(g, "s", DQG_F32, 3, sd),
+                       test_const_f32(g, 3, ld, lw), test_const_f32(g, 3, rd, lr), DQG_NONE,
+                       DQG_NONE, DQG_NONE, DQG_NONE, DQG_NONE, NULL, NULL),
+               "h");
+    finalize_ok(g);
+    float x[16 * 144], a[8 * 32], s[32], y[2][16 * 144], z[2][8 * 24], h[2][16];
+    for (size_t i = 0; i < 16 * 144; i++)
+        x[i] = rf();
+    for (size_t i = 0; i < 8 * 32; i++)
+        a[i] = rf();
+    for (size_t i = 0; i < 32; i++)
+        s[i] = rf();
+    dqg_buffer in[3] = {{.name = "x", .data = x, .size = sizeof x},
+                        {.name = "a", .data = a, .size = sizeof a},
+                        {.name = "s", .data = s, .size = sizeof s}};
+    for (int k = 0; k < 2; k++) {
+        dqg_buffer out[3] = {{.name = "y", .data = y[k], .size = sizeof y[k]},
+                             {.name = "z", .data = z[k], .size = sizeof z[k]},
+                             {.name = "h", .data = h[k], .size = sizeof h[k]}};
+        if (k == 0) {
+            cr_assert_eq(dqg_reference_run(g, in, 3, out, 3), DQG_OK, "%s", dqg_last_error());
+            continue;
+        }
+        /* oneDNN's verbose log of primitive creation and execution, into a file */
+        cr_assert_eq(dnnl_set_default_fpmath_mode(dnnl_fpmath_mode_bf16), dnnl_success);
+        fflush(stdout);
+        int saved = dup(1);
+        FILE *log = tmpfile();
+        cr_assert(saved >= 0 && log);
+        dup2(fileno(log), 1);
+        dnnl_set_verbose(2);
+        dqg_compile_options o = dqg_compile_options_default();
+        dqg_compiled *c;
+        dqg_status st = dqg_compile(g, &o, &c);
+        if (st == DQG_OK)
+            st = dqg_execute(c, in, 3, out, 3);
+        dnnl_set_verbose(0);
+        fflush(stdout);
+        dup2(saved, 1);
+        close(saved);
+        dnnl_set_default_fpmath_mode(dnnl_fpmath_mode_strict);
+        cr_assert_eq(st, DQG_OK, "%s", dqg_last_error());
+        dqg_compiled_destroy(c);
+        rewind(log);
+        char line[2048];
+        int execs = 0;
+        while (fgets(line, sizeof line, log)) {
+            execs += strstr(line, ",exec,") != NULL;
+            cr_assert(strstr(line, "fpmath_mode_bf16") == NULL, "%s", line);
+        }
+        fclose(log);
+        cr_assert(execs >= 3, "%d primitives in oneDNN's log", execs);
+    }
+    double my = 0, ey = 0, mz = 0, ez = 0, mh = 0, eh = 0;
+    for (size_t i = 0; i < 16 * 144; i++) {
+        my = fmax(my, fabs(y[0][i]));
+        ey = fmax(ey, fabs(y[0][i] - y[1][i]));
+    }
+    for (size_t i = 0; i < 8 * 24; i++) {
+        mz = fmax(mz, fabs(z[0][i]));
+        ez = fmax(ez, fabs(z[0][i] - z[1][i]));
+    }
+    for (size_t i = 0; i < 16; i++) {
+        mh = fmax(mh, fabs(h[0][i]));
+        eh = fmax(eh, fabs(h[0][i] - h[1][i]));
+    }
+    cr_assert(ey <= 1e-5 * my && ez <= 1e-5 * mz && eh <= 1e-5 * mh, "errors %g %g %g", ey, ez, eh);
+    dqg_graph_destroy(g);
 }
