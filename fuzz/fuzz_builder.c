@@ -544,6 +544,51 @@ static void op_network(state *s, const char *name, uint8_t which)
     }
 }
 
+/* A recurrent layer: half the time well formed (x an input, weights
+ * constants of the right shapes), else over tensors built so far; the
+ * attributes from the fuzzer's bytes, out-of-range values included. */
+static void op_rnn(state *s, const char *name)
+{
+    uint8_t f = fz_u8(&s->r), g8 = fz_u8(&s->r);
+    dqg_rnn_attrs a = {.cell = (dqg_rnn_cell)(g8 % 4 == 3 ? 9 : g8 % 4),
+                       .direction = (dqg_rnn_direction)((g8 >> 2) % 3),
+                       .hidden_size = small_signed(s, 6),
+                       .batch_first = f & 1,
+                       .linear_before_reset = (f & 2) != 0,
+                       .clip = f & 4 ? pick_float(s) : 0.0f};
+    for (int d = 0; d < 2; d++)
+        for (int i = 0; i < 3; i++) {
+            uint8_t b = fz_u8(&s->r);
+            a.activation[d][i] = (dqg_rnn_activation)(b < 0xF0 ? b % DQG_RNN_ACT_COUNT : b);
+            a.alpha[d][i] = b & 1 ? pick_float(s) : 0.5f;
+            a.beta[d][i] = b & 2 ? pick_float(s) : 0.25f;
+        }
+    dqg_tensor_id in[8];
+    int64_t T = 1 + fz_u8(&s->r) % 4, N = 1 + fz_u8(&s->r) % 3, I = 1 + fz_u8(&s->r) % 5;
+    int64_t H = a.hidden_size > 0 && a.hidden_size <= 8 ? a.hidden_size : 2,
+            D = a.direction == DQG_RNN_BIDIRECTIONAL ? 2 : 1;
+    int64_t G = a.cell == DQG_RNN_CELL_RNN ? 1 : a.cell == DQG_RNN_CELL_GRU ? 3 : 4;
+    if (f & 8) {
+        int64_t xd[3] = {a.batch_first ? N : T, a.batch_first ? T : N, I};
+        int64_t wd[3] = {D, G * H, I}, rd[3] = {D, G * H, H}, bd[2] = {D, 2 * G * H};
+        in[0] = dqg_input(s->g, NULL, DQG_F32, 3, xd);
+        in[1] = make_constant(s, NULL, DQG_F32, 3, wd);
+        in[2] =
+            f & 16 ? dqg_input(s->g, NULL, DQG_F32, 3, rd) : make_constant(s, NULL, DQG_F32, 3, rd);
+        in[3] = f & 32 ? make_constant(s, NULL, DQG_F32, 2, bd) : DQG_NONE;
+        for (int i = 4; i < 8; i++)
+            in[i] = f & (64 << (i & 1)) ? pick(s) : DQG_NONE;
+    } else {
+        for (int i = 0; i < 8; i++)
+            in[i] = i < 3 || fz_bool(&s->r) ? pick(s) : DQG_NONE;
+    }
+    dqg_tensor_id yh, yc;
+    remember(s, dqg_rnn(s->g, name, &a, in[0], in[1], in[2], in[3], in[4], in[5], in[6], in[7], &yh,
+                        &yc));
+    remember(s, yh);
+    remember(s, yc);
+}
+
 /* One builder call chosen by the next byte. */
 static void one_call(state *s)
 {
@@ -648,6 +693,9 @@ static void one_call(state *s)
         fz_require_message("dqg_output", st);
         break;
     }
+    case 24:
+        op_rnn(s, name);
+        break;
     default:
         op_network(s, name, fz_u8(&s->r));
         break;

@@ -119,6 +119,16 @@ static inline bool fz_graph_within(const dqg_graph *g, size_t max_total_bytes, d
             double per =
                 r > 0 && d[0] > 0 ? (double)dqg_tensor_element_count(g, w) / (double)d[0] : 1.0;
             work += out * per;
+        } else if (k == DQG_OP_RNN) {
+            /* Y [.., H] times G (I + H) multiply-adds per element:
+             * (|W| + |R|) / (D H), D the weights' first dimension */
+            int64_t yd[DQG_MAX_RANK], wd[DQG_MAX_RANK];
+            int ry = dqg_tensor_dims(g, y, yd);
+            int rw = dqg_tensor_dims(g, dqg_graph_op_input(g, o, 1), wd);
+            double wr = (double)dqg_tensor_element_count(g, dqg_graph_op_input(g, o, 1)) +
+                        (double)dqg_tensor_element_count(g, dqg_graph_op_input(g, o, 2));
+            double dh = ry > 0 && rw > 0 ? (double)yd[ry - 1] * (double)wd[0] : 1.0;
+            work += out * (dh > 0 ? wr / dh : wr);
         } else {
             work += out;
         }
