@@ -28,8 +28,8 @@ dqg_status dqg_dnnl_error(dnnl_status_t s, const char *what, const char *call)
 dnnl_status_t dqg_dnnl_attr_create(dnnl_primitive_attr_t *attr)
 {
     dnnl_status_t s = dnnl_primitive_attr_create(attr);
-    if (s == dnnl_success && (s = dnnl_primitive_attr_set_fpmath_mode(
-                                  *attr, dnnl_fpmath_mode_strict)) != dnnl_success) {
+    if (s == dnnl_success &&
+        (s = dnnl_primitive_attr_set_fpmath_mode(*attr, dnnl_fpmath_mode_strict)) != dnnl_success) {
         dnnl_primitive_attr_destroy(*attr);
         *attr = NULL;
     }
