@@ -363,18 +363,15 @@ static dqg_status make_prim(rnn_kernel *m, const dqg_rnn_attrs *a, int r, bool p
     return st;
 }
 
-/* An activation: the kernel's argument for tensor t (or a copy of the
- * constant, or zeros of `bytes` when t is absent). */
+/* An activation: the kernel's argument for tensor t, or a copy of the
+ * constant, or zeros of `bytes` when t is absent. */
 static dqg_status bind_io(rnn_kernel *m, const dqg_graph *g, int a, dqg_tensor_id t, size_t bytes)
 {
     rnn_io *io = &m->io[a];
-    io->arg = t == DQG_NONE ? -1 : dqg_kernel_arg_index(g, t);
-    if (io->arg >= 0)
-        return DQG_OK;
+    if (t != DQG_NONE)
+        return dqg_kernel_operand(g, t, &io->arg, &io->data, &m->base.bytes) ? DQG_OK : oom(m);
     if (!(io->data = calloc(1, bytes)))
         return oom(m);
-    if (t != DQG_NONE)
-        memcpy(io->data, g->tensors[t].data, bytes);
     m->base.bytes += bytes;
     return DQG_OK;
 }
