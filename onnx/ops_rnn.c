@@ -5,6 +5,7 @@
  * per step). */
 #include <string.h>
 
+#include "graph/graph_internal.h"
 #include "onnx/onnx_import.h"
 
 /* ONNX's activation names (case as the operators' own) and defaults of
@@ -26,18 +27,6 @@ static const struct {
     {"Softsign", DQG_RNN_ACT_SOFTSIGN, 0, 0},
     {"Softplus", DQG_RNN_ACT_SOFTPLUS, 0, 0},
 };
-
-static bool uses_alpha(dqg_rnn_activation f)
-{
-    return f == DQG_RNN_ACT_AFFINE || f == DQG_RNN_ACT_LEAKY_RELU ||
-           f == DQG_RNN_ACT_THRESHOLDED_RELU || f == DQG_RNN_ACT_SCALED_TANH ||
-           f == DQG_RNN_ACT_HARD_SIGMOID || f == DQG_RNN_ACT_ELU;
-}
-
-static bool uses_beta(dqg_rnn_activation f)
-{
-    return f == DQG_RNN_ACT_AFFINE || f == DQG_RNN_ACT_SCALED_TANH || f == DQG_RNN_ACT_HARD_SIGMOID;
-}
 
 /* activations, activation_alpha and activation_beta into a: the names per
  * direction in order; alpha and beta values are taken in order by the
@@ -76,8 +65,10 @@ static dqg_status read_activations(onnx_import *c, int dirs, int per_dir, dqg_rn
         int d = (int)k / per_dir, i = (int)k % per_dir;
         dqg_rnn_activation fn = functions[f].f;
         a->activation[d][i] = fn;
-        a->alpha[d][i] = uses_alpha(fn) && ia < na ? alphas[ia++] : functions[f].alpha;
-        a->beta[d][i] = uses_beta(fn) && ib < nb ? betas[ib++] : functions[f].beta;
+        a->alpha[d][i] =
+            dqg_rnn_activation_uses_alpha(fn) && ia < na ? alphas[ia++] : functions[f].alpha;
+        a->beta[d][i] =
+            dqg_rnn_activation_uses_beta(fn) && ib < nb ? betas[ib++] : functions[f].beta;
     }
     return DQG_OK;
 }
@@ -210,7 +201,7 @@ static dqg_status import_recurrent(onnx_import *c)
     a.linear_before_reset = lbr != 0;
     a.clip = clip;
     int dirs = a.direction == DQG_RNN_BIDIRECTIONAL ? 2 : 1;
-    int per_dir = lstm ? 3 : a.cell == DQG_RNN_CELL_GRU ? 2 : 1;
+    int per_dir = dqg_rnn_functions(a.cell);
     if ((st = read_activations(c, dirs, per_dir, &a)) != DQG_OK)
         return st;
     dqg_tensor_id in[8] = {DQG_NONE, DQG_NONE, DQG_NONE, DQG_NONE,

@@ -24,7 +24,6 @@ dqg_status dqg_dnnl_error(dnnl_status_t s, const char *what, const char *call)
                          s == dnnl_unimplemented ? ": no implementation for this combination" : "");
 }
 
-/* A copy of attr (or a new one) asking for a user-managed scratchpad. */
 dnnl_status_t dqg_dnnl_attr_create(dnnl_primitive_attr_t *attr)
 {
     dnnl_status_t s = dnnl_primitive_attr_create(attr);
@@ -36,6 +35,7 @@ dnnl_status_t dqg_dnnl_attr_create(dnnl_primitive_attr_t *attr)
     return s;
 }
 
+/* A copy of attr (or a new one) asking for a user-managed scratchpad. */
 static dnnl_status_t user_scratchpad(dnnl_primitive_attr_t *out, const_dnnl_primitive_attr_t attr)
 {
     dnnl_status_t s = attr ? dnnl_primitive_attr_clone(out, attr) : dqg_dnnl_attr_create(out);

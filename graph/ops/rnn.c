@@ -49,7 +49,8 @@ bool dqg_rnn_activation_uses_beta(dqg_rnn_activation f)
 }
 
 /* Checks and normalizes the attributes into *out (every byte set: the op's
- * attributes are hashed for the cache); NULL-free message on failure. */
+ * attributes are hashed for the cache); false, with the graph failed,
+ * when a rule is broken. */
 static bool normalize_attrs(dqg_graph *g, const char *shown, const dqg_rnn_attrs *in,
                             dqg_rnn_attrs *out)
 {
@@ -122,7 +123,7 @@ static bool normalize_attrs(dqg_graph *g, const char *shown, const dqg_rnn_attrs
     return true;
 }
 
-/* Input i has rank 3 or `rank` and dims[0..rank) == want (its rule named). */
+/* Input i has rank `rank` and dims want; else the graph fails naming `rule`. */
 static bool check_shape(dqg_graph *g, const char *kind, const char *shown, int i, dqg_tensor_id id,
                         int rank, const int64_t *want, const char *rule)
 {
